@@ -1,0 +1,1 @@
+"""Root conftest: only what the repository's own test run needs."""

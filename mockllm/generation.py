@@ -1,0 +1,78 @@
+"""Deterministic content: words, hex ids and tool-call ids.
+
+Everything is a pure function of a key (seed, chain fingerprint, turn, purpose), hashed
+with BLAKE2b — never ``hash()`` (salted per process), the clock or the global RNG — so
+the same key gives the same output in any process on any machine.
+
+Tool-call ids encode the chain and the turn that made them::
+
+    call_mk<fingerprint>_t<turn>_<n>      (OpenAI; Anthropic uses the toolu_ prefix)
+
+A client that trims older assistant messages from its history still sends the tool
+results, and their ids tell which turn they answer, so the mock can place the request
+(see ``mockllm.selection``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import re
+
+__all__ = ["TOOL_CALL_ID", "generate_words", "stable_hex", "tool_call_id", "turn_of_tool_call_id"]
+
+_VOCABULARY = tuple(
+    """
+    the agent reads a plan and calls tools to gather facts before it answers with care
+    data model result value report summary search index table record query response
+    first next then after before while because so also only each every some many few
+    quick quiet bright steady clear simple careful precise gentle solid honest calm
+    analyse compare measure check verify collect review update combine explain extract
+    river mountain forest harbor meadow valley island desert canyon glacier prairie
+    signal vector matrix packet buffer stream socket thread kernel cache ledger archive
+    north south east west early late over under between across within around along
+    """.split()
+)
+
+TOOL_CALL_ID = re.compile(r"mk([0-9a-f]{8})_t(\d+)_(\d+)$")
+
+
+def _digest(key: tuple[object, ...], size: int) -> bytes:
+    return hashlib.blake2b(repr(key).encode(), digest_size=size).digest()
+
+
+def stable_hex(*key: object, length: int = 24) -> str:
+    """``length`` hex digits derived from ``key`` (at most 128)."""
+    return _digest(key, (length + 1) // 2).hex()[:length]
+
+
+def generate_words(count: int, *key: object) -> str:
+    """Exactly ``count`` whitespace-separated words, the same for the same key.
+
+    Sentences start with a capital and end with a period so the text reads like prose.
+    """
+    if count <= 0:
+        return ""
+    rng = random.Random(int.from_bytes(_digest(key, 8), "big"))
+    words = [rng.choice(_VOCABULARY) for _ in range(count)]
+    sentence_start = 0
+    for i in range(count):
+        if i == sentence_start:
+            words[i] = words[i].capitalize()
+            sentence_start += rng.randint(6, 14)
+        if i + 1 == sentence_start or i + 1 == count:
+            words[i] += "."
+    return " ".join(words)
+
+
+def tool_call_id(prefix: str, fingerprint: str, turn: int, n: int) -> str:
+    """The id of the ``n``-th tool call of ``turn`` of the chain ``fingerprint``."""
+    return f"{prefix}_mk{fingerprint}_t{turn}_{n}"
+
+
+def turn_of_tool_call_id(call_id: str, fingerprint: str) -> int | None:
+    """The turn encoded in a mock-made id of this chain, or None."""
+    match = TOOL_CALL_ID.search(call_id)
+    if match is None or match.group(1) != fingerprint:
+        return None
+    return int(match.group(2))

@@ -1,0 +1,186 @@
+"""The instruction format a test writes into a user message.
+
+A script is JSON between ``<|instruction_start|>`` and ``<|instruction_end|>``::
+
+    {"instruction_chain": [
+        {"id": "step-1", "messages": [{"text_message": {"length": 30}}]},
+        {"id": "step-2", "reasoning": {"length": 20},
+         "messages": [{"tool_call": [{"name": "fetch", "args": {}}]}]}
+    ]}
+
+Each instruction scripts one assistant turn. The legacy form is a single instruction
+object with no ``instruction_chain`` key; it scripts the reply to the message that
+carries it, exactly like a chain of one.
+
+Beyond the seed's format, an instruction may carry ``error`` (an HTTP or mid-stream
+fault), ``timing`` (streaming pace), ``chunk_words`` (words per streamed delta) and
+``stop_reason`` (override of the reported stop reason).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Union
+
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, model_validator
+
+__all__ = [
+    "ContentSpec",
+    "ErrorSpec",
+    "Instruction",
+    "InstructionChain",
+    "TextMessage",
+    "TimingSpec",
+    "ToolCallMessage",
+    "ToolCallSpec",
+    "INSTRUCTION_END",
+    "INSTRUCTION_START",
+    "STOP_REASONS",
+    "normalise_stop_reason",
+]
+
+# Provider-neutral stop reasons; codecs map them to each provider's vocabulary, and
+# a script may use any provider's spelling (see ``normalise_stop_reason``).
+STOP_REASONS = ("end_turn", "tool_use", "max_tokens", "stop_sequence", "content_filter", "refusal")
+_STOP_REASON_ALIASES = {
+    "stop": "end_turn",
+    "tool_calls": "tool_use",
+    "length": "max_tokens",
+    "max_output_tokens": "max_tokens",
+}
+
+
+def normalise_stop_reason(value: str) -> str:
+    """Map any provider's spelling of a stop reason to the neutral one."""
+    value = _STOP_REASON_ALIASES.get(value, value)
+    if value not in STOP_REASONS:
+        allowed = sorted(set(STOP_REASONS) | set(_STOP_REASON_ALIASES))
+        raise ValueError(f"unknown stop_reason {value!r}; use one of {allowed}")
+    return value
+
+
+class _Model(BaseModel):
+    # Unknown keys are kept (not rejected) so that the parser can warn about them.
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+
+class ContentSpec(_Model):
+    """Generated text: ``length`` words (exact, whitespace-separated) or verbatim ``text``."""
+
+    length: int | None = Field(default=None, ge=0)
+    text: str | None = None
+
+    @model_validator(mode="after")
+    def _one_of(self) -> ContentSpec:
+        if (self.length is None) == (self.text is None):
+            raise ValueError("give exactly one of 'length' (a number of words) or 'text'")
+        return self
+
+
+class ToolCallSpec(_Model):
+    """One tool call: ``name``, ``args`` (a JSON object) and an optional fixed ``id``."""
+
+    name: str = Field(min_length=1)
+    args: dict[str, Any] = Field(default_factory=dict)
+    id: str | None = Field(default=None, min_length=1, pattern=r"^[A-Za-z0-9_-]+$")
+
+
+class TextMessage(_Model):
+    text_message: ContentSpec
+
+
+class ToolCallMessage(_Model):
+    """Several entries are parallel calls made in ONE assistant turn."""
+
+    tool_call: list[ToolCallSpec] = Field(min_length=1)
+
+
+def _message_kind(value: Any) -> str | None:
+    keys = value if isinstance(value, dict) else vars(value) if isinstance(value, BaseModel) else {}
+    if "text_message" in keys:
+        return "text_message"
+    if "tool_call" in keys:
+        return "tool_call"
+    return None
+
+
+MessageSpec = Annotated[
+    Union[Annotated[TextMessage, Tag("text_message")], Annotated[ToolCallMessage, Tag("tool_call")]],
+    Discriminator(
+        _message_kind,
+        custom_error_type="message_kind",
+        custom_error_message="a message needs a 'text_message' or a 'tool_call' key",
+    ),
+]
+
+
+class ErrorSpec(_Model):
+    """A scripted fault.
+
+    ``times``: fail only the first N attempts of the same request (attempts are told
+    apart by the SDKs' ``x-stainless-retry-count`` header, so no server state is kept);
+    absent means every attempt fails. ``after_chunks``: start a normal stream and fail
+    it after K server-sent events, in the protocol's own error form.
+    """
+
+    status: int = Field(default=500, ge=400, le=599)
+    type: str | None = None
+    message: str | None = None
+    retry_after_ms: int | None = Field(default=None, ge=0)
+    times: int | None = Field(default=None, ge=1)
+    after_chunks: int | None = Field(default=None, ge=0)
+
+
+class TimingSpec(_Model):
+    """Streaming pace in milliseconds. Without it the mock never sleeps."""
+
+    first_chunk_ms: float = Field(default=0, ge=0)
+    chunk_ms: float = Field(default=0, ge=0)
+
+
+class Instruction(_Model):
+    """One scripted assistant turn."""
+
+    id: str | None = None
+    id_message: str | None = None
+    reasoning: ContentSpec | None = None
+    messages: list[MessageSpec] | None = None
+    error: ErrorSpec | None = None
+    timing: TimingSpec | None = None
+    chunk_words: int | None = Field(default=None, ge=1)
+    stop_reason: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _coerce_id(cls, data: Any) -> Any:
+        # Ids are labels; a test that writes {"id": 1} means "1".
+        if isinstance(data, dict) and isinstance(data.get("id"), (int, float)):
+            data = {**data, "id": str(data["id"])}
+        return data
+
+    @model_validator(mode="after")
+    def _has_content(self) -> Instruction:
+        if self.messages is None and self.reasoning is None and self.error is None:
+            raise ValueError("an instruction needs at least one of 'messages', 'reasoning' or 'error'")
+        if self.stop_reason is not None:
+            object.__setattr__(self, "stop_reason", normalise_stop_reason(self.stop_reason))
+        return self
+
+
+INSTRUCTION_START = "<|instruction_start|>"
+INSTRUCTION_END = "<|instruction_end|>"
+
+
+class InstructionChain(_Model):
+    """A chain to write into a user message, built in Python (strictly validated).
+
+    The server side parses leniently, entry by entry (see ``mockllm.script``); this
+    model is for authoring: ``InstructionChain(instruction_chain=[...]).tagged()``.
+    """
+
+    instruction_chain: list[Instruction]
+
+    def tagged(self, prompt: str = "") -> str:
+        """The user-message text: ``prompt`` followed by this chain between the tags."""
+        body = self.model_dump_json(exclude_none=True)
+        head = f"{prompt}\n" if prompt else ""
+        return f"{head}{INSTRUCTION_START}\n{body}\n{INSTRUCTION_END}"

@@ -1,0 +1,138 @@
+"""The reply plan: what one assistant turn will say, independent of any protocol.
+
+The core turns a selected instruction into a ``ReplyPlan``; each wire codec renders a
+plan into its provider's exact bytes. Everything here is already decided — words, ids,
+timestamps — so that rendering is a pure function and the same plan gives the same
+bytes through every door.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Union
+
+__all__ = [
+    "ErrorPlan",
+    "Pacing",
+    "ReplyPlan",
+    "TextPart",
+    "ToolCallPart",
+    "Usage",
+    "split_words",
+]
+
+
+@dataclass(frozen=True)
+class TextPart:
+    """Assistant text, already generated."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class ToolCallPart:
+    """One tool call. ``arguments`` is the compact JSON text of the arguments object."""
+
+    id: str
+    name: str
+    arguments: str
+
+
+ReplyPart = Union[TextPart, ToolCallPart]
+
+
+@dataclass(frozen=True)
+class ErrorPlan:
+    """A fault to render instead of (``after_chunks is None``) or inside the reply.
+
+    ``type`` and ``message`` may be None: the codec then uses its provider's usual
+    error type and message for ``status``.
+    """
+
+    status: int
+    type: str | None
+    message: str | None
+    retry_after_ms: int | None
+    after_chunks: int | None
+
+
+@dataclass(frozen=True)
+class Pacing:
+    """Streaming delays in seconds. ``None`` on a plan means: never sleep."""
+
+    first_chunk_s: float
+    chunk_s: float
+
+
+@dataclass(frozen=True)
+class Usage:
+    input_tokens: int
+    output_tokens: int
+
+    @property
+    def total_tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+
+@dataclass(frozen=True)
+class ReplyPlan:
+    """One assistant turn, fully decided.
+
+    ``parts`` keeps the scripted order of text and tool calls. ``stop_reason`` is
+    neutral (``end_turn``, ``tool_use``, ``max_tokens``, ``stop_sequence``,
+    ``content_filter``, ``refusal``); codecs map it. ``response_id`` is a stable
+    hex string from which codecs derive their ids (``chatcmpl-…``, ``msg_…``,
+    ``resp_…``); ``created`` is a stable unix timestamp, never the clock.
+    """
+
+    reasoning: str | None
+    parts: tuple[ReplyPart, ...]
+    stop_reason: str
+    usage: Usage
+    response_id: str
+    created: int
+    chunk_words: int = 1
+    pacing: Pacing | None = None
+    error: ErrorPlan | None = None
+    # Signature for thinking blocks (Anthropic requires a non-empty one).
+    reasoning_signature: str = ""
+    headers: dict[str, str] = field(default_factory=dict)
+    """``x-mockllm-*`` headers describing the selection; adapters add them to the reply."""
+
+    @property
+    def text(self) -> str:
+        """All text parts joined (what OpenAI Chat Completions puts in ``content``)."""
+        return "".join(p.text for p in self.parts if isinstance(p, TextPart))
+
+    @property
+    def tool_calls(self) -> tuple[ToolCallPart, ...]:
+        return tuple(p for p in self.parts if isinstance(p, ToolCallPart))
+
+
+def split_words(text: str, words_per_chunk: int) -> list[str]:
+    """Split ``text`` into streamed deltas of ``words_per_chunk`` words each.
+
+    Whitespace stays attached to the word before it's followed by, so joining the
+    deltas gives back ``text`` exactly.
+    """
+    if not text:
+        return []
+    pieces: list[str] = []
+    start = 0
+    count = 0
+    i = 0
+    n = len(text)
+    while i < n:
+        # Skip to the end of a word, then past its following whitespace.
+        while i < n and not text[i].isspace():
+            i += 1
+        while i < n and text[i].isspace():
+            i += 1
+        count += 1
+        if count == words_per_chunk:
+            pieces.append(text[start:i])
+            start = i
+            count = 0
+    if start < n:
+        pieces.append(text[start:])
+    return pieces

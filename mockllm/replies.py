@@ -1,0 +1,118 @@
+"""From a selection to a ``ReplyPlan``: the words, ids and faults of one reply.
+
+Every value is derived from (seed, chain fingerprint, turn index, position) so the
+same request gives the same plan in any process. The fallback reply is one sentence
+that carries its reason, so a person reading a transcript sees why it happened.
+"""
+
+from __future__ import annotations
+
+import json
+
+from mockllm.generation import generate_words, stable_hex, tool_call_id
+from mockllm.instructions import ContentSpec, Instruction, TextMessage
+from mockllm.plan import ErrorPlan, Pacing, ReplyPart, ReplyPlan, TextPart, ToolCallPart, Usage
+from mockllm.selection import Selection
+
+__all__ = ["CREATED_EPOCH", "DEFAULT_CHUNK_WORDS", "build_reply_plan", "fallback_text"]
+
+# 2026-01-01T00:00:00Z: replies are dated from here, one second per turn, never the clock.
+CREATED_EPOCH = 1_767_225_600
+DEFAULT_CHUNK_WORDS = 1
+# What an error-only instruction answers once its ``times`` are used up.
+RECOVERED_WORDS = 12
+
+_TOOL_ID_PREFIX = {"anthropic-messages": "toolu"}
+
+
+def fallback_text(reason: str) -> str:
+    return f"mockllm fallback reply: {reason}."
+
+
+def _content(spec: ContentSpec, *key: object) -> str:
+    if spec.text is not None:
+        return spec.text
+    return generate_words(spec.length or 0, *key)
+
+
+def _headers(selection: Selection) -> dict[str, str]:
+    headers = {
+        "x-mockllm-chain": selection.chain_id or "none",
+        "x-mockllm-turn": "" if selection.turn_index is None else str(selection.turn_index),
+    }
+    if selection.instruction is not None:
+        headers["x-mockllm-instruction"] = selection.instruction_id or ""
+    if selection.fallback_reason is not None:
+        headers["x-mockllm-fallback"] = selection.fallback_reason
+    return headers
+
+
+def _estimate_tokens(text: str) -> int:
+    return max(1, len(text) // 4)
+
+
+def build_reply_plan(
+    selection: Selection,
+    *,
+    protocol: str,
+    seed: int = 0,
+    attempt: int = 0,
+    input_tokens: int = 1,
+) -> ReplyPlan:
+    """The reply for ``selection``.
+
+    ``attempt`` is the client's retry count (``x-stainless-retry-count``): an
+    instruction's ``error`` with ``times: N`` fails attempts 0..N-1 only.
+    ``input_tokens`` is reported in usage (callers estimate it from the body size).
+    """
+    turn = selection.turn_index if selection.turn_index is not None else 0
+    chain = selection.chain_id or "nochain"
+    key = (seed, chain, turn)
+    instruction = selection.instruction
+    if instruction is None:
+        reason = selection.fallback_reason or "no instruction"
+        instruction = Instruction(messages=[TextMessage(text_message=ContentSpec(text=fallback_text(reason)))])
+
+    error: ErrorPlan | None = None
+    spec = instruction.error
+    if spec is not None and (spec.times is None or attempt < spec.times):
+        error = ErrorPlan(spec.status, spec.type, spec.message, spec.retry_after_ms, spec.after_chunks)
+
+    reasoning = _content(instruction.reasoning, *key, "reasoning") if instruction.reasoning else None
+    parts: list[ReplyPart] = []
+    calls = 0
+    prefix = _TOOL_ID_PREFIX.get(protocol, "call")
+    messages = instruction.messages
+    if messages is None and reasoning is None:
+        # Error-only instruction: what the retry that succeeds gets.
+        parts.append(TextPart(generate_words(RECOVERED_WORDS, *key, "recovered")))
+    for position, message in enumerate(messages or ()):
+        if isinstance(message, TextMessage):
+            parts.append(TextPart(_content(message.text_message, *key, "text", position)))
+            continue
+        for call in message.tool_call:
+            call_id = call.id or tool_call_id(prefix, chain, turn, calls)
+            arguments = json.dumps(call.args, separators=(",", ":"), ensure_ascii=False)
+            parts.append(ToolCallPart(call_id, call.name, arguments))
+            calls += 1
+
+    stop_reason = instruction.stop_reason or ("tool_use" if calls else "end_turn")
+    output_text = (reasoning or "") + "".join(
+        p.text if isinstance(p, TextPart) else p.arguments for p in parts
+    )
+    pacing = None
+    if instruction.timing is not None and (instruction.timing.first_chunk_ms or instruction.timing.chunk_ms):
+        pacing = Pacing(instruction.timing.first_chunk_ms / 1000, instruction.timing.chunk_ms / 1000)
+    return ReplyPlan(
+        reasoning=reasoning,
+        parts=tuple(parts),
+        stop_reason=stop_reason,
+        usage=Usage(max(1, input_tokens), _estimate_tokens(output_text)),
+        response_id=stable_hex(*key, "response"),
+        created=CREATED_EPOCH + turn,
+        chunk_words=instruction.chunk_words or DEFAULT_CHUNK_WORDS,
+        pacing=pacing,
+        error=error,
+        reasoning_signature=stable_hex(*key, "signature", length=64) if reasoning is not None else "",
+        headers=_headers(selection),
+    )

@@ -1,0 +1,80 @@
+"""What every wire codec provides. A codec is pure: request body in, bytes out.
+
+A codec never knows how bytes travel: the engine (``mockllm.engine``) calls it, and
+the server and the in-process transports deliver what the engine returns.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Protocol
+
+from mockllm.conversation import Conversation
+from mockllm.plan import ReplyPlan
+
+__all__ = ["RequestRejected", "WireCodec", "dumps", "sse_event"]
+
+
+class RequestRejected(Exception):
+    """A request the real provider would answer with a 4xx.
+
+    ``param`` names the offending field where the provider would (OpenAI's ``param``).
+    The engine renders it with the codec's own error body.
+    """
+
+    def __init__(self, message: str, *, status: int = 400, type: str | None = None,
+                 param: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.status = status
+        self.type = type
+        self.param = param
+
+
+def dumps(obj: Any) -> str:
+    """Compact JSON, as the providers send it (and the same bytes on every run)."""
+    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
+
+
+def sse_event(data: Any, event: str | None = None) -> bytes:
+    """One server-sent event: optional ``event:`` line, one ``data:`` line, blank line."""
+    payload = data if isinstance(data, str) else dumps(data)
+    if event is None:
+        return f"data: {payload}\n\n".encode()
+    return f"event: {event}\ndata: {payload}\n\n".encode()
+
+
+class WireCodec(Protocol):
+    """One provider protocol.
+
+    - ``name``: one of ``mockllm.conversation.PROTOCOLS``; ``path``: the POST route.
+    - ``request_id_header``: where the provider puts its request id
+      (``x-request-id`` for OpenAI, ``request-id`` for Anthropic).
+    - ``validate(body, lenient)``: raise ``RequestRejected`` for what the real
+      provider rejects (missing required fields, bad tool pairing unless lenient).
+    - ``conversation(body)``: the neutral conversation.
+    - ``wants_stream(body)``: whether the client asked for SSE.
+    - ``render_json(plan, body)``: the non-streaming response body.
+    - ``render_events(plan, body)``: the streamed response, one complete SSE event
+      (framing included) per list item; when ``plan.error.after_chunks`` is K, the
+      first K events of the normal stream followed by the protocol's error event.
+    - ``render_error(status, type, message, param)``: the provider's HTTP error body;
+      ``type``/``message`` None means the provider's usual ones for ``status``.
+    """
+
+    name: str
+    path: str
+    request_id_header: str
+
+    def validate(self, body: dict[str, Any], *, lenient: bool) -> None: ...
+
+    def conversation(self, body: dict[str, Any]) -> Conversation: ...
+
+    def wants_stream(self, body: dict[str, Any]) -> bool: ...
+
+    def render_json(self, plan: ReplyPlan, body: dict[str, Any]) -> bytes: ...
+
+    def render_events(self, plan: ReplyPlan, body: dict[str, Any]) -> list[bytes]: ...
+
+    def render_error(self, status: int, type: str | None, message: str | None,
+                     param: str | None = None) -> bytes: ...
