@@ -1,0 +1,242 @@
+"""The engine: one request in, one response out — the same for every door.
+
+``MockLLM.handle`` takes the method, path, headers and body bytes of a request and
+returns a ``MockResponse``: status, headers and either a complete body or a list of
+SSE events with the pacing to deliver them at. It does no I/O and never sleeps; the
+server and the in-process transports deliver what it returns, which is why the same
+request gives the same bytes through all of them.
+
+It also keeps the request journal (bounded, newest last) that tests and the server's
+``/_mockllm/requests`` route read.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import threading
+from collections import deque
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel
+
+from mockllm.plan import Pacing
+from mockllm.replies import build_reply_plan
+from mockllm.selection import select
+from mockllm.wire.anthropic_messages import anthropic_messages
+from mockllm.wire.base import RequestRejected, WireCodec
+from mockllm.wire.openai_chat import openai_chat
+from mockllm.wire.openai_responses import openai_responses
+
+__all__ = ["CODECS", "JournalEntry", "MockLLM", "MockResponse", "codec_for"]
+
+# Routed by path suffix, so a base URL with any prefix (``/v1``, ``/api/v1``) works.
+CODECS: dict[str, WireCodec] = {
+    "/chat/completions": openai_chat,
+    "/messages": anthropic_messages,
+    "/responses": openai_responses,
+}
+
+
+def codec_for(path: str) -> WireCodec | None:
+    """The codec serving ``path``, or None."""
+    path = path.rstrip("/")
+    for suffix, codec in CODECS.items():
+        if path.endswith(suffix):
+            return codec
+    return None
+
+JOURNAL_SIZE = 1000
+_HEADER_VALUE_MAX = 400
+
+
+class JournalEntry(BaseModel):
+    """What the mock received and what it chose, for one request."""
+
+    index: int
+    method: str
+    path: str
+    protocol: str | None
+    model: str | None = None
+    stream: bool = False
+    status: int
+    attempt: int = 0
+    chain_id: str | None = None
+    chain_length: int = 0
+    turn_index: int | None = None
+    instruction_id: str | None = None
+    fallback_reason: str | None = None
+    error: str | None = None
+    """Why the request was rejected, or which scripted fault it got."""
+    warnings: list[str] = []
+
+
+@dataclass
+class MockResponse:
+    """What to send back. A streamed reply has ``events`` (and ``pacing`` when the
+    script asked for it); ``body`` is every byte of the reply either way."""
+
+    status: int
+    headers: list[tuple[str, str]]
+    body: bytes
+    events: list[bytes] = field(default_factory=list)
+    pacing: Pacing | None = None
+
+    @property
+    def streaming(self) -> bool:
+        return bool(self.events)
+
+    def paced_chunks(self) -> Iterator[tuple[float, bytes]]:
+        """(seconds to wait, bytes to send) pairs.
+
+        With no pacing the whole body is one chunk with no wait: ready events go
+        out in one write and the client still parses the same events.
+        """
+        if self.pacing is None or not self.events:
+            yield 0.0, self.body
+            return
+        yield self.pacing.first_chunk_s, self.events[0]
+        for event in self.events[1:]:
+            yield self.pacing.chunk_s, event
+
+
+def _header_value(value: str) -> str:
+    value = value.encode("ascii", "backslashreplace").decode("ascii")
+    value = value.replace("\r", " ").replace("\n", " ")
+    return value if len(value) <= _HEADER_VALUE_MAX else value[: _HEADER_VALUE_MAX - 3] + "..."
+
+
+def _attempt(headers: Mapping[str, str]) -> int:
+    try:
+        return max(0, int(headers.get("x-stainless-retry-count", "0")))
+    except ValueError:
+        return 0
+
+
+_JSON = "application/json"
+_SSE = "text/event-stream; charset=utf-8"
+
+
+class MockLLM:
+    """The mock LLM behind every door.
+
+    ``seed`` varies the generated words (the same seed gives the same words);
+    ``lenient=True`` turns off the tool-call pairing checks that real providers make.
+    """
+
+    def __init__(self, *, seed: int = 0, lenient: bool = False, journal_size: int = JOURNAL_SIZE) -> None:
+        self.seed = seed
+        self.lenient = lenient
+        self._journal: deque[JournalEntry] = deque(maxlen=journal_size)
+        self._counter = itertools.count()
+        self._lock = threading.Lock()
+
+    # -- journal ---------------------------------------------------------------------
+
+    @property
+    def journal(self) -> list[JournalEntry]:
+        """Received requests with the selection made for each, newest last."""
+        with self._lock:
+            return list(self._journal)
+
+    def reset(self) -> None:
+        """Forget the journal."""
+        with self._lock:
+            self._journal.clear()
+            self._counter = itertools.count()
+
+    def _record(self, **fields: Any) -> None:
+        with self._lock:
+            self._journal.append(JournalEntry(index=next(self._counter), **fields))
+
+    # -- handling --------------------------------------------------------------------
+
+    def handle(self, method: str, path: str, headers: Mapping[str, str], body: bytes) -> MockResponse:
+        """Answer one request. ``headers`` is looked up by lower-case name (httpx's and
+        Starlette's header mappings are case-insensitive)."""
+        codec = codec_for(path)
+        if codec is None:
+            return self._not_found(method, path)
+        if method != "POST":
+            message = f"{method} is not allowed on {path}; send a POST request."
+            self._record(method=method, path=path, protocol=codec.name, status=405, error=message)
+            return self._error_response(codec, 405, "invalid_request_error", message, None, {})
+        try:
+            parsed = json.loads(body)
+        except ValueError as exc:
+            message = (f"The request body is not valid JSON: {exc}. "
+                       "Send a JSON object with the request parameters.")
+            self._record(method=method, path=path, protocol=codec.name, status=400, error=message)
+            return self._error_response(codec, 400, "invalid_request_error", message, None, {})
+        try:
+            codec.validate(parsed, lenient=self.lenient)
+        except RequestRejected as exc:
+            self._record(method=method, path=path, protocol=codec.name, status=exc.status,
+                         error=exc.message, model=_model_of(parsed))
+            return self._error_response(codec, exc.status, exc.type, exc.message, exc.param, {})
+
+        selection = select(parsed, codec.name)
+        attempt = _attempt(headers)
+        plan = build_reply_plan(selection, protocol=codec.name, seed=self.seed, attempt=attempt,
+                                input_tokens=len(body) // 4)
+        stream = codec.wants_stream(parsed)
+        mock_headers = dict(plan.headers)
+        mock_headers["x-mockllm-protocol"] = codec.name
+        request_id = f"req_{plan.response_id}"
+        mock_headers[codec.request_id_header] = request_id
+        record = dict(
+            method=method, path=path, protocol=codec.name, model=_model_of(parsed), stream=stream,
+            attempt=attempt, chain_id=selection.chain_id, chain_length=selection.chain_length,
+            turn_index=selection.turn_index, instruction_id=selection.instruction_id,
+            fallback_reason=selection.fallback_reason, warnings=list(selection.warnings),
+        )
+
+        error = plan.error
+        if error is not None and (error.after_chunks is None or not stream):
+            extra = dict(mock_headers)
+            if error.retry_after_ms is not None:
+                extra["retry-after-ms"] = str(error.retry_after_ms)
+                extra["retry-after"] = str(max(1, -(-error.retry_after_ms // 1000)))
+            self._record(status=error.status, error=f"scripted error {error.status}", **record)
+            return self._error_response(codec, error.status, error.type, error.message, None, extra)
+
+        if stream:
+            events = codec.render_events(plan, parsed)
+            scripted = f"scripted mid-stream error after {error.after_chunks} events" if error else None
+            self._record(status=200, error=scripted, **record)
+            return MockResponse(
+                200,
+                _with_headers(mock_headers, content_type=_SSE, extra=[("cache-control", "no-cache")]),
+                b"".join(events),
+                events=events,
+                pacing=plan.pacing,
+            )
+        self._record(status=200, **record)
+        return MockResponse(200, _with_headers(mock_headers, content_type=_JSON), codec.render_json(plan, parsed))
+
+    def _error_response(self, codec: WireCodec, status: int, type: str | None, message: str | None,
+                        param: str | None, extra: dict[str, str]) -> MockResponse:
+        body = codec.render_error(status, type, message, param)
+        return MockResponse(status, _with_headers(extra, content_type=_JSON), body)
+
+    def _not_found(self, method: str, path: str) -> MockResponse:
+        routes = [f"/v1{suffix}" for suffix in CODECS]
+        message = f"Unknown route {method} {path}. The mock serves POST {', '.join(routes)}."
+        self._record(method=method, path=path, protocol=None, status=404, error=message)
+        return self._error_response(openai_chat, 404, "invalid_request_error", message, None, {})
+
+
+def _model_of(body: Any) -> str | None:
+    model = body.get("model") if isinstance(body, dict) else None
+    return model if isinstance(model, str) else None
+
+
+def _with_headers(values: Mapping[str, str], *, content_type: str,
+                  extra: list[tuple[str, str]] | None = None) -> list[tuple[str, str]]:
+    headers = [("content-type", content_type)]
+    headers.extend((name, _header_value(value)) for name, value in values.items())
+    if extra:
+        headers.extend(extra)
+    return headers

@@ -1,0 +1,317 @@
+"""Anthropic Messages (``POST /v1/messages``), streaming and not.
+
+The stream is what ``anthropic.MessageStream`` accumulates: ``message_start``, a
+``ping``, then per content block ``content_block_start`` / ``content_block_delta`` … /
+``content_block_stop``, then ``message_delta`` (stop reason, output tokens) and
+``message_stop``. Every event carries both its ``event:`` line and a ``type`` field.
+A thinking block, when the plan has reasoning, comes first and ends with one
+``signature_delta``; tool arguments stream as ``input_json_delta`` slices cut mid-token.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+from typing import Any
+
+from mockllm.conversation import Conversation, conversation_from_anthropic_messages
+from mockllm.plan import ReplyPlan, TextPart, split_words
+from mockllm.wire.base import RequestRejected, dumps, sse_event
+
+__all__ = ["AnthropicMessagesCodec", "anthropic_messages"]
+
+# Characters per ``input_json_delta``: small enough that any real arguments object
+# arrives in several pieces, each cut wherever the slice falls (inside keys, strings,
+# numbers), as the real API does. Every prefix of compact JSON parses in the SDK's
+# partial mode.
+JSON_SLICE = 8
+
+THINKING_MIN_BUDGET = 1024
+
+_STOP_REASONS = {
+    "end_turn": "end_turn",
+    "tool_use": "tool_use",
+    "max_tokens": "max_tokens",
+    "stop_sequence": "stop_sequence",
+    "pause_turn": "pause_turn",
+    "refusal": "refusal",
+    "content_filter": "refusal",
+}
+
+_TYPE_BY_STATUS = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    413: "request_too_large",
+    429: "rate_limit_error",
+    500: "api_error",
+    529: "overloaded_error",
+}
+
+_MESSAGE_BY_TYPE = {
+    "invalid_request_error": "Invalid request.",
+    "authentication_error": "invalid x-api-key",
+    "permission_error": "Your API key does not have permission to use the specified resource.",
+    "not_found_error": "The requested resource could not be found.",
+    "request_too_large": "Request exceeds the maximum allowed number of bytes.",
+    "rate_limit_error": "This request would exceed your rate limit. Please try again later.",
+    "api_error": "Internal server error",
+    "overloaded_error": "Overloaded",
+}
+
+_BUDGET_ABOVE_MAX_TOKENS = (
+    "`max_tokens` must be greater than `thinking.budget_tokens`. Please consult our "
+    "documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking"
+    "#max-tokens-and-context-window-size"
+)
+
+
+def _error_type(status: int) -> str:
+    if status in _TYPE_BY_STATUS:
+        return _TYPE_BY_STATUS[status]
+    return "api_error" if status >= 500 else "invalid_request_error"
+
+
+def _error_object(status: int, type: str | None, message: str | None) -> dict[str, Any]:
+    kind = type or _error_type(status)
+    text = message or _MESSAGE_BY_TYPE.get(kind) or f"Error code: {status}"
+    return {"type": "error", "error": {"type": kind, "message": text}}
+
+
+def _reject(message: str) -> RequestRejected:
+    return RequestRejected(message, status=400, type="invalid_request_error")
+
+
+def _blocks(message: Any) -> list[dict[str, Any]]:
+    content = message.get("content") if isinstance(message, dict) else None
+    if not isinstance(content, list):
+        return []
+    return [b for b in content if isinstance(b, dict)]
+
+
+def _tool_use_ids(message: Any) -> list[str]:
+    return [str(b.get("id")) for b in _blocks(message) if b.get("type") == "tool_use"]
+
+
+def _check_pairing(messages: list[Any]) -> None:
+    """The real API's rule: results answer the tool uses of the message just before."""
+    for index, message in enumerate(messages):
+        if not isinstance(message, dict):
+            continue
+        role = message.get("role")
+        if role == "assistant":
+            used = _tool_use_ids(message)
+            if not used:
+                continue
+            following = messages[index + 1] if index + 1 < len(messages) else None
+            answered: set[str] = set()
+            if isinstance(following, dict) and following.get("role") == "user":
+                answered = {str(b.get("tool_use_id")) for b in _blocks(following)
+                            if b.get("type") == "tool_result"}
+            missing = [call_id for call_id in used if call_id not in answered]
+            if missing:
+                raise _reject(
+                    f"messages.{index}: `tool_use` ids were found without `tool_result` "
+                    f"blocks immediately after: {', '.join(missing)}. Each `tool_use` block "
+                    "must have a corresponding `tool_result` block in the next message."
+                )
+        elif role == "user":
+            content = message.get("content")
+            if not isinstance(content, list):
+                continue
+            issued = set(_tool_use_ids(messages[index - 1])) if index > 0 else set()
+            for position, block in enumerate(content):
+                if not isinstance(block, dict) or block.get("type") != "tool_result":
+                    continue
+                call_id = str(block.get("tool_use_id"))
+                if call_id not in issued:
+                    raise _reject(
+                        f"messages.{index}.content.{position}: unexpected `tool_use_id` "
+                        f"found in `tool_result` blocks: {call_id}. Each `tool_result` block "
+                        "must have a corresponding `tool_use` block in the previous message."
+                    )
+
+
+def _check_thinking(thinking: Any, max_tokens: int) -> None:
+    if not isinstance(thinking, dict) or thinking.get("type") != "enabled":
+        return
+    budget = thinking.get("budget_tokens")
+    if budget is None:
+        raise _reject("thinking.enabled.budget_tokens: Field required")
+    if not isinstance(budget, int) or isinstance(budget, bool):
+        raise _reject("thinking.enabled.budget_tokens: Input should be a valid integer")
+    if budget < THINKING_MIN_BUDGET:
+        raise _reject(
+            "thinking.enabled.budget_tokens: Input should be greater than or equal to "
+            f"{THINKING_MIN_BUDGET}"
+        )
+    if budget >= max_tokens:
+        raise _reject(_BUDGET_ABOVE_MAX_TOKENS)
+
+
+def _tool_input(arguments: str) -> dict[str, Any]:
+    try:
+        value = json.loads(arguments) if arguments.strip() else {}
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"tool call arguments must be a JSON object, got {arguments!r}") from exc
+    if not isinstance(value, dict):
+        raise ValueError(f"tool call arguments must be a JSON object, got {arguments!r}")
+    return value
+
+
+def _json_slices(text: str) -> list[str]:
+    return [text[i:i + JSON_SLICE] for i in range(0, len(text), JSON_SLICE)]
+
+
+def _signature(plan: ReplyPlan) -> str:
+    if plan.reasoning_signature:
+        return plan.reasoning_signature
+    # The real API's signatures are opaque base64; clients only need one, stable.
+    digest = hashlib.sha256(f"mockllm-thinking:{plan.response_id}".encode()).digest()
+    return base64.b64encode(digest).decode()
+
+
+def _stop_reason(plan: ReplyPlan) -> str:
+    return _STOP_REASONS.get(plan.stop_reason, "end_turn")
+
+
+def _usage(plan: ReplyPlan, output_tokens: int) -> dict[str, int]:
+    return {
+        "input_tokens": max(1, plan.usage.input_tokens),
+        "cache_creation_input_tokens": 0,
+        "cache_read_input_tokens": 0,
+        "output_tokens": output_tokens,
+    }
+
+
+def _content_blocks(plan: ReplyPlan) -> list[dict[str, Any]]:
+    """The finished content blocks, in stream order."""
+    blocks: list[dict[str, Any]] = []
+    if plan.reasoning:
+        blocks.append({"type": "thinking", "thinking": plan.reasoning, "signature": _signature(plan)})
+    for part in plan.parts:
+        if isinstance(part, TextPart):
+            blocks.append({"type": "text", "text": part.text})
+        else:
+            blocks.append({"type": "tool_use", "id": part.id, "name": part.name,
+                           "input": _tool_input(part.arguments)})
+    return blocks
+
+
+def _block_events(index: int, block: dict[str, Any], chunk_words: int) -> list[bytes]:
+    """start / deltas / stop for one finished block."""
+    if block["type"] == "thinking":
+        start = {"type": "thinking", "thinking": "", "signature": ""}
+        deltas = [{"type": "thinking_delta", "thinking": piece}
+                  for piece in split_words(block["thinking"], chunk_words)]
+        deltas.append({"type": "signature_delta", "signature": block["signature"]})
+    elif block["type"] == "text":
+        start = {"type": "text", "text": ""}
+        deltas = [{"type": "text_delta", "text": piece}
+                  for piece in split_words(block["text"], chunk_words)]
+    else:
+        start = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
+        deltas = [{"type": "input_json_delta", "partial_json": piece}
+                  for piece in _json_slices(dumps(block["input"]))]
+    events = [_event({"type": "content_block_start", "index": index, "content_block": start})]
+    events += [_event({"type": "content_block_delta", "index": index, "delta": delta})
+               for delta in deltas]
+    events.append(_event({"type": "content_block_stop", "index": index}))
+    return events
+
+
+def _event(data: dict[str, Any]) -> bytes:
+    return sse_event(data, event=data["type"])
+
+
+class AnthropicMessagesCodec:
+    """The Anthropic Messages protocol, as the ``anthropic`` SDK reads it."""
+
+    name = "anthropic-messages"
+    path = "/v1/messages"
+    request_id_header = "request-id"
+
+    def validate(self, body: dict[str, Any], *, lenient: bool) -> None:
+        """Reject what the real API answers with a 400 ``invalid_request_error``."""
+        if not isinstance(body, dict):
+            raise _reject("Input should be a valid dictionary or object to extract fields from")
+        if "model" not in body:
+            raise _reject("model: Field required")
+        if not isinstance(body["model"], str):
+            raise _reject("model: Input should be a valid string")
+        if "max_tokens" not in body:
+            raise _reject("max_tokens: Field required")
+        max_tokens = body["max_tokens"]
+        if not isinstance(max_tokens, int) or isinstance(max_tokens, bool):
+            raise _reject("max_tokens: Input should be a valid integer")
+        if "messages" not in body:
+            raise _reject("messages: Field required")
+        messages = body["messages"]
+        if not isinstance(messages, list):
+            raise _reject("messages: Input should be a valid list")
+        for index, message in enumerate(messages):
+            if not isinstance(message, dict):
+                raise _reject(f"messages.{index}: Input should be a valid dictionary")
+            if message.get("role") not in ("user", "assistant"):
+                raise _reject(f"messages.{index}.role: Input should be 'user' or 'assistant'")
+        _check_thinking(body.get("thinking"), max_tokens)
+        if not lenient:
+            _check_pairing(messages)
+
+    def conversation(self, body: dict[str, Any]) -> Conversation:
+        return conversation_from_anthropic_messages(body)
+
+    def wants_stream(self, body: dict[str, Any]) -> bool:
+        return body.get("stream") is True
+
+    def render_json(self, plan: ReplyPlan, body: dict[str, Any]) -> bytes:
+        """The non-streaming ``Message``."""
+        message = {
+            "id": f"msg_{plan.response_id}",
+            "type": "message",
+            "role": "assistant",
+            "model": body.get("model"),
+            "content": _content_blocks(plan),
+            "stop_reason": _stop_reason(plan),
+            "stop_sequence": None,
+            "usage": _usage(plan, plan.usage.output_tokens),
+        }
+        return dumps(message).encode()
+
+    def render_events(self, plan: ReplyPlan, body: dict[str, Any]) -> list[bytes]:
+        """The SSE stream; cut after ``plan.error.after_chunks`` events by an error event."""
+        start = {
+            "id": f"msg_{plan.response_id}",
+            "type": "message",
+            "role": "assistant",
+            "model": body.get("model"),
+            "content": [],
+            "stop_reason": None,
+            "stop_sequence": None,
+            "usage": _usage(plan, min(1, plan.usage.output_tokens)),
+        }
+        events = [_event({"type": "message_start", "message": start}), _event({"type": "ping"})]
+        for index, block in enumerate(_content_blocks(plan)):
+            events += _block_events(index, block, plan.chunk_words)
+        events.append(_event({
+            "type": "message_delta",
+            "delta": {"stop_reason": _stop_reason(plan), "stop_sequence": None},
+            "usage": {"output_tokens": plan.usage.output_tokens},
+        }))
+        events.append(_event({"type": "message_stop"}))
+        error = plan.error
+        if error is None:
+            return events
+        # An error with no cut point fails before the first event.
+        kept = events[:error.after_chunks or 0]
+        return kept + [_event(_error_object(error.status, error.type, error.message))]
+
+    def render_error(self, status: int, type: str | None, message: str | None,
+                     param: str | None = None) -> bytes:
+        """``{"type":"error","error":{"type","message"}}``; Anthropic has no ``param``."""
+        return dumps(_error_object(status, type, message)).encode()
+
+
+anthropic_messages = AnthropicMessagesCodec()

@@ -1,0 +1,307 @@
+"""OpenAI Chat Completions (``POST /v1/chat/completions``), streamed and not.
+
+What the official ``openai`` SDK needs from these bytes is in ``WIRE.md`` section 1;
+the choices that are ours, not OpenAI's:
+
+- Chat Completions cannot interleave text and tool calls, so all text parts are sent
+  first (as one ``content``), then the tool calls in scripted order.
+- Reasoning goes out as ``reasoning_content``, as DeepSeek and older vLLM send it; the
+  SDK keeps it as an extra attribute.
+- The neutral ``refusal`` stop reason maps to ``finish_reason="stop"``: OpenAI ends a
+  refusal normally (the refusal text would sit in ``message.refusal``).
+- ``n`` greater than 1 is accepted and ignored: one choice is always returned.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mockllm.conversation import Conversation, conversation_from_chat_completions
+from mockllm.pairing import PairingProblem, find_pairing_problem
+from mockllm.plan import ReplyPlan, Usage, split_words
+from mockllm.wire.base import RequestRejected, dumps, sse_event
+
+__all__ = ["OpenAIChatCodec", "openai_chat"]
+
+SYSTEM_FINGERPRINT = "fp_mockllm"
+
+# Tool-call arguments are streamed in slices of this many characters, cutting through
+# JSON tokens as the real API does, so clients must concatenate before parsing.
+ARGUMENT_SLICE = 8
+
+_FINISH_REASONS = {
+    "end_turn": "stop",
+    "tool_use": "tool_calls",
+    "max_tokens": "length",
+    "stop_sequence": "stop",
+    "content_filter": "content_filter",
+    "refusal": "stop",
+}
+
+_ROLES = ("system", "assistant", "user", "function", "tool", "developer")
+
+# status -> (type, message, code): what OpenAI usually answers.
+_ERRORS: dict[int, tuple[str, str, str | None]] = {
+    400: ("invalid_request_error", "Invalid request.", None),
+    401: ("invalid_request_error", "Incorrect API key provided.", "invalid_api_key"),
+    403: ("invalid_request_error", "You have insufficient permissions for this operation.", None),
+    404: ("invalid_request_error",
+          "The model does not exist or you do not have access to it.", "model_not_found"),
+    429: ("requests", "Rate limit reached for requests", "rate_limit_exceeded"),
+    500: ("server_error",
+          "The server had an error while processing your request. Sorry about that!", None),
+    503: ("server_error", "The engine is currently overloaded, please try again later", None),
+}
+
+
+def _json_type(value: Any) -> str:
+    """The JSON type name OpenAI uses in its "Invalid type" messages."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int):
+        return "an integer"
+    if isinstance(value, float):
+        return "a decimal"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    return "an object"
+
+
+def _error_fields(status: int, type: str | None, message: str | None) -> tuple[str, str, str | None]:
+    default_type, default_message, code = _ERRORS.get(
+        status,
+        ("server_error", "The server had an error while processing your request.", None)
+        if status >= 500 else ("invalid_request_error", "Invalid request.", None),
+    )
+    return type or default_type, message or default_message, code
+
+
+def _finish_reason(stop_reason: str) -> str:
+    try:
+        return _FINISH_REASONS[stop_reason]
+    except KeyError:
+        raise ValueError(
+            f"unknown stop_reason {stop_reason!r}; use one of {list(_FINISH_REASONS)}"
+        ) from None
+
+
+def _content(plan: ReplyPlan) -> str | None:
+    """The message ``content``: null for a reply made only of tool calls, as OpenAI sends."""
+    text = plan.text
+    return None if not text and plan.tool_calls else text
+
+
+def _usage(usage: Usage) -> dict[str, int]:
+    return {
+        "prompt_tokens": usage.input_tokens,
+        "completion_tokens": usage.output_tokens,
+        "total_tokens": usage.total_tokens,
+    }
+
+
+def _slices(text: str, size: int) -> list[str]:
+    return [text[i:i + size] for i in range(0, len(text), size)]
+
+
+class OpenAIChatCodec:
+    """The Chat Completions wire codec (see the module docstring for its choices)."""
+
+    name = "openai-chat"
+    path = "/v1/chat/completions"
+    request_id_header = "x-request-id"
+
+    def validate(self, body: dict[str, Any], *, lenient: bool) -> None:
+        """Reject what OpenAI rejects, with its messages and ``param``.
+
+        ``lenient`` skips only the tool-call pairing check.
+        """
+        if not isinstance(body, dict):
+            raise RequestRejected(
+                "We could not parse the JSON body of your request. The OpenAI API expects "
+                f"a JSON object, but got {_json_type(body)} instead."
+            )
+        model = body.get("model")
+        if model is None:
+            raise RequestRejected("you must provide a model parameter")
+        if not isinstance(model, str):
+            raise RequestRejected(
+                f"Invalid type for 'model': expected a string, but got {_json_type(model)} instead.",
+                param="model",
+            )
+        messages = body.get("messages")
+        if messages is None:
+            raise RequestRejected("Missing required parameter: 'messages'.", param="messages")
+        if not isinstance(messages, list):
+            raise RequestRejected(
+                "Invalid type for 'messages': expected an array of objects, but got "
+                f"{_json_type(messages)} instead.",
+                param="messages",
+            )
+        if not messages:
+            raise RequestRejected(
+                "Invalid 'messages': empty array. Expected an array with minimum length 1, "
+                "but got an empty array instead.",
+                param="messages",
+            )
+        for i, message in enumerate(messages):
+            self._validate_message(i, message)
+        if body.get("stream_options") is not None and body.get("stream") is not True:
+            raise RequestRejected(
+                "The 'stream_options' parameter is only allowed when 'stream' is enabled.",
+                param="stream_options",
+            )
+        if not lenient:
+            conversation = self.conversation(body)
+            problem = find_pairing_problem(conversation)
+            if problem is not None:
+                raise self._pairing_rejection(problem, conversation, messages)
+
+    @staticmethod
+    def _validate_message(i: int, message: Any) -> None:
+        if not isinstance(message, dict):
+            raise RequestRejected(
+                f"Invalid type for 'messages[{i}]': expected an object, but got "
+                f"{_json_type(message)} instead.",
+                param=f"messages[{i}]",
+            )
+        role = message.get("role")
+        if role is None:
+            raise RequestRejected(
+                f"Missing required parameter: 'messages[{i}].role'.", param=f"messages[{i}].role"
+            )
+        if role not in _ROLES:
+            supported = ", ".join(f"'{r}'" for r in _ROLES[:-1]) + f", and '{_ROLES[-1]}'"
+            raise RequestRejected(
+                f"Invalid value: {dumps(role)}. Supported values are: {supported}.",
+                param=f"messages[{i}].role",
+            )
+
+    @staticmethod
+    def _pairing_rejection(problem: PairingProblem, conversation: Conversation,
+                           messages: list[Any]) -> RequestRejected:
+        # The neutral conversation keeps only dict messages with a known role, in order;
+        # map its index back to the request's list.
+        positions = [i for i, m in enumerate(messages) if isinstance(m, dict) and m.get("role") in _ROLES]
+        param = f"messages.[{positions[problem.message_index]}].role"
+        if problem.kind == "orphan_result":
+            return RequestRejected(
+                "Invalid parameter: messages with role 'tool' must be a response to a "
+                "preceeding message with 'tool_calls'.",
+                param=param,
+            )
+        # OpenAI lists every call of that assistant message left without a response.
+        answered: set[str] = set()
+        for later in conversation.messages[problem.message_index + 1:]:
+            if later.role != "tool":
+                break
+            answered.update(later.tool_results)
+        calls = conversation.messages[problem.message_index].tool_calls
+        missing = [c for c in calls if c not in answered] or [problem.call_id]
+        return RequestRejected(
+            "An assistant message with 'tool_calls' must be followed by tool messages "
+            "responding to each 'tool_call_id'. The following tool_call_ids did not have "
+            f"response messages: {', '.join(missing)}",
+            param=param,
+        )
+
+    def conversation(self, body: dict[str, Any]) -> Conversation:
+        """The neutral conversation of the request's ``messages``."""
+        return conversation_from_chat_completions(body)
+
+    def wants_stream(self, body: dict[str, Any]) -> bool:
+        """Whether the client asked for server-sent events (``"stream": true``)."""
+        return body.get("stream") is True
+
+    def render_json(self, plan: ReplyPlan, body: dict[str, Any]) -> bytes:
+        """The ``chat.completion`` object."""
+        message: dict[str, Any] = {"role": "assistant", "content": _content(plan), "refusal": None}
+        if plan.tool_calls:
+            message["tool_calls"] = [
+                {"id": call.id, "type": "function",
+                 "function": {"name": call.name, "arguments": call.arguments}}
+                for call in plan.tool_calls
+            ]
+        if plan.reasoning:
+            message["reasoning_content"] = plan.reasoning
+        completion = {
+            "id": f"chatcmpl-{plan.response_id}",
+            "object": "chat.completion",
+            "created": plan.created,
+            "model": body.get("model"),
+            "choices": [{
+                "index": 0,
+                "message": message,
+                "finish_reason": _finish_reason(plan.stop_reason),
+                "logprobs": None,
+            }],
+            "usage": _usage(plan.usage),
+            "system_fingerprint": SYSTEM_FINGERPRINT,
+        }
+        return dumps(completion).encode()
+
+    def render_events(self, plan: ReplyPlan, body: dict[str, Any]) -> list[bytes]:
+        """``chat.completion.chunk`` events then ``data: [DONE]``.
+
+        With ``plan.error.after_chunks`` = K: the first K events, then an error event
+        and nothing more (the SDK raises ``openai.APIError``).
+        """
+        events = [sse_event(chunk) for chunk in self._chunks(plan, body)]
+        error = plan.error
+        if error is not None and error.after_chunks is not None:
+            kind, message, _ = _error_fields(error.status, error.type, error.message)
+            failure = {"error": {"message": message, "type": kind, "param": None, "code": None}}
+            return events[:error.after_chunks] + [sse_event(failure)]
+        return events + [sse_event("[DONE]")]
+
+    def _chunks(self, plan: ReplyPlan, body: dict[str, Any]) -> list[dict[str, Any]]:
+        options = body.get("stream_options")
+        include_usage = isinstance(options, dict) and options.get("include_usage") is True
+
+        def chunk(delta: dict[str, Any], finish_reason: str | None = None) -> dict[str, Any]:
+            out: dict[str, Any] = {
+                "id": f"chatcmpl-{plan.response_id}",
+                "object": "chat.completion.chunk",
+                "created": plan.created,
+                "model": body.get("model"),
+                "system_fingerprint": SYSTEM_FINGERPRINT,
+                "choices": [{"index": 0, "delta": delta, "logprobs": None,
+                             "finish_reason": finish_reason}],
+            }
+            if include_usage:
+                out["usage"] = None
+            return out
+
+        content = _content(plan)
+        chunks = [chunk({"role": "assistant", "content": "" if content is not None else None,
+                         "refusal": None})]
+        for piece in split_words(plan.reasoning or "", plan.chunk_words):
+            chunks.append(chunk({"reasoning_content": piece}))
+        for piece in split_words(plan.text, plan.chunk_words):
+            chunks.append(chunk({"content": piece}))
+        for index, call in enumerate(plan.tool_calls):
+            chunks.append(chunk({"tool_calls": [{
+                "index": index, "id": call.id, "type": "function",
+                "function": {"name": call.name, "arguments": ""},
+            }]}))
+            for piece in _slices(call.arguments, ARGUMENT_SLICE):
+                chunks.append(chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]}))
+        chunks.append(chunk({}, _finish_reason(plan.stop_reason)))
+        if include_usage:
+            last = chunk({})
+            last["choices"] = []
+            last["usage"] = _usage(plan.usage)
+            chunks.append(last)
+        return chunks
+
+    def render_error(self, status: int, type: str | None, message: str | None,
+                     param: str | None = None) -> bytes:
+        """OpenAI's error body; a given ``type`` or ``message`` is used verbatim."""
+        kind, text, code = _error_fields(status, type, message)
+        return dumps({"error": {"message": text, "type": kind, "param": param, "code": code}}).encode()
+
+
+openai_chat = OpenAIChatCodec()

@@ -1,0 +1,344 @@
+"""The OpenAI Responses API (``POST /v1/responses``), as the ``openai`` SDK reads it.
+
+A reply is a list of output items — an optional ``reasoning`` item, then one
+``message`` item per text part and one ``function_call`` item per tool call, in the
+plan's order. The non-streaming body is the final response object; the stream is
+``response.created``, ``response.in_progress``, each item's added/delta/done events and
+a terminal ``response.completed`` (or ``response.incomplete``) carrying that same
+object. Every event has the ``event:`` line the real API sends and a ``sequence_number``
+counting from 0. The events are derived from the final items, so the two renderings
+cannot disagree.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mockllm.conversation import Conversation, conversation_from_responses
+from mockllm.pairing import find_pairing_problem
+from mockllm.plan import ReplyPlan, TextPart, split_words
+from mockllm.wire.base import RequestRejected, dumps, sse_event
+
+__all__ = ["OpenAIResponsesCodec", "openai_responses"]
+
+# Neutral stop reasons that end a response as "incomplete", with the API's reason.
+_INCOMPLETE_REASONS = {"max_tokens": "max_output_tokens", "content_filter": "content_filter"}
+
+# Tool-call arguments stream in pieces of this many characters: small enough that a
+# cut lands inside a key or a string, as the real API's token-sized pieces do.
+_ARGUMENT_PIECE_CHARS = 7
+
+_SERVER_ERROR_MESSAGE = "The server had an error while processing your request. Sorry about that!"
+
+# status -> (type, code, message): what OpenAI answers when nothing more is known.
+_ERROR_DEFAULTS: dict[int, tuple[str, str | None, str]] = {
+    400: ("invalid_request_error", None, "Invalid request."),
+    401: ("invalid_request_error", "invalid_api_key", "Incorrect API key provided."),
+    403: ("invalid_request_error", None, "You are not allowed to sample from this model."),
+    404: ("invalid_request_error", None, "The model does not exist or you do not have access to it."),
+    429: ("requests", "rate_limit_exceeded", "Rate limit reached for requests. Please try again later."),
+    500: ("server_error", None, _SERVER_ERROR_MESSAGE),
+    503: ("server_error", None, "The engine is currently overloaded, please try again later."),
+}
+
+
+def _error_defaults(status: int) -> tuple[str, str | None, str]:
+    if status in _ERROR_DEFAULTS:
+        return _ERROR_DEFAULTS[status]
+    if status >= 500:
+        return ("server_error", None, _SERVER_ERROR_MESSAGE)
+    return ("invalid_request_error", None, f"The request was rejected (HTTP {status}).")
+
+
+def _argument_pieces(arguments: str) -> list[str]:
+    n = _ARGUMENT_PIECE_CHARS
+    return [arguments[i:i + n] for i in range(0, len(arguments), n)]
+
+
+def _reasoning_tokens(plan: ReplyPlan) -> int:
+    # The plan carries no reasoning count; a word per token is close enough and never
+    # exceeds the output tokens the plan bills.
+    if not plan.reasoning:
+        return 0
+    return min(len(split_words(plan.reasoning, 1)), plan.usage.output_tokens)
+
+
+class OpenAIResponsesCodec:
+    """Renders reply plans as OpenAI Responses API bodies and server-sent events.
+
+    Ids are derived from ``plan.response_id`` and each item's output index
+    (``resp_<id>``, ``rs_<id>_<i>``, ``msg_<id>_<i>``, ``fc_<id>_<i>``), so the same
+    plan always gives the same bytes. The mock is stateless: ``previous_response_id``
+    is rejected, and clients must send the whole conversation in ``input``.
+    """
+
+    name = "openai-responses"
+    path = "/v1/responses"
+    request_id_header = "x-request-id"
+
+    # -- requests -----------------------------------------------------------------
+
+    def validate(self, body: dict[str, Any], *, lenient: bool) -> None:
+        """Reject what the real API rejects with a 400; pairing only when not lenient."""
+        if not isinstance(body, dict):
+            raise RequestRejected(
+                f"Invalid type for the request body: expected a JSON object, but got "
+                f"{type(body).__name__} instead."
+            )
+        if body.get("model") is None:
+            raise RequestRejected("Missing required parameter: 'model'.", param="model")
+        previous = body.get("previous_response_id")
+        if previous is not None:
+            raise RequestRejected(
+                f"Previous response with id {previous!r} cannot be used: this mock server "
+                "is stateless and keeps no responses. Send the full conversation in "
+                "'input' instead of 'previous_response_id'.",
+                param="previous_response_id",
+            )
+        if body.get("input") is None:
+            raise RequestRejected("Missing required parameter: 'input'.", param="input")
+        items = body["input"]
+        if not isinstance(items, (str, list)):
+            raise RequestRejected(
+                "Invalid type for 'input': expected one of a string or an array of input "
+                f"items, but got {_json_type(items)} instead.",
+                param="input",
+            )
+        if lenient:
+            return
+        problem = find_pairing_problem(self.conversation(body))
+        if problem is None:
+            return
+        if problem.kind == "orphan_result":
+            message = f"No tool call found for function call output with call_id {problem.call_id}."
+        else:
+            message = f"No tool output found for function call {problem.call_id}."
+        raise RequestRejected(message, param="input")
+
+    def conversation(self, body: dict[str, Any]) -> Conversation:
+        return conversation_from_responses(body)
+
+    def wants_stream(self, body: dict[str, Any]) -> bool:
+        return body.get("stream") is True
+
+    # -- replies ------------------------------------------------------------------
+
+    def render_json(self, plan: ReplyPlan, body: dict[str, Any]) -> bytes:
+        """The final response object, the one ``response.completed`` carries."""
+        return dumps(self._final_response(plan, body, _output_items(plan))).encode()
+
+    def render_events(self, plan: ReplyPlan, body: dict[str, Any]) -> list[bytes]:
+        """The full event stream, or its first K events then an ``error`` event."""
+        items = _output_items(plan)
+        final = self._final_response(plan, body, items)
+        started = self._response(plan, body, status="in_progress", output=[])
+        events: list[dict[str, Any]] = [
+            {"type": "response.created", "response": started},
+            {"type": "response.in_progress", "response": started},
+        ]
+        for index, item in enumerate(items):
+            events.extend(_item_events(item, index, plan.chunk_words))
+        terminal = "response.completed" if final["status"] == "completed" else "response.incomplete"
+        events.append({"type": terminal, "response": final})
+
+        error = plan.error
+        if error is not None and error.after_chunks is not None:
+            # The error takes the terminal event's place at the latest: a stream that
+            # already said "completed" cannot fail.
+            kept = min(max(error.after_chunks, 0), len(events) - 1)
+            events = events[:kept]
+            events.append(_error_event(error.status, error.type, error.message))
+        return [
+            sse_event({"type": event["type"], "sequence_number": seq, **event}, event=event["type"])
+            for seq, event in enumerate(events)
+        ]
+
+    def render_error(self, status: int, type: str | None, message: str | None,
+                     param: str | None = None) -> bytes:
+        """``{"error": {message, type, param, code}}`` with OpenAI's usual defaults."""
+        default_type, code, default_message = _error_defaults(status)
+        return dumps({
+            "error": {
+                "message": message if message is not None else default_message,
+                "type": type if type is not None else default_type,
+                "param": param,
+                "code": code,
+            }
+        }).encode()
+
+    # -- the response object --------------------------------------------------------
+
+    def _final_response(self, plan: ReplyPlan, body: dict[str, Any],
+                        items: list[dict[str, Any]]) -> dict[str, Any]:
+        reason = _INCOMPLETE_REASONS.get(plan.stop_reason)
+        usage = {
+            "input_tokens": plan.usage.input_tokens,
+            "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
+            "output_tokens": plan.usage.output_tokens,
+            "output_tokens_details": {"reasoning_tokens": _reasoning_tokens(plan)},
+            "total_tokens": plan.usage.total_tokens,
+        }
+        return self._response(
+            plan, body,
+            status="completed" if reason is None else "incomplete",
+            output=items,
+            incomplete_details=None if reason is None else {"reason": reason},
+            usage=usage,
+        )
+
+    def _response(self, plan: ReplyPlan, body: dict[str, Any], *, status: str,
+                  output: list[dict[str, Any]], incomplete_details: dict[str, str] | None = None,
+                  usage: dict[str, Any] | None = None) -> dict[str, Any]:
+        # Request settings are echoed back as the real API does; the SDK's ``Response``
+        # model requires tool_choice, tools and parallel_tool_calls.
+        instructions = body.get("instructions")
+        tools = body.get("tools")
+        return {
+            "id": f"resp_{plan.response_id}",
+            "object": "response",
+            "created_at": plan.created,
+            "status": status,
+            "background": False,
+            "completed_at": plan.created if status == "completed" else None,
+            "error": None,
+            "incomplete_details": incomplete_details,
+            "instructions": instructions if isinstance(instructions, (str, list)) else None,
+            "max_output_tokens": body.get("max_output_tokens"),
+            "max_tool_calls": body.get("max_tool_calls"),
+            "model": str(body.get("model", "")),
+            "output": output,
+            "parallel_tool_calls": body.get("parallel_tool_calls", True),
+            "previous_response_id": None,
+            "reasoning": body.get("reasoning") or {"effort": None, "summary": None},
+            "service_tier": "default",
+            "store": body.get("store", True),
+            "temperature": body.get("temperature", 1.0),
+            "text": body.get("text") or {"format": {"type": "text"}},
+            "tool_choice": body.get("tool_choice", "auto"),
+            "tools": tools if isinstance(tools, list) else [],
+            "top_p": body.get("top_p", 1.0),
+            "truncation": body.get("truncation", "disabled"),
+            "usage": usage,
+            "user": body.get("user"),
+            "metadata": body.get("metadata") or {},
+        }
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    return f"a {type(value).__name__}"
+
+
+def _output_items(plan: ReplyPlan) -> list[dict[str, Any]]:
+    """The response's ``output``, every item in its final state."""
+    rid = plan.response_id
+    items: list[dict[str, Any]] = []
+    if plan.reasoning:
+        items.append({
+            "id": f"rs_{rid}_0",
+            "type": "reasoning",
+            "summary": [{"type": "summary_text", "text": plan.reasoning}],
+        })
+    for part in plan.parts:
+        index = len(items)
+        if isinstance(part, TextPart):
+            if plan.stop_reason == "refusal":
+                content = {"type": "refusal", "refusal": part.text}
+            else:
+                content = {"type": "output_text", "annotations": [], "logprobs": [], "text": part.text}
+            items.append({
+                "id": f"msg_{rid}_{index}",
+                "type": "message",
+                "status": "completed",
+                "content": [content],
+                "role": "assistant",
+            })
+        else:
+            items.append({
+                "id": f"fc_{rid}_{index}",
+                "type": "function_call",
+                "status": "completed",
+                "arguments": part.arguments,
+                "call_id": part.id,
+                "name": part.name,
+            })
+    if plan.stop_reason in _INCOMPLETE_REASONS and items and items[-1]["type"] == "message":
+        items[-1]["status"] = "incomplete"
+    return items
+
+
+def _item_events(item: dict[str, Any], index: int, chunk_words: int) -> list[dict[str, Any]]:
+    """The added / delta / done events that build ``item`` at ``output_index`` index."""
+    where = {"item_id": item["id"], "output_index": index}
+    kind = item["type"]
+    events: list[dict[str, Any]] = []
+    if kind == "reasoning":
+        events.append({"type": "response.output_item.added", "output_index": index,
+                       "item": {**item, "summary": []}})
+        for s, summary in enumerate(item["summary"]):
+            at = {**where, "summary_index": s}
+            events.append({"type": "response.reasoning_summary_part.added", **at,
+                           "part": {"type": "summary_text", "text": ""}})
+            events.extend({"type": "response.reasoning_summary_text.delta", **at, "delta": delta}
+                          for delta in split_words(summary["text"], chunk_words))
+            events.append({"type": "response.reasoning_summary_text.done", **at,
+                           "text": summary["text"]})
+            events.append({"type": "response.reasoning_summary_part.done", **at, "part": summary})
+    elif kind == "message":
+        events.append({"type": "response.output_item.added", "output_index": index,
+                       "item": {**item, "status": "in_progress", "content": []}})
+        for c, part in enumerate(item["content"]):
+            at = {**where, "content_index": c}
+            if part["type"] == "refusal":
+                events.append({"type": "response.content_part.added", **at,
+                               "part": {"type": "refusal", "refusal": ""}})
+                events.extend({"type": "response.refusal.delta", **at, "delta": delta}
+                              for delta in split_words(part["refusal"], chunk_words))
+                events.append({"type": "response.refusal.done", **at, "refusal": part["refusal"]})
+            else:
+                events.append({"type": "response.content_part.added", **at,
+                               "part": {**part, "text": ""}})
+                events.extend({"type": "response.output_text.delta", **at, "delta": delta,
+                               "logprobs": []}
+                              for delta in split_words(part["text"], chunk_words))
+                events.append({"type": "response.output_text.done", **at, "text": part["text"],
+                               "logprobs": []})
+            events.append({"type": "response.content_part.done", **at, "part": part})
+    else:
+        events.append({"type": "response.output_item.added", "output_index": index,
+                       "item": {**item, "status": "in_progress", "arguments": ""}})
+        events.extend({"type": "response.function_call_arguments.delta", **where, "delta": piece}
+                      for piece in _argument_pieces(item["arguments"]))
+        events.append({"type": "response.function_call_arguments.done", **where,
+                       "arguments": item["arguments"]})
+    events.append({"type": "response.output_item.done", "output_index": index, "item": item})
+    return events
+
+
+def _error_event(status: int, type: str | None, message: str | None) -> dict[str, Any]:
+    """The stream's ``error`` event.
+
+    The API reference documents flat ``code``/``message``/``param``; the live API nests
+    them under ``error``, which is what makes the Python SDK raise ``APIError``. Both
+    are sent so either kind of client sees the failure.
+    """
+    default_type, default_code, default_message = _error_defaults(status)
+    error_type = type if type is not None else default_type
+    code = default_code if default_code is not None else error_type
+    text = message if message is not None else default_message
+    return {
+        "type": "error",
+        "code": code,
+        "message": text,
+        "param": None,
+        "error": {"type": error_type, "code": code, "message": text, "param": None},
+    }
+
+
+openai_responses = OpenAIResponsesCodec()
+"""The codec instance the engine registers."""
