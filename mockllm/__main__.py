@@ -1,0 +1,5 @@
+import sys
+
+from mockllm.cli import main
+
+sys.exit(main())
