@@ -7,6 +7,7 @@ request got the reply it did.
 
 from __future__ import annotations
 
+from mockllm.engine import JournalEntry, MockLLM
 from mockllm.conversation import PROTOCOLS, Conversation, Message, read_conversation
 from mockllm.explain import explain
 from mockllm.instructions import (
@@ -34,7 +35,9 @@ __all__ = [
     "ErrorSpec",
     "Instruction",
     "InstructionChain",
+    "JournalEntry",
     "Message",
+    "MockLLM",
     "ReplyPlan",
     "Selection",
     "TimingSpec",
