@@ -20,6 +20,7 @@ from mockllm.conversation import Conversation, conversation_from_chat_completion
 from mockllm.pairing import PairingProblem, find_pairing_problem
 from mockllm.plan import ReplyPlan, Usage, split_words
 from mockllm.wire.base import RequestRejected, dumps, sse_event
+from mockllm.wire.openai_errors import openai_error_body, openai_error_fields
 
 __all__ = ["OpenAIChatCodec", "openai_chat"]
 
@@ -40,20 +41,6 @@ _FINISH_REASONS = {
 
 _ROLES = ("system", "assistant", "user", "function", "tool", "developer")
 
-# status -> (type, message, code): what OpenAI usually answers.
-_ERRORS: dict[int, tuple[str, str, str | None]] = {
-    400: ("invalid_request_error", "Invalid request.", None),
-    401: ("invalid_request_error", "Incorrect API key provided.", "invalid_api_key"),
-    403: ("invalid_request_error", "You have insufficient permissions for this operation.", None),
-    404: ("invalid_request_error",
-          "The model does not exist or you do not have access to it.", "model_not_found"),
-    429: ("requests", "Rate limit reached for requests", "rate_limit_exceeded"),
-    500: ("server_error",
-          "The server had an error while processing your request. Sorry about that!", None),
-    503: ("server_error", "The engine is currently overloaded, please try again later", None),
-}
-
-
 def _json_type(value: Any) -> str:
     """The JSON type name OpenAI uses in its "Invalid type" messages."""
     if value is None:
@@ -69,15 +56,6 @@ def _json_type(value: Any) -> str:
     if isinstance(value, list):
         return "an array"
     return "an object"
-
-
-def _error_fields(status: int, type: str | None, message: str | None) -> tuple[str, str, str | None]:
-    default_type, default_message, code = _ERRORS.get(
-        status,
-        ("server_error", "The server had an error while processing your request.", None)
-        if status >= 500 else ("invalid_request_error", "Invalid request.", None),
-    )
-    return type or default_type, message or default_message, code
 
 
 def _finish_reason(stop_reason: str) -> str:
@@ -252,7 +230,7 @@ class OpenAIChatCodec:
         events = [sse_event(chunk) for chunk in self._chunks(plan, body)]
         error = plan.error
         if error is not None and error.after_chunks is not None:
-            kind, message, _ = _error_fields(error.status, error.type, error.message)
+            kind, _, message = openai_error_fields(error.status, error.type, error.message)
             failure = {"error": {"message": message, "type": kind, "param": None, "code": None}}
             return events[:error.after_chunks] + [sse_event(failure)]
         return events + [sse_event("[DONE]")]
@@ -300,8 +278,7 @@ class OpenAIChatCodec:
     def render_error(self, status: int, type: str | None, message: str | None,
                      param: str | None = None) -> bytes:
         """OpenAI's error body; a given ``type`` or ``message`` is used verbatim."""
-        kind, text, code = _error_fields(status, type, message)
-        return dumps({"error": {"message": text, "type": kind, "param": param, "code": code}}).encode()
+        return openai_error_body(status, type, message, param)
 
 
 openai_chat = OpenAIChatCodec()

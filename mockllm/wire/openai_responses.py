@@ -18,6 +18,7 @@ from mockllm.conversation import Conversation, conversation_from_responses
 from mockllm.pairing import find_pairing_problem
 from mockllm.plan import ReplyPlan, TextPart, split_words
 from mockllm.wire.base import RequestRejected, dumps, sse_event
+from mockllm.wire.openai_errors import openai_error_body, openai_error_fields
 
 __all__ = ["OpenAIResponsesCodec", "openai_responses"]
 
@@ -27,28 +28,6 @@ _INCOMPLETE_REASONS = {"max_tokens": "max_output_tokens", "content_filter": "con
 # Tool-call arguments stream in pieces of this many characters: small enough that a
 # cut lands inside a key or a string, as the real API's token-sized pieces do.
 _ARGUMENT_PIECE_CHARS = 7
-
-_SERVER_ERROR_MESSAGE = "The server had an error while processing your request. Sorry about that!"
-
-# status -> (type, code, message): what OpenAI answers when nothing more is known.
-_ERROR_DEFAULTS: dict[int, tuple[str, str | None, str]] = {
-    400: ("invalid_request_error", None, "Invalid request."),
-    401: ("invalid_request_error", "invalid_api_key", "Incorrect API key provided."),
-    403: ("invalid_request_error", None, "You are not allowed to sample from this model."),
-    404: ("invalid_request_error", None, "The model does not exist or you do not have access to it."),
-    429: ("requests", "rate_limit_exceeded", "Rate limit reached for requests. Please try again later."),
-    500: ("server_error", None, _SERVER_ERROR_MESSAGE),
-    503: ("server_error", None, "The engine is currently overloaded, please try again later."),
-}
-
-
-def _error_defaults(status: int) -> tuple[str, str | None, str]:
-    if status in _ERROR_DEFAULTS:
-        return _ERROR_DEFAULTS[status]
-    if status >= 500:
-        return ("server_error", None, _SERVER_ERROR_MESSAGE)
-    return ("invalid_request_error", None, f"The request was rejected (HTTP {status}).")
-
 
 def _argument_pieces(arguments: str) -> list[str]:
     n = _ARGUMENT_PIECE_CHARS
@@ -156,15 +135,7 @@ class OpenAIResponsesCodec:
     def render_error(self, status: int, type: str | None, message: str | None,
                      param: str | None = None) -> bytes:
         """``{"error": {message, type, param, code}}`` with OpenAI's usual defaults."""
-        default_type, code, default_message = _error_defaults(status)
-        return dumps({
-            "error": {
-                "message": message if message is not None else default_message,
-                "type": type if type is not None else default_type,
-                "param": param,
-                "code": code,
-            }
-        }).encode()
+        return openai_error_body(status, type, message, param)
 
     # -- the response object --------------------------------------------------------
 
@@ -327,10 +298,8 @@ def _error_event(status: int, type: str | None, message: str | None) -> dict[str
     them under ``error``, which is what makes the Python SDK raise ``APIError``. Both
     are sent so either kind of client sees the failure.
     """
-    default_type, default_code, default_message = _error_defaults(status)
-    error_type = type if type is not None else default_type
+    error_type, default_code, text = openai_error_fields(status, type, message)
     code = default_code if default_code is not None else error_type
-    text = message if message is not None else default_message
     return {
         "type": "error",
         "code": code,

@@ -236,7 +236,7 @@ def test_mid_stream_error_defaults_to_the_usual_message_for_its_status() -> None
     error = ErrorPlan(status=503, type=None, message=None, retry_after_ms=None, after_chunks=0)
     events = openai_chat.render_events(make_plan(TextPart("x"), error=error), {"model": "m"})
     assert events == [b'data: {"error":{"message":"The engine is currently overloaded, please try again '
-                      b'later","type":"server_error","param":null,"code":null}}\n\n']
+                      b'later.","type":"server_error","param":null,"code":null}}\n\n']
 
 
 @pytest.mark.parametrize(("status", "error_type", "message", "exception"), [
@@ -270,7 +270,8 @@ def test_default_error_fields_by_status() -> None:
     def error(status: int) -> dict[str, Any]:
         return json.loads(openai_chat.render_error(status, None, None))["error"]
 
-    assert error(429) == {"message": "Rate limit reached for requests", "type": "requests",
+    assert error(429) == {"message": "Rate limit reached for requests. Please try again later.",
+                          "type": "requests",
                           "param": None, "code": "rate_limit_exceeded"}
     assert error(500)["message"] == (
         "The server had an error while processing your request. Sorry about that!")

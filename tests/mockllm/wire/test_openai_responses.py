@@ -281,7 +281,7 @@ def _error_client(status: int, type: str | None, message: str | None,
 @pytest.mark.parametrize(("status", "error_class", "type", "code"), [
     (400, openai.BadRequestError, "invalid_request_error", None),
     (401, openai.AuthenticationError, "invalid_request_error", "invalid_api_key"),
-    (404, openai.NotFoundError, "invalid_request_error", None),
+    (404, openai.NotFoundError, "invalid_request_error", "model_not_found"),
     (429, openai.RateLimitError, "requests", "rate_limit_exceeded"),
     (500, openai.InternalServerError, "server_error", None),
     (503, openai.InternalServerError, "server_error", None),
