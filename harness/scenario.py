@@ -1,0 +1,208 @@
+"""Scenario files: an agent run written down as data, replayed byte-for-byte.
+
+A scenario is YAML (loaded safely) validated by pydantic. Errors name the file, the
+line and the field::
+
+    scenarios/tool_use.yaml:14: script[1].messages[0]: a message needs a 'text_message' or a 'tool_call' key
+
+Example::
+
+    name: tool-use
+    runner: agent                  # agent | chain | planner
+    protocols: all                 # or a list: [anthropic-messages, openai-chat]
+    prompt: List all BC entities
+    script:                        # the instruction chain, one entry per model turn
+      - messages:
+          - text_message: {text: Let me list the entities.}
+          - tool_call: [{name: list_all_entities, args: {}}]
+      - messages:
+          - text_message: {text: I found the entities.}
+    tools:
+      - {name: list_all_entities, result: "[\\"Customer\\", \\"Vendor\\"]"}
+    expect: {success: true, flow: tool_use}
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal, Union
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from mockllm.instructions import Instruction, InstructionChain
+
+__all__ = [
+    "AttachmentSpec",
+    "Expectation",
+    "Scenario",
+    "ScenarioError",
+    "ScenarioTool",
+    "load_scenario",
+    "SCENARIO_PROTOCOLS",
+]
+
+SCENARIO_PROTOCOLS = ("anthropic-messages", "openai-chat")
+"""The protocols the harness's runners speak (their ModelClient implementations)."""
+
+FLOWS = ("simple_message", "extended_thinking", "tool_use", "approval", "error", "attachment")
+
+
+class ScenarioError(ValueError):
+    """A scenario file that cannot be used; the message says where and why."""
+
+    def __init__(self, path: Path | str, line: int | None, reason: str) -> None:
+        where = f"{path}:{line}" if line is not None else str(path)
+        super().__init__(f"{where}: {reason}")
+        self.path = Path(path)
+        self.line = line
+        self.reason = reason
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ScenarioTool(_Strict):
+    """A tool with a canned result. ``approval: true`` makes it a write tool that
+    needs approval; ``error`` makes it fail with that message."""
+
+    name: str = Field(min_length=1)
+    description: str = ""
+    result: Any = None
+    error: str | None = None
+    approval: bool = False
+    input_schema: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
+
+
+class AttachmentSpec(_Strict):
+    id: str
+    name: str
+    content: str
+    owner: str = "user-1"
+
+
+class Expectation(_Strict):
+    success: bool = True
+    flow: Literal["simple_message", "extended_thinking", "tool_use", "approval", "error", "attachment"] | None = None
+    """Which seed flow's bundled invariant check applies (agent runner)."""
+    error_contains: str | None = None
+
+
+class Scenario(_Strict):
+    """One scenario. ``script`` is the instruction chain; ``plan`` and ``planner``
+    hold the chain executor's plan and the planner's settings for those runners."""
+
+    name: str
+    description: str = ""
+    runner: Literal["agent", "chain", "planner"] = "agent"
+    protocols: Union[Literal["all"], list[Literal["anthropic-messages", "openai-chat"]]] = Field(
+        default_factory=lambda: ["anthropic-messages"])
+    prompt: str
+    script: list[Instruction] = Field(default_factory=list)
+    tools: list[ScenarioTool] = Field(default_factory=list)
+    approvals: list[Literal["approve", "reject", "timeout"]] = Field(default_factory=list)
+    attachments: list[AttachmentSpec] = Field(default_factory=list)
+    options: dict[str, Any] = Field(default_factory=dict)
+    user_id: str = "user-1"
+    session_id: str = "session-1"
+    plan: dict[str, Any] | None = None
+    expect: Expectation = Field(default_factory=Expectation)
+
+    @field_validator("script", mode="before")
+    @classmethod
+    def _script_entries_are_objects(cls, value: Any) -> Any:
+        if isinstance(value, list):
+            for i, entry in enumerate(value):
+                if not isinstance(entry, dict):
+                    raise ValueError(f"entry {i} must be a mapping (an instruction), got {type(entry).__name__}")
+        return value
+
+    @property
+    def protocol_list(self) -> list[str]:
+        return list(SCENARIO_PROTOCOLS) if self.protocols == "all" else list(self.protocols)
+
+    def tagged_prompt(self) -> str:
+        """The user prompt with the script attached (what the runner sends)."""
+        if not self.script:
+            return self.prompt
+        return InstructionChain(instruction_chain=self.script).tagged(self.prompt)
+
+
+def _line_of(node: yaml.Node | None, loc: tuple[Any, ...]) -> int | None:
+    """1-based line of the YAML node at ``loc`` (the deepest one that exists)."""
+    line = node.start_mark.line + 1 if node is not None else None
+    for part in loc:
+        if isinstance(node, yaml.MappingNode):
+            match = next((v for k, v in node.value if getattr(k, "value", None) == part), None)
+            if match is None:
+                key = next((k for k, _ in node.value if getattr(k, "value", None) == part), None)
+                return key.start_mark.line + 1 if key is not None else line
+            node = match
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
+            node = node.value[part]
+        else:
+            continue  # a union tag or a model name in the location: not in the file
+        line = node.start_mark.line + 1
+    return line
+
+
+def _field_path(loc: tuple[Any, ...]) -> str:
+    out = ""
+    previous = None
+    for part in loc:
+        if part == previous:
+            continue  # tagged unions repeat the tag
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif _is_branch_name(part):
+            continue
+        else:
+            out += f".{part}" if out else str(part)
+        previous = part
+    return out or "(top level)"
+
+
+def load_scenario(path: Path | str) -> Scenario:
+    """Load and validate one scenario file; raise ``ScenarioError`` naming file and line."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ScenarioError(path, None, f"cannot read the file: {exc.strerror or exc}") from exc
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 1 if mark is not None else None
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise ScenarioError(path, line, f"not valid YAML: {problem}") from exc
+    if not isinstance(data, dict):
+        raise ScenarioError(path, 1, f"a scenario is a mapping of fields, got {type(data).__name__}")
+    data.setdefault("name", path.stem)
+    try:
+        return Scenario.model_validate(data)
+    except ValidationError as exc:
+        problems = _problems(node, exc)
+        line, first = problems[0]
+        rest = "".join(f"\n{path}:{ln}: {reason}" for ln, reason in problems[1:])
+        raise ScenarioError(path, line, first + rest) from exc
+
+
+def _is_branch_name(part: Any) -> bool:
+    """Union branch labels pydantic puts in locations (``TextMessage``, ``literal['all']``)."""
+    return isinstance(part, str) and ("[" in part or part[:1].isupper())
+
+
+def _problems(node: yaml.Node, exc: ValidationError) -> list[tuple[int | None, str]]:
+    """One (line, reason) per problem, sorted by line. A union reports one error per
+    branch; an error whose field path another error extends is dropped, so the one
+    that names what is wrong (the deepest) is kept."""
+    errors = [(tuple(p for p in err["loc"] if not _is_branch_name(p)), tuple(err["loc"]), err["msg"])
+              for err in exc.errors()]
+    kept = [e for e in errors
+            if not any(len(o[0]) > len(e[0]) and o[0][:len(e[0])] == e[0] for o in errors)]
+    unique = list({e[0]: e for e in kept}.values())
+    problems = [(_line_of(node, loc), f"{_field_path(loc)}: {msg}") for _, loc, msg in unique]
+    return sorted(problems, key=lambda p: p[0] or 0)

@@ -1,0 +1,73 @@
+"""Scenario files load safely and a broken one is reported with file, line and field."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness.scenario import ScenarioError, load_scenario
+
+
+def write(tmp_path: Path, text: str, name: str = "case.yaml") -> Path:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_a_valid_scenario_loads_with_defaults(tmp_path: Path) -> None:
+    scenario = load_scenario(write(tmp_path, """\
+prompt: List all BC entities
+protocols: all
+script:
+  - messages:
+      - text_message: {text: Let me list the entities.}
+      - tool_call: [{name: list_all_entities, args: {}}]
+tools:
+  - {name: list_all_entities, result: [Customer, Vendor]}
+expect: {flow: tool_use}
+"""))
+    assert scenario.name == "case"  # from the file name
+    assert scenario.runner == "agent"
+    assert scenario.protocol_list == ["anthropic-messages", "openai-chat"]
+    assert scenario.tools[0].result == ["Customer", "Vendor"]
+    prompt = scenario.tagged_prompt()
+    assert prompt.startswith("List all BC entities\n<|instruction_start|>")
+    assert '"name":"list_all_entities"' in prompt
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("prompt: hi\nscript:\n  - messages:\n      - text_message: {length: 3}\n  - messages:\n      - bogus: 1\n",
+     "case.yaml:6: script[1].messages[0]: a message needs a 'text_message' or a 'tool_call' key"),
+    ("prompt: hi\nprotocols: [anthropic-messages, gemini]\n",
+     "case.yaml:2: protocols[1]: Input should be 'anthropic-messages' or 'openai-chat'"),
+    ("prompt: hi\nscript: [\n", "case.yaml:3: not valid YAML"),
+    ("prompt: hi\ntools:\n  - name: x\n    aproval: true\n",
+     "case.yaml:4: tools[0].aproval: Extra inputs are not permitted"),
+    ("script: []\n", "case.yaml:1: prompt: Field required"),
+    ("- just a list\n", "case.yaml:1: a scenario is a mapping of fields, got list"),
+    ("prompt: hi\nscript:\n  - reasoning: {length: 2, text: both}\n",
+     "case.yaml:3: script[0].reasoning: Value error, give exactly one of 'length'"),
+    ("prompt: hi\nexpect: {flow: sideways}\n", "case.yaml:2: expect.flow: Input should be"),
+])
+def test_a_broken_scenario_names_file_line_and_field(tmp_path: Path, text: str, expected: str) -> None:
+    with pytest.raises(ScenarioError) as info:
+        load_scenario(write(tmp_path, text))
+    assert str(info.value).startswith(str(tmp_path / expected.split(":")[0]) + expected[len("case.yaml"):])
+
+
+def test_every_problem_is_listed_with_its_own_line(tmp_path: Path) -> None:
+    with pytest.raises(ScenarioError) as info:
+        load_scenario(write(tmp_path, "prompt: hi\ntoolz: []\ntools:\n  - name: x\n    aproval: true\n"))
+    lines = str(info.value).splitlines()
+    assert [line.split(": ", 1)[0].rsplit(":", 1)[1] for line in lines] == ["2", "5"]
+
+
+def test_yaml_is_loaded_safely(tmp_path: Path) -> None:
+    with pytest.raises(ScenarioError, match="not valid YAML"):
+        load_scenario(write(tmp_path, "prompt: !!python/object/apply:os.system ['echo hacked']\n"))
+
+
+def test_a_missing_file_is_a_scenario_error(tmp_path: Path) -> None:
+    with pytest.raises(ScenarioError, match="cannot read the file"):
+        load_scenario(tmp_path / "nope.yaml")
