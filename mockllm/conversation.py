@@ -142,7 +142,8 @@ def conversation_from_anthropic_messages(body: Any) -> Conversation:
 
 
 _RESPONSES_OUTPUT_ITEMS = {"function_call", "reasoning", "web_search_call", "file_search_call",
-                           "computer_call", "custom_tool_call", "mcp_call"}
+                           "computer_call", "custom_tool_call", "mcp_call", "image_generation_call",
+                           "code_interpreter_call"}
 
 
 def conversation_from_responses(body: Any) -> Conversation:
@@ -163,6 +164,8 @@ def conversation_from_responses(body: Any) -> Conversation:
         return Conversation(tuple(out))
     for item in _messages(body, "input"):
         kind = item.get("type", "message")
+        if not isinstance(kind, str):  # e.g. a list: not hashable, so not a set member
+            continue
         if kind == "message":
             role = item.get("role")
             text = _text_of(item.get("content"), ("input_text", "output_text", "text", "refusal"))

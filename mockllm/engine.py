@@ -26,7 +26,7 @@ from mockllm.plan import Pacing
 from mockllm.replies import build_reply_plan
 from mockllm.selection import select
 from mockllm.wire.anthropic_messages import anthropic_messages
-from mockllm.wire.base import RequestRejected, WireCodec
+from mockllm.wire.base import RequestRejected, WireCodec, dumps
 from mockllm.wire.openai_chat import openai_chat
 from mockllm.wire.openai_responses import openai_responses
 
@@ -219,13 +219,18 @@ class MockLLM:
     def _error_response(self, codec: WireCodec, status: int, type: str | None, message: str | None,
                         param: str | None, extra: dict[str, str]) -> MockResponse:
         body = codec.render_error(status, type, message, param)
-        return MockResponse(status, _with_headers(extra, content_type=_JSON), body)
+        headers = {"x-mockllm-protocol": codec.name, **extra}
+        return MockResponse(status, _with_headers(headers, content_type=_JSON), body)
 
     def _not_found(self, method: str, path: str) -> MockResponse:
         routes = [f"/v1{suffix}" for suffix in CODECS]
         message = f"Unknown route {method} {path}. The mock serves POST {', '.join(routes)}."
         self._record(method=method, path=path, protocol=None, status=404, error=message)
-        return self._error_response(openai_chat, 404, "invalid_request_error", message, None, {})
+        # OpenAI's shape for an unknown URL: ``code`` is null (its 404 default,
+        # ``model_not_found``, would send the reader after the wrong problem).
+        body = dumps({"error": {"message": message, "type": "invalid_request_error",
+                                "param": None, "code": None}}).encode()
+        return MockResponse(404, _with_headers({}, content_type=_JSON), body)
 
 
 def _model_of(body: Any) -> str | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from mockllm.conversation import PROTOCOLS
 from mockllm.selection import Selection, select
 
 __all__ = ["explain"]
@@ -33,10 +34,12 @@ def explain(body: dict[str, Any] | str | bytes, protocol: str = "openai-chat") -
         runs: instruction 'fetch'
     """
     protocol = _PROTOCOL_ALIASES.get(protocol, protocol)
+    if protocol not in PROTOCOLS:
+        raise ValueError(f"unknown protocol {protocol!r}; use one of {list(PROTOCOLS)}")
     if isinstance(body, (str, bytes)):
         try:
             body = json.loads(body)
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:  # RecursionError: absurdly deep nesting
             return Selection(protocol, chain_found=False, instruction=None,
                              fallback_reason=f"the request body is not valid JSON: {exc}")
     return select(body, protocol)

@@ -63,10 +63,14 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="allow", frozen=True)
 
 
+MAX_WORDS = 100_000
+"""The most words one ``length`` may ask for: a larger script is surely a mistake."""
+
+
 class ContentSpec(_Model):
     """Generated text: ``length`` words (exact, whitespace-separated) or verbatim ``text``."""
 
-    length: int | None = Field(default=None, ge=0)
+    length: int | None = Field(default=None, ge=0, le=MAX_WORDS)
     text: str | None = None
 
     @model_validator(mode="after")
@@ -143,7 +147,7 @@ class Instruction(_Model):
     id: str | None = None
     id_message: str | None = None
     reasoning: ContentSpec | None = None
-    messages: list[MessageSpec] | None = None
+    messages: list[MessageSpec] | None = Field(default=None, min_length=1)
     error: ErrorSpec | None = None
     timing: TimingSpec | None = None
     chunk_words: int | None = Field(default=None, ge=1)

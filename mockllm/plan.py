@@ -122,6 +122,9 @@ def split_words(text: str, words_per_chunk: int) -> list[str]:
     count = 0
     i = 0
     n = len(text)
+    # Leading whitespace belongs to the first word's delta, not to a delta of its own.
+    while i < n and text[i].isspace():
+        i += 1
     while i < n:
         # Skip to the end of a word, then past its following whitespace.
         while i < n and not text[i].isspace():

@@ -120,6 +120,21 @@ def _fingerprint(obj: Any) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()[:8]
 
 
+MAX_NESTING = 100
+"""Deepest nesting of arrays and objects an instruction block may use."""
+
+
+def _nested_deeper_than(obj: Any, limit: int) -> bool:
+    stack = [(obj, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, (dict, list)):
+            if depth > limit:
+                return True
+            stack.extend((v, depth + 1) for v in (value.values() if isinstance(value, dict) else value))
+    return False
+
+
 @lru_cache(maxsize=512)
 def parse_script(block: str) -> Script | ScriptFailure:
     """Parse the JSON text of an instruction block (memoised: a pure function of it)."""
@@ -130,6 +145,11 @@ def parse_script(block: str) -> Script | ScriptFailure:
             f"malformed JSON in the instruction block at line {exc.lineno} column {exc.colno}"
             f" (char {exc.pos}): {exc.msg}"
         )
+    except RecursionError:
+        return ScriptFailure("malformed JSON in the instruction block: nested too deeply to parse")
+    if _nested_deeper_than(obj, MAX_NESTING):
+        # Bounded so that re-serialising args later can never hit the recursion limit.
+        return ScriptFailure(f"the instruction block is nested more than {MAX_NESTING} levels deep")
     if not isinstance(obj, dict):
         return ScriptFailure(
             f"the instruction block must hold a JSON object, got {type(obj).__name__}"

@@ -13,8 +13,8 @@ scan over a neutral ``Conversation`` and is what the property tests compare agai
 
 Placement by tool-call id: ids the mock makes encode their chain and turn (see
 ``mockllm.generation``). If the newest mock-made id in the history says turn ``t`` of
-this chain, the index is at least ``t + 1`` — a client that trims assistant messages
-from its history is still placed correctly.
+this chain and ``k`` assistant turns follow it, the index is at least ``t + 1 + k`` — a
+client that trims assistant messages from its history is still placed correctly.
 """
 
 from __future__ import annotations
@@ -31,6 +31,9 @@ from mockllm.script import InvalidInstruction, Script, ScriptFailure, extract_bl
 __all__ = ["Selection", "select", "select_in_conversation"]
 
 _USER, _ASSISTANT, _TOOL, _OTHER = "user", "assistant", "tool", "other"
+# An item the neutral readers drop (not a message they know): it neither counts nor
+# separates two assistant items.
+_SKIP = "skip"
 
 
 @dataclass(frozen=True)
@@ -92,7 +95,7 @@ class Selection:
 
 def _chat_kind(m: Any) -> tuple[str, str]:
     if not isinstance(m, dict):
-        return _OTHER, ""
+        return _SKIP, ""
     role = m.get("role")
     if role == "assistant":
         return _ASSISTANT, ""
@@ -101,24 +104,27 @@ def _chat_kind(m: Any) -> tuple[str, str]:
         return _USER, content if isinstance(content, str) else _text_of(content, ("text",))
     if role in ("tool", "function"):
         return _TOOL, ""
-    return _OTHER, ""
+    if role in ("system", "developer"):
+        return _OTHER, ""
+    return _SKIP, ""
 
 
 def _chat_ids(m: dict[str, Any]) -> list[str]:
-    if m.get("role") == "assistant":
+    role = m.get("role")
+    if role == "assistant":
         calls = m.get("tool_calls")
         return [str(c.get("id")) for c in calls if isinstance(c, dict)] if isinstance(calls, list) else []
-    return [str(m.get("tool_call_id"))]
+    return [str(m.get("tool_call_id"))] if role in ("tool", "function") else []
 
 
 def _anthropic_kind(m: Any) -> tuple[str, str]:
     if not isinstance(m, dict):
-        return _OTHER, ""
+        return _SKIP, ""
     role = m.get("role")
     if role == "assistant":
         return _ASSISTANT, ""
     if role != "user":
-        return _OTHER, ""
+        return _SKIP, ""
     content = m.get("content")
     if isinstance(content, str):
         return _USER, content
@@ -138,8 +144,9 @@ def _anthropic_ids(m: dict[str, Any]) -> list[str]:
     content = m.get("content")
     if not isinstance(content, list):
         return []
-    key = "id" if m.get("role") == "assistant" else "tool_use_id"
-    return [str(b.get(key)) for b in content if isinstance(b, dict) and key in b]
+    key, block_type = ("id", "tool_use") if m.get("role") == "assistant" else ("tool_use_id", "tool_result")
+    return [str(b.get(key)) for b in content
+            if isinstance(b, dict) and b.get("type") == block_type and key in b]
 
 
 _RESPONSES_MODEL_ITEMS = frozenset(
@@ -148,27 +155,34 @@ _RESPONSES_MODEL_ITEMS = frozenset(
 )
 
 
+_RESPONSES_ID_ITEMS = frozenset({"function_call", "function_call_output", "custom_tool_call_output"})
+
+
 def _responses_kind(item: Any) -> tuple[str, str]:
     if not isinstance(item, dict):
-        return _OTHER, ""
+        return _SKIP, ""
     kind = item.get("type", "message")
+    if not isinstance(kind, str):  # e.g. a list: not hashable, so not a set member
+        return _SKIP, ""
     if kind == "message":
         role = item.get("role")
         if role == "assistant":
             return _ASSISTANT, ""
         if role == "user":
-            return _USER, _text_of(item.get("content"), ("input_text", "text"))
-        return _OTHER, ""
+            return _USER, _text_of(item.get("content"), ("input_text", "output_text", "text", "refusal"))
+        if role in ("system", "developer"):
+            return _OTHER, ""
+        return _SKIP, ""
     if kind in _RESPONSES_MODEL_ITEMS:
         return _ASSISTANT, ""
     if kind in ("function_call_output", "custom_tool_call_output"):
         return _TOOL, ""
-    return _OTHER, ""
+    return _SKIP, ""
 
 
 def _responses_ids(item: dict[str, Any]) -> list[str]:
     call_id = item.get("call_id")
-    return [str(call_id)] if call_id is not None else []
+    return [str(call_id)] if call_id is not None and item.get("type") in _RESPONSES_ID_ITEMS else []
 
 
 def _neutral_kind(m: Message) -> tuple[str, str]:
@@ -206,10 +220,13 @@ def _scan(
 ) -> Selection:
     turns = 0
     in_run = False
-    newest_mock_id: str | None = None
+    # The newest mock-made id, and how many assistant turns were counted after its turn.
+    newest_mock: tuple[str, int] | None = None
     for index in range(len(items) - 1, -1, -1):
         item = items[index]
         kind, text = kind_of(item)
+        if kind == _SKIP:
+            continue
         if kind == _ASSISTANT:
             if not in_run:
                 turns += 1
@@ -217,34 +234,36 @@ def _scan(
         else:
             in_run = False
             if kind == _USER and INSTRUCTION_START in text:
-                return _resolve(protocol, text, index, turns, newest_mock_id)
-        if newest_mock_id is None and (kind == _ASSISTANT or kind == _TOOL):
+                return _resolve(protocol, text, index, turns, newest_mock)
+        # User items too: an Anthropic user message may carry tool results next to text.
+        if newest_mock is None and kind != _OTHER:
             for call_id in ids_of(item):
                 if "_mk" in call_id and TOOL_CALL_ID.search(call_id):
-                    newest_mock_id = call_id
+                    newest_mock = (call_id, turns - 1 if kind == _ASSISTANT else turns)
                     break
     return Selection(protocol, chain_found=False, instruction=None,
                      fallback_reason="no user message holds an instruction block")
 
 
 def _resolve(protocol: str, text: str, message_index: int, counted: int,
-             newest_mock_id: str | None) -> Selection:
+             newest_mock: tuple[str, int] | None) -> Selection:
     block = extract_block(text)
     script = block if isinstance(block, ScriptFailure) else parse_script(block)
     if isinstance(script, ScriptFailure):
         return Selection(protocol, chain_found=True, instruction=None, fallback_reason=script.reason,
                          turn_index=counted, message_index=message_index, counted_turns=counted)
-    return _pick(protocol, script, message_index, counted, newest_mock_id)
+    return _pick(protocol, script, message_index, counted, newest_mock)
 
 
 def _pick(protocol: str, script: Script, message_index: int, counted: int,
-          newest_mock_id: str | None) -> Selection:
+          newest_mock: tuple[str, int] | None) -> Selection:
     turn = counted
     placed = False
-    if newest_mock_id is not None:
-        encoded = turn_of_tool_call_id(newest_mock_id, script.fingerprint)
-        if encoded is not None and encoded + 1 > turn:
-            turn, placed = encoded + 1, True
+    if newest_mock is not None:
+        call_id, turns_after = newest_mock
+        encoded = turn_of_tool_call_id(call_id, script.fingerprint)
+        if encoded is not None and encoded + 1 + turns_after > turn:
+            turn, placed = encoded + 1 + turns_after, True
     common = dict(
         chain_found=True, turn_index=turn, chain_length=len(script.entries),
         chain_id=script.fingerprint, legacy=script.legacy, message_index=message_index,

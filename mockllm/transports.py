@@ -68,7 +68,9 @@ _STREAMS = {httpx: _stream_classes(httpx), httpx2: _stream_classes(httpx2)}
 def response_for(module: ModuleType, reply: MockResponse, request: Any, *, is_async: bool) -> Any:
     """Build a ``module.Response`` (httpx or httpx2) carrying ``reply``."""
     if reply.pacing is None:
-        return module.Response(reply.status, headers=reply.headers, content=reply.body, request=request)
+        # A ByteStream, not content=: the response stays unread, so iter_raw() works.
+        return module.Response(reply.status, headers=reply.headers, stream=module.ByteStream(reply.body),
+                               request=request)
     sync_stream, async_stream = _STREAMS[module]
     stream = async_stream(reply) if is_async else sync_stream(reply)
     return module.Response(reply.status, headers=reply.headers, stream=stream, request=request)

@@ -1,0 +1,647 @@
+"""Wire benchmark: the openai SDK against the mock in process, over loopback, and floors.
+
+    python bench/bench_wire.py [--rounds N] [--quick] [--check] [--write-docs] [--profile]
+
+Two scenarios, both OpenAI Chat Completions with ``stream=True``:
+
+- ``text``:  one 200-word streamed reply (1 word per chunk, the default);
+- ``tools``: a 3-turn tool loop (tool call, tool call, 20-word answer), the client
+  sending each tool result back as a real agent loop does.
+
+Client time (the openai SDK, sync, ``max_retries=0``, consuming every chunk), five ways:
+
+  (a) in-process  ``mockllm.transports.HTTPX2Transport`` — the engine, no socket;
+  (b) floor       ``httpx2.MockTransport`` returning the same pre-rendered bytes;
+  (c) server      ``python -m mockllm serve --port 0`` on 127.0.0.1;
+  (d) starlette   a minimal Starlette app writing the pre-rendered body in one piece;
+  (e) sse         a minimal sse-starlette app sending the same events one by one.
+
+Server cost: the server process's CPU time (``/proc/<pid>/task/*/schedstat``, ns; the
+``/proc/<pid>/stat`` utime+stime total is printed beside it as a cross-check) per
+request, while 16 concurrent asyncio clients (raw ``httpx2.AsyncClient`` streaming, the
+SDK's own request bytes and headers) drive a batch, for (c), (d) and (e).
+
+The machine's speed drifts, so modes alternate in small rounds (order rotated each
+round) and each figure is the median over rounds of the per-round ratio to the
+reference of that round: (b) for client time, (d) for server CPU. Pre-rendered bodies
+come from ``MockLLM().handle`` on the SDK's own requests, captured once in setup, and
+every server's bytes are checked against them before measuring.
+
+Targets (issue 3): (a) <= 1.1x (b) for ``text`` and <= 1.2x for ``tools``; (c) server
+CPU per request <= 2x (d). Exit status is 0 (it is a report) unless ``--check`` is given
+and a target fails. ``--write-docs`` writes the figures into ``docs/performance.md``
+(section "## Wire: in-process, server and floor"); ``--profile`` also prints a cProfile
+of ``MockLLM.handle`` on both scenarios' requests.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import cProfile
+import io
+import json
+import os
+import pstats
+import re
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import openai
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from mockllm.engine import MockLLM
+from mockllm.instructions import InstructionChain
+from mockllm.transports import HTTPX2Transport
+
+DOC = ROOT / "docs" / "performance.md"
+SECTION = "## Wire: in-process, server and floor"
+DOC_DATE = "2026-11-22"
+MODEL = "mock-model"
+CONCURRENCY = 16
+_ASSISTANT = b'"role":"assistant"'
+
+TEXT_PROMPT = InstructionChain(
+    instruction_chain=[{"messages": [{"text_message": {"length": 200}}]}]
+).tagged("Write two hundred words.")
+TOOLS_PROMPT = InstructionChain(
+    instruction_chain=[
+        {"id": "weather", "messages": [{"tool_call": [{"name": "get_weather", "args": {"city": "Paris"}}]}]},
+        {"id": "time", "messages": [{"tool_call": [{"name": "get_time", "args": {"tz": "Europe/Paris"}}]}]},
+        {"id": "answer", "messages": [{"text_message": {"length": 20}}]},
+    ]
+).tagged("What is the weather and the time in Paris?")
+TOOLS = [
+    {"type": "function", "function": {
+        "name": "get_weather", "description": "Weather for a city.",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}},
+    {"type": "function", "function": {
+        "name": "get_time", "description": "Local time in a time zone.",
+        "parameters": {"type": "object", "properties": {"tz": {"type": "string"}}, "required": ["tz"]}}},
+]
+SCENARIOS = ("text", "tools")
+TURNS = {"text": 1, "tools": 3}
+
+CLIENT_MODES = ("in-process", "floor", "server", "starlette", "sse")
+SERVER_MODES = ("server", "starlette", "sse")
+LABEL = {
+    "in-process": "(a) in-process",
+    "floor": "(b) floor (MockTransport)",
+    "server": "(c) mockllm server",
+    "starlette": "(d) Starlette, one write",
+    "sse": "(e) sse-starlette, per event",
+}
+
+
+# -- the client side: what an agent does with the openai SDK -------------------------
+
+def run_text(client: openai.OpenAI) -> Any:
+    stream = client.chat.completions.create(
+        model=MODEL, messages=[{"role": "user", "content": TEXT_PROMPT}], stream=True)
+    parts = []
+    for chunk in stream:
+        if chunk.choices and chunk.choices[0].delta.content:
+            parts.append(chunk.choices[0].delta.content)
+    return "".join(parts)
+
+
+def run_tools(client: openai.OpenAI) -> Any:
+    messages: list[dict[str, Any]] = [{"role": "user", "content": TOOLS_PROMPT}]
+    seen: list[Any] = []
+    for _ in range(TURNS["tools"]):  # bounded: the script has 3 turns
+        stream = client.chat.completions.create(model=MODEL, messages=messages, tools=TOOLS, stream=True)
+        text: list[str] = []
+        calls: dict[int, dict[str, str]] = {}
+        for chunk in stream:
+            if not chunk.choices:
+                continue
+            delta = chunk.choices[0].delta
+            if delta.content:
+                text.append(delta.content)
+            for piece in delta.tool_calls or ():
+                call = calls.setdefault(piece.index, {"id": "", "name": "", "arguments": ""})
+                if piece.id:
+                    call["id"] = piece.id
+                if piece.function is not None:
+                    call["name"] += piece.function.name or ""
+                    call["arguments"] += piece.function.arguments or ""
+        if not calls:
+            seen.append("".join(text))
+            break
+        ordered = [calls[i] for i in sorted(calls)]
+        seen.append([(c["id"], c["name"], json.loads(c["arguments"])) for c in ordered])
+        messages.append({"role": "assistant", "content": None, "tool_calls": [
+            {"id": c["id"], "type": "function", "function": {"name": c["name"], "arguments": c["arguments"]}}
+            for c in ordered]})
+        for c in ordered:
+            messages.append({"role": "tool", "tool_call_id": c["id"], "content": f"{c['name']}: ok"})
+    return seen
+
+
+RUNNERS: dict[str, Callable[[openai.OpenAI], Any]] = {"text": run_text, "tools": run_tools}
+
+
+def sdk_client(http_client: httpx2.Client, root: str, scenario: str) -> openai.OpenAI:
+    return openai.OpenAI(api_key="bench", base_url=f"{root}/{scenario}/v1", max_retries=0,
+                         http_client=http_client)
+
+
+# -- setup: the SDK's own requests and the mock's own replies ------------------------
+
+@dataclass
+class Turn:
+    path: str
+    headers: list[tuple[str, str]]      # the SDK's request headers (no host/length)
+    body: bytes                         # the SDK's request body
+    reply_headers: list[tuple[str, str]]
+    events: list[bytes]
+
+    @property
+    def reply(self) -> bytes:
+        return b"".join(self.events)
+
+
+def capture() -> tuple[dict[str, list[Turn]], dict[str, Any]]:
+    """Run both scenarios through the in-process transport once, recording each request
+    and ``MockLLM.handle``'s reply to it: the pre-rendered bodies for (b), (d), (e)."""
+    captured: dict[str, list[Turn | None]] = {s: [None] * TURNS[s] for s in SCENARIOS}
+    mock = MockLLM()
+
+    class Recorder(HTTPX2Transport):
+        def handle_request(self, request: Any) -> Any:
+            body = request.read()
+            reply = self.mock.handle(request.method, request.url.path, request.headers, body)
+            assert reply.status == 200 and reply.pacing is None and reply.events, reply.body[:300]
+            assert reply.body == b"".join(reply.events)
+            scenario = request.url.path.split("/")[1]
+            headers = [(k, v) for k, v in request.headers.items() if k not in ("host", "content-length")]
+            captured[scenario][body.count(_ASSISTANT)] = Turn(
+                request.url.path, headers, body, list(reply.headers), list(reply.events))
+            return super().handle_request(request)
+
+    http = httpx2.Client(transport=Recorder(mock))
+    results = {s: RUNNERS[s](sdk_client(http, "http://mockllm", s)) for s in SCENARIOS}
+    for scenario, turns in captured.items():
+        assert all(t is not None for t in turns), f"{scenario}: not every turn was requested"
+    return captured, results  # type: ignore[return-value]
+
+
+def floor_transport(captured: dict[str, list[Turn]]) -> httpx2.MockTransport:
+    replies = {s: [(t.reply_headers, t.reply) for t in turns] for s, turns in captured.items()}
+
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        headers, body = replies[request.url.path.split("/")[1]][request.content.count(_ASSISTANT)]
+        return httpx2.Response(200, headers=headers, content=body)
+
+    return httpx2.MockTransport(handler)
+
+
+# -- servers -------------------------------------------------------------------------
+
+@dataclass
+class Server:
+    name: str
+    proc: subprocess.Popen[bytes]
+    root: str
+    log: Path
+    schedstat: bool = field(default=True)
+
+    def cpu_ns(self) -> int:
+        """CPU time of all the process's threads, in ns (schedstat; stat ticks if absent)."""
+        if self.schedstat:
+            total = 0
+            try:
+                for tid in os.listdir(f"/proc/{self.proc.pid}/task"):
+                    with open(f"/proc/{self.proc.pid}/task/{tid}/schedstat") as handle:
+                        total += int(handle.read().split()[0])
+                return total
+            except (OSError, ValueError, IndexError):
+                self.schedstat = False
+        return self.stat_ns()
+
+    def stat_ns(self) -> int:
+        """utime + stime from /proc/<pid>/stat (clock-tick resolution), in ns."""
+        with open(f"/proc/{self.proc.pid}/stat") as handle:
+            fields = handle.read().rsplit(")", 1)[1].split()
+        ticks = int(fields[11]) + int(fields[12])  # utime, stime (fields 14, 15)
+        return ticks * 1_000_000_000 // os.sysconf("SC_CLK_TCK")
+
+
+def start_server(name: str, argv: list[str], workdir: Path) -> Server:
+    log = workdir / f"{name}.stderr"
+    out = workdir / f"{name}.stdout"
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
+    with open(log, "wb") as err, open(out, "wb") as stdout:
+        proc = subprocess.Popen([sys.executable, *argv], cwd=ROOT, env=env, stdin=subprocess.DEVNULL,
+                                stdout=stdout, stderr=err)
+    server = Server(name, proc, "", log)
+    deadline = time.monotonic() + 30
+    first = ""
+    while time.monotonic() < deadline and proc.poll() is None:  # bounded wait for the first line
+        text = out.read_text(errors="replace")
+        if "\n" in text:
+            first = text.split("\n", 1)[0]
+            break
+        time.sleep(0.05)
+    match = re.search(r"(http://127\.0\.0\.1:\d+)", first)
+    if match is None:
+        stop_server(server)
+        raise RuntimeError(f"{name} did not start: {first!r}\n{log.read_text(errors='replace')[-2000:]}")
+    server.root = match.group(1)
+    return server
+
+
+def stop_server(server: Server) -> None:
+    proc = server.proc
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)
+
+
+def write_bodies(captured: dict[str, list[Turn]], path: Path) -> None:
+    data = {s: {"turns": [{"headers": t.reply_headers, "events": [e.decode("latin-1") for e in t.events]}
+                          for t in turns]} for s, turns in captured.items()}
+    path.write_text(json.dumps(data), encoding="utf-8")
+
+
+def check_bytes(servers: dict[str, Server], captured: dict[str, list[Turn]]) -> None:
+    """Every server returns, for each captured request, exactly the pre-rendered body."""
+    with httpx2.Client(timeout=30) as http:
+        for server in servers.values():
+            for scenario, turns in captured.items():
+                for turn in turns:
+                    response = http.post(server.root + turn.path, content=turn.body, headers=turn.headers)
+                    if response.status_code != 200 or response.content != turn.reply:
+                        raise SystemExit(f"{server.name}: {scenario} turn reply differs from MockLLM().handle "
+                                         f"(status {response.status_code}, {len(response.content)} bytes "
+                                         f"vs {len(turn.reply)})")
+
+
+# -- measuring -----------------------------------------------------------------------
+
+def rotate(items: tuple[str, ...], by: int) -> list[str]:
+    by %= len(items)
+    return list(items[by:] + items[:by])
+
+
+def client_phase(clients: dict[str, dict[str, openai.OpenAI]], rounds: int, reps: dict[str, int],
+                 progress: Callable[[str], None]) -> dict[str, dict[str, list[float]]]:
+    """Per scenario and mode, the per-round median seconds per run."""
+    out: dict[str, dict[str, list[float]]] = {s: {m: [] for m in CLIENT_MODES} for s in SCENARIOS}
+    for r in range(rounds):
+        for scenario in SCENARIOS:
+            run = RUNNERS[scenario]
+            order = rotate(CLIENT_MODES, r)
+            times: dict[str, list[float]] = {mode: [] for mode in order}
+            for _ in range(reps[scenario]):  # modes interleaved run by run within the round
+                for mode in order:
+                    client = clients[mode][scenario]
+                    t0 = time.perf_counter()
+                    run(client)
+                    times[mode].append(time.perf_counter() - t0)
+            for mode in order:
+                out[scenario][mode].append(statistics.median(times[mode]))
+        progress(f"client round {r + 1}/{rounds}")
+    return out
+
+
+async def drive(http: httpx2.AsyncClient, root: str, turns: list[Turn], loops: int) -> int:
+    """``loops`` runs of the scenario's turns, in order, by each of 16 concurrent clients."""
+    async def one_client() -> int:
+        done = 0
+        for _ in range(loops):
+            for turn in turns:
+                async with http.stream("POST", root + turn.path, content=turn.body, headers=turn.headers) as r:
+                    size = 0
+                    async for piece in r.aiter_raw():
+                        size += len(piece)
+                    if r.status_code != 200 or size != len(turn.reply):
+                        raise RuntimeError(f"{root}{turn.path}: status {r.status_code}, {size} bytes")
+                done += 1
+        return done
+
+    return sum(await asyncio.gather(*(one_client() for _ in range(CONCURRENCY))))
+
+
+async def server_phase(servers: dict[str, Server], captured: dict[str, list[Turn]], rounds: int,
+                       loops: dict[str, int], progress: Callable[[str], None]
+                       ) -> tuple[dict[str, dict[str, list[float]]], dict[str, dict[str, list[float]]],
+                                  dict[str, tuple[int, int]]]:
+    """Per scenario and server: per-round CPU µs per request, and requests/s."""
+    cpu: dict[str, dict[str, list[float]]] = {s: {m: [] for m in SERVER_MODES} for s in SCENARIOS}
+    rate: dict[str, dict[str, list[float]]] = {s: {m: [] for m in SERVER_MODES} for s in SCENARIOS}
+    totals = {m: [0, 0] for m in SERVER_MODES}  # schedstat ns, stat ns
+    limits = httpx2.Limits(max_connections=CONCURRENCY, max_keepalive_connections=CONCURRENCY)
+    clients = {m: httpx2.AsyncClient(limits=limits, timeout=60) for m in SERVER_MODES}
+    try:
+        for mode in SERVER_MODES:  # warm up: connections open, code paths hot
+            for scenario in SCENARIOS:
+                await drive(clients[mode], servers[mode].root, captured[scenario], 2)
+        for r in range(rounds):
+            for scenario in SCENARIOS:
+                for mode in rotate(SERVER_MODES, r):
+                    server = servers[mode]
+                    s0, t0, w0 = server.cpu_ns(), server.stat_ns(), time.perf_counter()
+                    n = await drive(clients[mode], server.root, captured[scenario], loops[scenario])
+                    wall = time.perf_counter() - w0
+                    await asyncio.sleep(0.02)  # let the server finish closing out the batch
+                    s1, t1 = server.cpu_ns(), server.stat_ns()
+                    cpu[scenario][mode].append((s1 - s0) / n / 1000)
+                    rate[scenario][mode].append(n / wall)
+                    totals[mode][0] += s1 - s0
+                    totals[mode][1] += t1 - t0
+            progress(f"server round {r + 1}/{rounds}")
+    finally:
+        for http in clients.values():
+            await http.aclose()
+    return cpu, rate, {m: (a, b) for m, (a, b) in totals.items()}
+
+
+def ratio_median(values: list[float], reference: list[float]) -> float:
+    return statistics.median(v / ref for v, ref in zip(values, reference))
+
+
+# -- profile -------------------------------------------------------------------------
+
+def profile_handle(captured: dict[str, list[Turn]], reps: int = 300) -> str:
+    """cProfile of ``MockLLM.handle`` on the captured requests: where the mock's time goes."""
+    out = io.StringIO()
+    for scenario, turns in captured.items():
+        mock = MockLLM()
+        requests = [(t.path, dict(t.headers), t.body) for t in turns]
+        for path, headers, body in requests:  # warm
+            mock.handle("POST", path, headers, body)
+        t0 = time.perf_counter()
+        for _ in range(reps):
+            for path, headers, body in requests:
+                mock.handle("POST", path, headers, body)
+        per = (time.perf_counter() - t0) / reps / len(requests) * 1e6
+        profiler = cProfile.Profile()
+        profiler.enable()
+        for _ in range(reps):
+            for path, headers, body in requests:
+                mock.handle("POST", path, headers, body)
+        profiler.disable()
+        out.write(f"\n=== MockLLM.handle, {scenario}: {per:.0f} µs per request unprofiled "
+                  f"({len(requests)} request(s) x {reps}) ===\n")
+        for sort in ("tottime", "cumulative"):
+            stats = pstats.Stats(profiler, stream=out)
+            stats.sort_stats(sort).print_stats(22)
+    return out.getvalue()
+
+
+def handle_cpu(captured: dict[str, list[Turn]], scenario: str, reps: int = 300) -> float:
+    """``MockLLM.handle``'s CPU µs per request on the scenario's requests (median of 5)."""
+    mock = MockLLM()
+    requests = [(t.path, dict(t.headers), t.body) for t in captured[scenario]]
+    for path, headers, body in requests * 20:  # warm
+        mock.handle("POST", path, headers, body)
+    samples = []
+    for _ in range(5):
+        c0 = time.process_time()
+        for _ in range(reps // 5):
+            for path, headers, body in requests:
+                mock.handle("POST", path, headers, body)
+        samples.append((time.process_time() - c0) / (reps // 5) / len(requests) * 1e6)
+    return statistics.median(samples)
+
+
+def handle_breakdown(captured: dict[str, list[Turn]], scenario: str, per: float, reps: int = 300) -> str:
+    """Markdown: ``MockLLM.handle``'s CPU per request for ``scenario`` and the mockllm
+    functions taking the largest share of it (cProfile, cumulative)."""
+    mock = MockLLM()
+    requests = [(t.path, dict(t.headers), t.body) for t in captured[scenario]]
+    profiler = cProfile.Profile()
+    profiler.enable()
+    for _ in range(reps):
+        for path, headers, body in requests:
+            mock.handle("POST", path, headers, body)
+    profiler.disable()
+    stats = pstats.Stats(profiler)
+    handle_total = next(ct for (f, _, fn), (_, _, _, ct, _) in stats.stats.items()  # type: ignore[attr-defined]
+                        if fn == "handle" and f.endswith("engine.py"))
+    rows = []
+    for (filename, line, fn), (_, calls, own, cum, _) in stats.stats.items():  # type: ignore[attr-defined]
+        if f"{os.sep}mockllm{os.sep}" in filename and fn != "handle":
+            where = Path(filename)
+            where = where.relative_to(ROOT) if where.is_relative_to(ROOT) else Path(*where.parts[-2:])
+            name = f"{where.as_posix()}:{line} `{fn}`"
+            rows.append((cum, own, calls, name))
+    rows.sort(reverse=True)
+    lines = [(f"`MockLLM.handle` on the {scenario} request(s): {per:.0f} µs CPU per request "
+             "(unprofiled). Largest mockllm functions by share of `handle`'s profiled time:"),
+             "", "| function | cumulative | own | calls/request |", "| --- | ---: | ---: | ---: |"]
+    for cum, own, calls, name in rows[:10]:
+        lines.append(f"| {name} | {cum / handle_total:.0%} | {own / handle_total:.0%} | "
+                     f"{calls / reps / len(requests):.3g} |")
+    return "\n".join(lines)
+
+
+# -- report --------------------------------------------------------------------------
+
+@dataclass
+class Target:
+    name: str
+    scenario: str
+    value: float
+    limit: float
+
+    @property
+    def ok(self) -> bool:
+        return self.value <= self.limit
+
+
+def tables(client: dict[str, dict[str, list[float]]], cpu: dict[str, dict[str, list[float]]],
+           rate: dict[str, dict[str, list[float]]], totals: dict[str, tuple[int, int]],
+           handle_us: dict[str, float]) -> tuple[str, list[Target]]:
+    lines = [("Client time: openai SDK (sync), stream=True, every chunk consumed; ms per run "
+             "(text: 1 request; tools: 3 requests), modes interleaved run by run. "
+             "Ratio = median over rounds of (mode / floor)."),
+             "",
+             "| mode | text ms | text ratio | tools ms | tools ratio |",
+             "| --- | ---: | ---: | ---: | ---: |"]
+    for mode in CLIENT_MODES:
+        cells = []
+        for scenario in SCENARIOS:
+            cells.append(f"{statistics.median(client[scenario][mode]) * 1000:.2f}")
+            cells.append(f"{ratio_median(client[scenario][mode], client[scenario]['floor']):.3f}x")
+        lines.append(f"| {LABEL[mode]} | " + " | ".join(cells) + " |")
+    implied = {s: 1 + handle_us[s] * TURNS[s] / 1e6 / statistics.median(client[s]["floor"]) for s in SCENARIOS}
+    lines += ["",
+              ("Cross-check from the engine's own cost (deterministic, unlike the wall times above): "
+              f"`MockLLM.handle` takes {handle_us['text']:.0f} µs CPU for the 200-word request and "
+              f"{handle_us['tools']:.0f} µs per tool-loop request, so (a) should sit near "
+              f"1 + handle / floor = {implied['text']:.3f}x (text) and {implied['tools']:.3f}x (tools); "
+              "the measured ratio's spread around that is the machine's noise.")]
+    lines += ["",
+              (f"Server CPU: the server process's CPU µs per HTTP request, {CONCURRENCY} concurrent "
+              "async clients (raw httpx2, keep-alive). Ratio = median over rounds of (server / (d)). "
+              "req/s is wall throughput (informational; client and server share 2 cores)."),
+              "",
+              "| server | text CPU µs/req | text ratio | text req/s | tools CPU µs/req | tools ratio | tools req/s |",
+              "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    for mode in SERVER_MODES:
+        cells = []
+        for scenario in SCENARIOS:
+            cells.append(f"{statistics.median(cpu[scenario][mode]):.0f}")
+            cells.append(f"{ratio_median(cpu[scenario][mode], cpu[scenario]['starlette']):.2f}x")
+            cells.append(f"{statistics.median(rate[scenario][mode]):.0f}")
+        lines.append(f"| {LABEL[mode]} | " + " | ".join(cells) + " |")
+    extra = {s: statistics.median(cpu[s]["server"]) - statistics.median(cpu[s]["starlette"]) for s in SCENARIOS}
+    lines += ["", ("What (c) adds to (d), per request: "
+              f"{extra['text']:.0f} µs (text) and {extra['tools']:.0f} µs (tools), against "
+              f"`MockLLM.handle`'s own {handle_us['text']:.0f} µs and {handle_us['tools']:.0f} µs "
+              "measured in this process.")]
+    agree = ", ".join(f"{m} {a / 1e9:.2f} s vs {b / 1e9:.2f} s" for m, (a, b) in totals.items())
+    lines += ["", f"CPU cross-check over the whole phase, schedstat vs /proc/<pid>/stat: {agree}."]
+
+    targets = [
+        Target("in-process <= 1.1x floor, 200-word reply", "text",
+               ratio_median(client["text"]["in-process"], client["text"]["floor"]), 1.1),
+        Target("in-process <= 1.2x floor, 3-turn tool loop", "tools",
+               ratio_median(client["tools"]["in-process"], client["tools"]["floor"]), 1.2),
+        Target("server CPU/request <= 2x (d), 200-word reply", "text",
+               ratio_median(cpu["text"]["server"], cpu["text"]["starlette"]), 2.0),
+        Target("server CPU/request <= 2x (d), 3-turn tool loop", "tools",
+               ratio_median(cpu["tools"]["server"], cpu["tools"]["starlette"]), 2.0),
+    ]
+    lines += ["", "| target | measured | limit | result |", "| --- | ---: | ---: | --- |"]
+    for t in targets:
+        lines.append(f"| {t.name} | {t.value:.3f}x | {t.limit}x | {'PASS' if t.ok else 'FAIL'} |")
+    return "\n".join(lines), targets
+
+
+def write_docs(body: str, command: str, settings: str) -> None:
+    section = "\n".join([
+        SECTION,
+        "",
+        (f"Measured {DOC_DATE} with `{command}` on this project's machine: 2 cores, shared with "
+        "other work and noisy, so every figure is a median over alternating rounds and the "
+        "ratios (median of per-round ratios) are the figures to trust, not the absolute times. "
+        f"Python {sys.version.split()[0]}, openai {openai.__version__}, httpx2 {httpx2.__version__}; "
+        "uvicorn on its default asyncio loop and h11 (no uvloop, no httptools) for every server. "
+        f"{settings}"),
+        "",
+        ("Modes: (a) `HTTPX2Transport` in process; (b) `httpx2.MockTransport` returning the "
+        "pre-rendered bytes (the floor: no logic); (c) `python -m mockllm serve --port 0`; "
+        "(d) a minimal Starlette app writing the pre-rendered body in one piece; (e) a minimal "
+        "sse-starlette app sending the same events one by one (`bench/_apps.py`). The "
+        "pre-rendered bodies are `MockLLM().handle`'s replies to the SDK's own requests, and "
+        "every server's bytes are checked against them before measuring."),
+        "",
+        body,
+        "",
+    ])
+    # Re-read right before writing: another section may have been written meanwhile.
+    text = DOC.read_text(encoding="utf-8") if DOC.exists() else "# Performance\n"
+    start = text.find(SECTION + "\n")
+    if start < 0 and text.endswith(SECTION):
+        start = len(text) - len(SECTION)
+    if start >= 0:
+        following = text.find("\n## ", start + len(SECTION))
+        end = len(text) if following < 0 else following + 1
+        text = text[:start] + section + ("\n" + text[end:] if end < len(text) else "")
+    else:
+        text = text.rstrip("\n") + "\n\n" + section
+    DOC.parent.mkdir(parents=True, exist_ok=True)
+    DOC.write_text(text.rstrip("\n") + "\n", encoding="utf-8")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--rounds", type=int, default=None, help="rounds per phase (default 15; --quick 5)")
+    parser.add_argument("--quick", action="store_true", help="a short run (under a minute)")
+    parser.add_argument("--check", action="store_true", help="exit 1 when a target fails")
+    parser.add_argument("--write-docs", action="store_true", help=f"write the figures into {DOC.relative_to(ROOT)}")
+    parser.add_argument("--profile", action="store_true", help="also cProfile MockLLM.handle per scenario")
+    args = parser.parse_args(argv)
+
+    rounds = args.rounds if args.rounds is not None else (5 if args.quick else 15)
+    rounds = max(1, min(rounds, 1000))
+    reps = {"text": 3, "tools": 3} if args.quick else {"text": 6, "tools": 6}
+    loops = {"text": 4, "tools": 2} if args.quick else {"text": 8, "tools": 4}  # per client, per batch
+    settings = (f"Rounds: {rounds}; per round and mode {reps['text']} text runs and {reps['tools']} "
+                f"tool loops (client phase, median within the round); per round and server "
+                f"{CONCURRENCY}x{loops['text']} text requests and {CONCURRENCY}x{loops['tools']}x3 "
+                "tool-loop requests (server phase).")
+
+    def progress(message: str) -> None:
+        print(f"  .. {message} ({time.monotonic() - started:.0f} s)", file=sys.stderr, flush=True)
+
+    started = time.monotonic()
+    captured, expected = capture()
+    servers: dict[str, Server] = {}
+    with tempfile.TemporaryDirectory(prefix="bench_wire_") as tmp:
+        workdir = Path(tmp)
+        bodies = workdir / "bodies.json"
+        write_bodies(captured, bodies)
+        try:
+            servers["server"] = start_server("server", ["-m", "mockllm", "serve", "--port", "0"], workdir)
+            servers["starlette"] = start_server("starlette", [str(ROOT / "bench" / "_apps.py"), "plain", str(bodies)], workdir)
+            servers["sse"] = start_server("sse", [str(ROOT / "bench" / "_apps.py"), "sse", str(bodies)], workdir)
+            check_bytes(servers, captured)
+            progress("servers up; every server's bytes equal MockLLM().handle's")
+
+            pools = {
+                "in-process": httpx2.Client(transport=HTTPX2Transport(MockLLM())),
+                "floor": httpx2.Client(transport=floor_transport(captured)),
+                **{m: httpx2.Client(timeout=60) for m in SERVER_MODES},
+            }
+            roots = {"in-process": "http://mockllm", "floor": "http://mockllm",
+                     **{m: servers[m].root for m in SERVER_MODES}}
+            clients = {m: {s: sdk_client(pools[m], roots[m], s) for s in SCENARIOS} for m in CLIENT_MODES}
+            for mode in CLIENT_MODES:  # warm up, and every mode must give the same result
+                for scenario in SCENARIOS:
+                    for _ in range(2):
+                        got = RUNNERS[scenario](clients[mode][scenario])
+                        if got != expected[scenario]:
+                            raise SystemExit(f"{mode}/{scenario}: SDK result differs: {got!r:.300}")
+            client = client_phase(clients, rounds, reps, progress)
+            for pool in pools.values():
+                pool.close()
+            cpu, rate, totals = asyncio.run(server_phase(servers, captured, rounds, loops, progress))
+        finally:
+            for server in servers.values():
+                stop_server(server)
+
+    handle_us = {s: handle_cpu(captured, s) for s in SCENARIOS}
+    body, targets = tables(client, cpu, rate, totals, handle_us)
+    failing = [s for s in SCENARIOS if any(not t.ok and t.scenario == s for t in targets)]
+    if failing:
+        body += "\n\nWhere the mock's time goes in the failing case(s), from `bench/bench_wire.py`'s own " \
+                "cProfile of `MockLLM.handle` (next to (d), the mock server's per-request path adds essentially only this call):\n\n"
+        body += "\n\n".join(handle_breakdown(captured, s, handle_us[s]) for s in failing)
+    elapsed = time.monotonic() - started
+    print()
+    print(f"bench_wire: {rounds} rounds, {elapsed:.0f} s. {settings}")
+    print()
+    print(body)
+    if args.profile:
+        print(profile_handle(captured))
+    if args.write_docs:
+        command = "python bench/bench_wire.py --write-docs" + (f" --rounds {args.rounds}" if args.rounds else "") \
+            + (" --quick" if args.quick else "")
+        write_docs(body, command, settings)
+        print(f"\nwrote the section {SECTION!r} of {DOC.relative_to(ROOT)}")
+    failed = [t for t in targets if not t.ok]
+    return 1 if args.check and failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

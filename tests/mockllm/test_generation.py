@@ -1,0 +1,256 @@
+"""Deterministic generation: same chain + turn + seed, same words and ids, in any process.
+
+Also: tool-call ids encode their chain and turn, so a client that trims assistant
+messages from its history is still answered with the right instruction; and streamed
+deltas re-join to exactly the text they were cut from.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mockllm import INSTRUCTION_END, INSTRUCTION_START, build_reply_plan, select
+from mockllm.generation import (
+    generate_words,
+    stable_hex,
+    tool_call_id,
+    turn_of_tool_call_id,
+)
+from mockllm.plan import ReplyPlan, split_words
+
+REPO = Path(__file__).resolve().parents[2]
+
+CHAIN = {"instruction_chain": [
+    {"id": "think", "reasoning": {"length": 25}, "messages": [{"text_message": {"length": 40}}]},
+    {"id": "act", "messages": [{"text_message": {"length": 5}},
+                               {"tool_call": [{"name": "search", "args": {"q": "x"}},
+                                              {"name": "fetch", "args": {"n": 2}}]}]},
+    {"id": "again", "messages": [{"tool_call": [{"name": "search", "args": {}}]}]},
+    {"id": "end", "messages": [{"text_message": {"length": 40}}]},
+]}
+
+
+def tagged_text(script: Any = CHAIN) -> str:
+    return f"Go\n{INSTRUCTION_START}\n{json.dumps(script)}\n{INSTRUCTION_END}"
+
+
+def chat_body(turns: int) -> dict[str, Any]:
+    messages: list[dict[str, Any]] = [{"role": "user", "content": tagged_text()}]
+    messages += [{"role": "assistant", "content": "x"}, {"role": "user", "content": "y"}] * turns
+    return {"messages": messages}
+
+
+def fingerprint_of(plan: ReplyPlan) -> dict[str, Any]:
+    return {
+        "text": plan.text,
+        "reasoning": plan.reasoning,
+        "tool_ids": [c.id for c in plan.tool_calls],
+        "response_id": plan.response_id,
+        "created": plan.created,
+        "signature": plan.reasoning_signature,
+    }
+
+
+def plans_here(seed: int) -> list[dict[str, Any]]:
+    return [
+        fingerprint_of(build_reply_plan(select(chat_body(t), "openai-chat"), protocol=p, seed=seed))
+        for t in range(4)
+        for p in ("openai-chat", "anthropic-messages")
+    ]
+
+
+_CHILD = """
+import json, sys
+sys.path.insert(0, {repo!r})
+from mockllm import build_reply_plan, select
+body = json.loads(sys.stdin.read())
+out = []
+for t in range(4):
+    b = dict(body, messages=body["messages"][: 1 + 2 * t])
+    for p in ("openai-chat", "anthropic-messages"):
+        plan = build_reply_plan(select(b, "openai-chat"), protocol=p, seed={seed})
+        out.append(dict(text=plan.text, reasoning=plan.reasoning,
+                        tool_ids=[c.id for c in plan.tool_calls], response_id=plan.response_id,
+                        created=plan.created, signature=plan.reasoning_signature))
+print(json.dumps(out))
+"""
+
+
+def plans_in_subprocess(seed: int, hash_seed: str) -> list[dict[str, Any]]:
+    env = {**os.environ, "PYTHONHASHSEED": hash_seed}
+    done = subprocess.run(
+        [sys.executable, "-c", _CHILD.format(repo=str(REPO), seed=seed)],
+        input=json.dumps(chat_body(3)), capture_output=True, text=True, env=env, timeout=60,
+        check=True,
+    )
+    result: list[dict[str, Any]] = json.loads(done.stdout)
+    return result
+
+
+def test_same_chain_turn_and_seed_give_the_same_plan_in_fresh_processes() -> None:
+    expected = plans_here(seed=7)
+    for hash_seed in ("0", "1", "4242", "random"):
+        assert plans_in_subprocess(7, hash_seed) == expected, hash_seed
+
+
+def test_a_different_seed_gives_different_words() -> None:
+    one, other = plans_here(seed=1), plans_here(seed=2)
+    assert one[0]["text"] != other[0]["text"]
+    assert one[0]["reasoning"] != other[0]["reasoning"]
+    assert one[0]["response_id"] != other[0]["response_id"]
+    # Word counts are the script's, whatever the seed.
+    assert [len(p["text"].split()) for p in one] == [len(p["text"].split()) for p in other]
+
+
+def test_turns_get_different_words_and_ids() -> None:
+    plans = plans_here(seed=0)
+    first, last = plans[0], plans[6]  # turn 0 and turn 3 of openai-chat, both 40 words
+    assert len(first["text"].split()) == len(last["text"].split()) == 40
+    assert first["text"] != last["text"]
+    assert first["response_id"] != last["response_id"]
+    assert last["created"] == first["created"] + 3
+
+
+@pytest.mark.parametrize("count", [0, 1, 2, 13, 100, 2500])
+def test_generate_words_gives_exactly_the_count(count: int) -> None:
+    text = generate_words(count, "key", count)
+    assert len(text.split()) == count
+    assert text == generate_words(count, "key", count)
+    if count:
+        assert text[0].isupper() and text.endswith(".")
+
+
+def test_stable_hex_is_a_pure_function_of_its_key() -> None:
+    assert stable_hex(1, "a") == stable_hex(1, "a")
+    assert stable_hex(1, "a") != stable_hex(1, "b")
+    assert len(stable_hex(1, length=64)) == 64
+
+
+# -- tool-call ids encode the turn -------------------------------------------------------
+
+
+@pytest.mark.parametrize(("protocol", "prefix"), [("openai-chat", "call_"),
+                                                   ("anthropic-messages", "toolu_"),
+                                                   ("openai-responses", "call_")])
+def test_tool_call_ids_encode_chain_and_turn(protocol: str, prefix: str) -> None:
+    selection = select(chat_body(1), "openai-chat")
+    plan = build_reply_plan(selection, protocol=protocol)
+    assert selection.chain_id is not None
+    ids = [c.id for c in plan.tool_calls]
+    assert len(ids) == 2 and len(set(ids)) == 2
+    for call_id in ids:
+        assert call_id.startswith(prefix)
+        assert turn_of_tool_call_id(call_id, selection.chain_id) == 1
+        assert turn_of_tool_call_id(call_id, "0badc0de") is None
+    assert turn_of_tool_call_id(tool_call_id("call", "0badc0de", 17, 3), "0badc0de") == 17
+    assert turn_of_tool_call_id("call_abc123", "0badc0de") is None
+
+
+def _played_ids(protocol: str) -> list[list[str]]:
+    """The tool-call ids the mock makes for turns 1 and 2 of CHAIN."""
+    ids = []
+    for turn in (1, 2):
+        plan = build_reply_plan(select(chat_body(turn), "openai-chat"), protocol=protocol)
+        ids.append([c.id for c in plan.tool_calls])
+    return ids
+
+
+def _trimmed(protocol: str, result_ids: list[str]) -> dict[str, Any]:
+    """The tagged message, then only tool results: the client dropped assistant messages."""
+    text = tagged_text()
+    if protocol == "openai-chat":
+        return {"messages": [{"role": "user", "content": text}]
+                + [{"role": "tool", "tool_call_id": i, "content": "ok"} for i in result_ids]}
+    if protocol == "anthropic-messages":
+        return {"messages": [{"role": "user", "content": text}]
+                + [{"role": "user", "content": [{"type": "tool_result", "tool_use_id": i, "content": "ok"}]}
+                   for i in result_ids]}
+    return {"input": [{"role": "user", "content": text}]
+            + [{"type": "function_call_output", "call_id": i, "output": "ok"} for i in result_ids]}
+
+
+@pytest.mark.parametrize("protocol", ["openai-chat", "anthropic-messages", "openai-responses"])
+def test_a_trimmed_history_is_placed_at_the_right_turn(protocol: str) -> None:
+    turn1, turn2 = _played_ids(protocol)
+    # Full history would be at turn 3 ("end"); with assistant messages removed, nothing
+    # is counted, but the results' ids say the newest answered call was made at turn 2.
+    selection = select(_trimmed(protocol, turn1 + turn2), protocol)
+    assert selection.counted_turns == 0
+    assert (selection.turn_index, selection.instruction_id) == (3, "end")
+    assert selection.placed_by_tool_call_id
+    assert "placed by a tool-call id" in str(selection)
+    selection = select(_trimmed(protocol, turn1), protocol)
+    assert (selection.turn_index, selection.instruction_id) == (2, "again")
+
+
+def test_replies_after_the_newest_id_still_count_in_a_trimmed_history() -> None:
+    # Turn 0 (text) was trimmed; turn 1's tool results were kept; turn 2's reply has no ids.
+    turn1, _ = _played_ids("openai-chat")
+    body = _trimmed("openai-chat", turn1)
+    body["messages"] += [{"role": "assistant", "content": "a reply without tool calls"},
+                         {"role": "user", "content": "and?"}]
+    selection = select(body, "openai-chat")
+    assert (selection.counted_turns, selection.turn_index, selection.instruction_id) == (1, 3, "end")
+
+
+def test_anthropic_results_next_to_user_text_still_place_a_trimmed_history() -> None:
+    turn1, _ = _played_ids("anthropic-messages")
+    body = _trimmed("anthropic-messages", [])
+    body["messages"].append({"role": "user", "content": [
+        *({"type": "tool_result", "tool_use_id": i, "content": "ok"} for i in turn1),
+        {"type": "text", "text": "here you go"},
+    ]})
+    selection = select(body, "anthropic-messages")
+    assert (selection.turn_index, selection.instruction_id) == (2, "again")
+
+
+@pytest.mark.parametrize("protocol", ["openai-chat", "anthropic-messages", "openai-responses"])
+def test_ids_not_made_for_this_chain_do_not_move_the_turn(protocol: str) -> None:
+    foreign = [tool_call_id("call", "0badc0de", 3, 0), "call_client_made_7", "toolu_01AbC"]
+    selection = select(_trimmed(protocol, foreign), protocol)
+    assert (selection.turn_index, selection.instruction_id) == (0, "think")
+    assert not selection.placed_by_tool_call_id
+
+
+def test_counting_wins_when_it_is_ahead_of_the_ids() -> None:
+    # Tool ids from turn 1, but three assistant turns counted: the count stands.
+    (turn1, _) = _played_ids("openai-chat")
+    body = chat_body(3)
+    body["messages"] += [{"role": "tool", "tool_call_id": i, "content": "late"} for i in turn1]
+    selection = select(body, "openai-chat")
+    assert (selection.turn_index, selection.placed_by_tool_call_id) == (3, False)
+
+
+# -- streamed deltas ---------------------------------------------------------------------
+
+_WORDY = st.text(alphabet=st.sampled_from(list("ab é\n\t  ,.")), max_size=60)
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=_WORDY, per_chunk=st.integers(min_value=1, max_value=6))
+def test_split_words_rejoins_exactly_with_at_most_n_words_per_delta(text: str, per_chunk: int) -> None:
+    pieces = split_words(text, per_chunk)
+    assert "".join(pieces) == text
+    assert all(pieces)
+    words = len(text.split())
+    if words:
+        # Every delta but the last holds exactly ``per_chunk`` words; none is blank.
+        assert [len(p.split()) for p in pieces[:-1]] == [per_chunk] * (len(pieces) - 1)
+        assert 1 <= len(pieces[-1].split()) <= per_chunk
+        assert len(pieces) == -(-words // per_chunk)
+
+
+def test_split_words_examples() -> None:
+    assert split_words("one two  three\nfour", 2) == ["one two  ", "three\nfour"]
+    assert split_words("  lead and trail  ", 1) == ["  lead ", "and ", "trail  "]
+    assert split_words("", 3) == []
+    assert split_words("   ", 1) == ["   "]
