@@ -16,7 +16,6 @@ results, and their ids tell which turn they answer, so the mock can place the re
 from __future__ import annotations
 
 import hashlib
-import random
 import re
 
 __all__ = ["TOOL_CALL_ID", "generate_words", "stable_hex", "tool_call_id", "turn_of_tool_call_id"]
@@ -25,14 +24,19 @@ _VOCABULARY = tuple(
     """
     the agent reads a plan and calls tools to gather facts before it answers with care
     data model result value report summary search index table record query response
-    first next then after before while because so also only each every some many few
+    first next then after while because so also only each every some many few
     quick quiet bright steady clear simple careful precise gentle solid honest calm
     analyse compare measure check verify collect review update combine explain extract
     river mountain forest harbor meadow valley island desert canyon glacier prairie
     signal vector matrix packet buffer stream socket thread kernel cache ledger archive
     north south east west early late over under between across within around along
+    orbit pixel prism cobalt amber silver copper marble velvet linen cedar maple willow
+    lantern compass anchor bridge tunnel tower garden market ember harvest summit beacon
+    ripple quartzorchard
     """.split()
 )
+# One digest byte picks one word: the vocabulary is exactly 128 distinct words.
+assert len(_VOCABULARY) == 128 and len(set(_VOCABULARY)) == 128
 
 TOOL_CALL_ID = re.compile(r"mk([0-9a-f]{8})_t(\d+)_(\d+)$")
 
@@ -50,18 +54,21 @@ def generate_words(count: int, *key: object) -> str:
     """Exactly ``count`` whitespace-separated words, the same for the same key.
 
     Sentences start with a capital and end with a period so the text reads like prose.
+    Words and sentence lengths come from a SHAKE-128 stream of the key (one byte per
+    word), which keeps generation at C speed on long replies.
     """
     if count <= 0:
         return ""
-    rng = random.Random(int.from_bytes(_digest(key, 8), "big"))
-    words = [rng.choice(_VOCABULARY) for _ in range(count)]
-    sentence_start = 0
-    for i in range(count):
-        if i == sentence_start:
-            words[i] = words[i].capitalize()
-            sentence_start += rng.randint(6, 14)
-        if i + 1 == sentence_start or i + 1 == count:
-            words[i] += "."
+    stream = hashlib.shake_128(repr(key).encode()).digest(2 * count)
+    words = [_VOCABULARY[b & 127] for b in stream[:count]]
+    lengths = stream[count:]
+    start = 0
+    n = 0
+    while start < count:
+        end = min(count, start + 6 + lengths[n] % 9)  # sentences of 6 to 14 words
+        words[start] = words[start].capitalize()
+        words[end - 1] += "."
+        start, n = end, n + 1
     return " ".join(words)
 
 

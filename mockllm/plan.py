@@ -8,6 +8,7 @@ bytes through every door.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Union
 
@@ -109,33 +110,21 @@ class ReplyPlan:
         return tuple(p for p in self.parts if isinstance(p, ToolCallPart))
 
 
+_WORD_WITH_SPACE = re.compile(r"\s*\S+\s*")
+"""A word with the whitespace after it (and, for the first word, before it)."""
+
+
 def split_words(text: str, words_per_chunk: int) -> list[str]:
     """Split ``text`` into streamed deltas of ``words_per_chunk`` words each.
 
-    Whitespace stays attached to the word before it's followed by, so joining the
-    deltas gives back ``text`` exactly.
+    Whitespace stays attached to the word before it (leading whitespace to the first
+    word), so joining the deltas gives back ``text`` exactly.
     """
     if not text:
         return []
-    pieces: list[str] = []
-    start = 0
-    count = 0
-    i = 0
-    n = len(text)
-    # Leading whitespace belongs to the first word's delta, not to a delta of its own.
-    while i < n and text[i].isspace():
-        i += 1
-    while i < n:
-        # Skip to the end of a word, then past its following whitespace.
-        while i < n and not text[i].isspace():
-            i += 1
-        while i < n and text[i].isspace():
-            i += 1
-        count += 1
-        if count == words_per_chunk:
-            pieces.append(text[start:i])
-            start = i
-            count = 0
-    if start < n:
-        pieces.append(text[start:])
-    return pieces
+    words = _WORD_WITH_SPACE.findall(text)
+    if not words:
+        return [text]  # whitespace only
+    if words_per_chunk == 1:
+        return words
+    return ["".join(words[i:i + words_per_chunk]) for i in range(0, len(words), words_per_chunk)]

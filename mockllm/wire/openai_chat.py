@@ -14,6 +14,7 @@ the choices that are ours, not OpenAI's:
 
 from __future__ import annotations
 
+from json.encoder import encode_basestring as encode_string
 from typing import Any
 
 from mockllm.conversation import Conversation, conversation_from_chat_completions
@@ -227,7 +228,7 @@ class OpenAIChatCodec:
         With ``plan.error.after_chunks`` = K: the first K events, then an error event
         and nothing more (the SDK raises ``openai.APIError``).
         """
-        events = [sse_event(chunk) for chunk in self._chunks(plan, body)]
+        events = self._chunk_events(plan, body)
         error = plan.error
         if error is not None and error.after_chunks is not None:
             kind, _, message = openai_error_fields(error.status, error.type, error.message)
@@ -235,45 +236,41 @@ class OpenAIChatCodec:
             return events[:error.after_chunks] + [sse_event(failure)]
         return events + [sse_event("[DONE]")]
 
-    def _chunks(self, plan: ReplyPlan, body: dict[str, Any]) -> list[dict[str, Any]]:
+    def _chunk_events(self, plan: ReplyPlan, body: dict[str, Any]) -> list[bytes]:
+        # Every chunk is the same object around a different delta, so the JSON text
+        # around the delta is built once and only the delta is encoded per chunk
+        # (a 200-word reply is 200 chunks; dumping each whole object dominated).
         options = body.get("stream_options")
         include_usage = isinstance(options, dict) and options.get("include_usage") is True
+        base = (f'data: {{"id":{dumps(f"chatcmpl-{plan.response_id}")},"object":"chat.completion.chunk",'
+                f'"created":{plan.created},"model":{dumps(body.get("model"))},'
+                f'"system_fingerprint":{dumps(SYSTEM_FINGERPRINT)},')
+        head = base + '"choices":[{"index":0,"delta":'
+        usage_null = ',"usage":null' if include_usage else ""
+        tail = ',"logprobs":null,"finish_reason":null}]' + usage_null + "}\n\n"
 
-        def chunk(delta: dict[str, Any], finish_reason: str | None = None) -> dict[str, Any]:
-            out: dict[str, Any] = {
-                "id": f"chatcmpl-{plan.response_id}",
-                "object": "chat.completion.chunk",
-                "created": plan.created,
-                "model": body.get("model"),
-                "system_fingerprint": SYSTEM_FINGERPRINT,
-                "choices": [{"index": 0, "delta": delta, "logprobs": None,
-                             "finish_reason": finish_reason}],
-            }
-            if include_usage:
-                out["usage"] = None
-            return out
+        def event(delta: str, tail: str = tail) -> bytes:
+            return (head + delta + tail).encode()
 
         content = _content(plan)
-        chunks = [chunk({"role": "assistant", "content": "" if content is not None else None,
-                         "refusal": None})]
-        for piece in split_words(plan.reasoning or "", plan.chunk_words):
-            chunks.append(chunk({"reasoning_content": piece}))
-        for piece in split_words(plan.text, plan.chunk_words):
-            chunks.append(chunk({"content": piece}))
+        events = [event(dumps({"role": "assistant", "content": "" if content is not None else None,
+                               "refusal": None}))]
+        for key, text in (("reasoning_content", plan.reasoning or ""), ("content", plan.text)):
+            before, after = f'{head}{{"{key}":', "}" + tail
+            events += [(before + encode_string(piece) + after).encode()
+                       for piece in split_words(text, plan.chunk_words)]
         for index, call in enumerate(plan.tool_calls):
-            chunks.append(chunk({"tool_calls": [{
+            events.append(event(dumps({"tool_calls": [{
                 "index": index, "id": call.id, "type": "function",
                 "function": {"name": call.name, "arguments": ""},
-            }]}))
-            for piece in _slices(call.arguments, ARGUMENT_SLICE):
-                chunks.append(chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]}))
-        chunks.append(chunk({}, _finish_reason(plan.stop_reason)))
+            }]})))
+            events += [event(f'{{"tool_calls":[{{"index":{index},"function":{{"arguments":{encode_string(piece)}}}}}]}}')
+                       for piece in _slices(call.arguments, ARGUMENT_SLICE)]
+        finish = f',"logprobs":null,"finish_reason":{dumps(_finish_reason(plan.stop_reason))}}}]' + usage_null + "}\n\n"
+        events.append(event("{}", finish))
         if include_usage:
-            last = chunk({})
-            last["choices"] = []
-            last["usage"] = _usage(plan.usage)
-            chunks.append(last)
-        return chunks
+            events.append((base + f'"choices":[],"usage":{dumps(_usage(plan.usage))}}}\n\n').encode())
+        return events
 
     def render_error(self, status: int, type: str | None, message: str | None,
                      param: str | None = None) -> bytes:
