@@ -24,13 +24,13 @@ from pydantic import BaseModel
 
 from mockllm.plan import Pacing
 from mockllm.replies import build_reply_plan
-from mockllm.selection import select
+from mockllm.selection import Selection, select
 from mockllm.wire.anthropic_messages import anthropic_messages
 from mockllm.wire.base import RequestRejected, WireCodec, dumps
 from mockllm.wire.openai_chat import openai_chat
 from mockllm.wire.openai_responses import openai_responses
 
-__all__ = ["CODECS", "JournalEntry", "MockLLM", "MockResponse", "codec_for"]
+__all__ = ["CODECS", "JournalEntry", "MockLLM", "MockResponse", "UnusedStep", "codec_for"]
 
 # Routed by path suffix, so a base URL with any prefix (``/v1``, ``/api/v1``) works.
 CODECS: dict[str, WireCodec] = {
@@ -71,6 +71,18 @@ class JournalEntry(BaseModel):
     error: str | None = None
     """Why the request was rejected, or which scripted fault it got."""
     warnings: list[str] = []
+
+
+@dataclass(frozen=True)
+class UnusedStep:
+    """A scripted instruction that no request reached."""
+
+    chain_id: str
+    index: int
+    label: str
+
+    def __str__(self) -> str:
+        return f"chain {self.chain_id} step {self.index} ({self.label!r})"
 
 
 @dataclass
@@ -132,6 +144,8 @@ class MockLLM:
         self._journal: deque[JournalEntry] = deque(maxlen=journal_size)
         self._counter = itertools.count()
         self._lock = threading.Lock()
+        # chain id -> (step labels, turn indexes served): what unused_steps() reports.
+        self._chains: dict[str, tuple[tuple[str, ...], set[int]]] = {}
 
     # -- journal ---------------------------------------------------------------------
 
@@ -142,10 +156,26 @@ class MockLLM:
             return list(self._journal)
 
     def reset(self) -> None:
-        """Forget the journal."""
+        """Forget the journal and which scripted steps were used."""
         with self._lock:
             self._journal.clear()
+            self._chains.clear()
             self._counter = itertools.count()
+
+    def unused_steps(self) -> list[UnusedStep]:
+        """Scripted instructions of the chains this mock has seen that no request reached."""
+        with self._lock:
+            chains = [(cid, labels, set(served)) for cid, (labels, served) in self._chains.items()]
+        return [UnusedStep(cid, i, label) for cid, labels, served in chains
+                for i, label in enumerate(labels) if i not in served]
+
+    def _note_step(self, selection: Selection) -> None:
+        if selection.chain_id is None:
+            return
+        with self._lock:
+            labels, served = self._chains.setdefault(selection.chain_id, (selection.step_labels, set()))
+            if selection.turn_index is not None and selection.turn_index < len(labels):
+                served.add(selection.turn_index)
 
     def _record(self, **fields: Any) -> None:
         with self._lock:
@@ -178,6 +208,7 @@ class MockLLM:
             return self._error_response(codec, exc.status, exc.type, exc.message, exc.param, {})
 
         selection = select(parsed, codec.name)
+        self._note_step(selection)
         attempt = _attempt(headers)
         plan = build_reply_plan(selection, protocol=codec.name, seed=self.seed, attempt=attempt,
                                 input_tokens=len(body) // 4)

@@ -57,6 +57,8 @@ class Selection:
     counted_turns: int = 0
     placed_by_tool_call_id: bool = False
     warnings: tuple[str, ...] = field(default=())
+    step_labels: tuple[str, ...] = field(default=())
+    """Each instruction's id (or position) in chain order, to report unused steps."""
 
     @property
     def instruction_id(self) -> str | None:
@@ -268,6 +270,9 @@ def _pick(protocol: str, script: Script, message_index: int, counted: int,
         chain_found=True, turn_index=turn, chain_length=len(script.entries),
         chain_id=script.fingerprint, legacy=script.legacy, message_index=message_index,
         counted_turns=counted, placed_by_tool_call_id=placed, warnings=script.warnings,
+        step_labels=tuple(
+            e.id if isinstance(e, Instruction) and e.id is not None else str(i)
+            for i, e in enumerate(script.entries)),
     )
     if not script.entries:
         return Selection(protocol, instruction=None, fallback_reason="the instruction chain is empty",

@@ -8,10 +8,6 @@ pointed at the mock either way.
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,40 +15,16 @@ from typing import Any
 import httpx2
 import pytest
 
+from harness.mock_fixtures import start_server
 from mockllm.engine import MockLLM
 from mockllm.transports import HTTPX2Transport
-
-SERVER_START_TIMEOUT_S = 30
 
 
 @pytest.fixture(scope="session")
 def mock_server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """Base URL (no /v1) of a mock server subprocess on 127.0.0.1."""
-    log_path = tmp_path_factory.mktemp("mock-server") / "server.log"
-    with open(log_path, "w") as log:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "mockllm", "serve", "--port", "0"],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
-        )
-    try:
-        deadline = time.monotonic() + SERVER_START_TIMEOUT_S
-        while True:
-            first_line = log_path.read_text().partition("\n")[0]
-            if first_line.startswith("mockllm serving on "):
-                break
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"the mock server did not start:\n{log_path.read_text()}")
-            time.sleep(0.02)
-        yield first_line.split()[-1]
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+    with start_server(tmp_path_factory.mktemp("mock-server")) as server:
+        yield server.base_url
 
 
 @dataclass

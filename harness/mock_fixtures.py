@@ -1,0 +1,187 @@
+"""What the plugin's mock fixtures hand to a test: clients pointed at the mock.
+
+``MockLLMFixture`` wraps an in-process ``MockLLM``; ``MockLLMServer`` a loopback server
+subprocess (``start_server``). Both build the official SDK clients and the harness's
+model clients the same way, so a test can switch doors by switching fixtures.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import httpx2
+
+from harness.llm import ModelClient, model_client
+from mockllm.engine import JournalEntry, MockLLM, UnusedStep
+from mockllm.explain import explain
+from mockllm.selection import Selection
+from mockllm.transports import HTTPX2Transport, HTTPXTransport
+
+__all__ = ["MockLLMFixture", "MockLLMServer", "UnusedStepsError", "start_server"]
+
+SERVER_START_TIMEOUT_S = 30
+
+
+class UnusedStepsError(AssertionError):
+    """Scripted instructions were never reached by any request."""
+
+
+class _Clients:
+    """Builds clients for a base URL; subclasses choose the transport."""
+
+    base_url: str
+
+    def __init__(self) -> None:
+        self._to_close: list[Any] = []
+
+    @property
+    def openai_base_url(self) -> str:
+        return f"{self.base_url}/v1"
+
+    @property
+    def anthropic_base_url(self) -> str:
+        return self.base_url
+
+    def _transport(self, module: Any) -> Any:
+        return None
+
+    def httpx2_client(self, *, is_async: bool = False) -> Any:
+        """An ``httpx2`` client reaching the mock (closed at teardown if sync)."""
+        cls = httpx2.AsyncClient if is_async else httpx2.Client
+        client = cls(transport=self._transport(httpx2), base_url=self.base_url)
+        if not is_async:
+            self._to_close.append(client)
+        return client
+
+    def httpx_client(self, *, is_async: bool = False) -> Any:
+        """An ``httpx`` client reaching the mock (closed at teardown if sync)."""
+        cls = httpx.AsyncClient if is_async else httpx.Client
+        client = cls(transport=self._transport(httpx), base_url=self.base_url)
+        if not is_async:
+            self._to_close.append(client)
+        return client
+
+    def openai(self, *, is_async: bool = False, **kwargs: Any) -> Any:
+        """An ``openai.OpenAI`` (or ``AsyncOpenAI``) client on the mock."""
+        import openai
+
+        cls = openai.AsyncOpenAI if is_async else openai.OpenAI
+        kwargs.setdefault("max_retries", 0)
+        return cls(api_key="test", base_url=self.openai_base_url,
+                   http_client=self.httpx2_client(is_async=is_async), **kwargs)
+
+    def anthropic(self, *, is_async: bool = False, **kwargs: Any) -> Any:
+        """An ``anthropic.Anthropic`` (or ``AsyncAnthropic``) client on the mock."""
+        import anthropic
+
+        cls = anthropic.AsyncAnthropic if is_async else anthropic.Anthropic
+        kwargs.setdefault("max_retries", 0)
+        return cls(api_key="test", base_url=self.anthropic_base_url,
+                   http_client=self.httpx2_client(is_async=is_async), **kwargs)
+
+    def model_client(self, protocol: str = "anthropic-messages", **kwargs: Any) -> ModelClient:
+        """The harness's streaming ``ModelClient`` for ``protocol`` on the mock."""
+        return model_client(protocol, base_url=self.base_url,
+                            http_client=self.httpx2_client(is_async=True), **kwargs)
+
+    def close(self) -> None:
+        for client in self._to_close:
+            client.close()
+        self._to_close.clear()
+
+
+class MockLLMFixture(_Clients):
+    """An in-process mock: no sockets, the same bytes as the server."""
+
+    base_url = "http://mockllm.test"
+
+    def __init__(self, mock: MockLLM) -> None:
+        super().__init__()
+        self.mock = mock
+
+    def _transport(self, module: Any) -> Any:
+        return HTTPX2Transport(self.mock) if module is httpx2 else HTTPXTransport(self.mock)
+
+    @property
+    def journal(self) -> list[JournalEntry]:
+        """Requests received, with the selection made for each, newest last."""
+        return self.mock.journal
+
+    def unused_steps(self) -> list[UnusedStep]:
+        return self.mock.unused_steps()
+
+    def assert_all_steps_used(self) -> None:
+        """Fail listing every scripted step no request reached."""
+        unused = self.mock.unused_steps()
+        if unused:
+            listing = "\n".join(f"  - {step}" for step in unused)
+            raise UnusedStepsError(
+                f"{len(unused)} scripted instruction step(s) were never used:\n{listing}\n"
+                "The code under test made fewer model calls than the script expects. Shorten "
+                "the script, or allow it with @pytest.mark.mockllm(allow_unused_steps=True)."
+            )
+
+    @staticmethod
+    def explain(body: Any, protocol: str = "openai-chat") -> Selection:
+        return explain(body, protocol)
+
+
+class MockLLMServer(_Clients):
+    """A mock server subprocess on loopback."""
+
+    def __init__(self, base_url: str, pid: int) -> None:
+        super().__init__()
+        self.base_url = base_url
+        self.pid = pid
+
+    @property
+    def journal(self) -> list[JournalEntry]:
+        """The server's journal (read over HTTP), newest last."""
+        with httpx2.Client() as client:
+            entries = client.get(f"{self.base_url}/_mockllm/requests").json()
+        return [JournalEntry.model_validate(e) for e in entries]
+
+    def reset(self) -> None:
+        with httpx2.Client() as client:
+            client.post(f"{self.base_url}/_mockllm/reset").raise_for_status()
+
+
+@contextlib.contextmanager
+def start_server(workdir: Path, *, seed: int = 0, lenient: bool = False) -> Iterator[MockLLMServer]:
+    """Run ``python -m mockllm serve --port 0`` until the block ends, then stop it by PID."""
+    log_path = workdir / "server.log"
+    command = [sys.executable, "-m", "mockllm", "serve", "--port", "0", "--seed", str(seed)]
+    if lenient:
+        command.append("--lenient")
+    with open(log_path, "w") as log:
+        proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT,
+                                env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    server = None
+    try:
+        deadline = time.monotonic() + SERVER_START_TIMEOUT_S
+        while True:
+            first_line = log_path.read_text().partition("\n")[0]
+            if first_line.startswith("mockllm serving on "):
+                break
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"the mock server did not start; its output:\n{log_path.read_text()}")
+            time.sleep(0.02)
+        server = MockLLMServer(first_line.split()[-1], proc.pid)
+        yield server
+    finally:
+        if server is not None:
+            server.close()
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()

@@ -1,0 +1,105 @@
+"""The pytest plugin (entry point ``pytest11``): fixtures, a marker and options.
+
+Fixtures:
+
+- ``mockllm`` — an in-process mock for one test: ready official clients
+  (``mockllm.openai()``, ``mockllm.anthropic()``, async with ``is_async=True``), plain
+  ``httpx``/``httpx2`` clients, base URLs, the request journal and ``explain``.
+  At teardown the test fails if a scripted instruction was never used.
+- ``mockllm_server`` — one loopback server (``python -m mockllm serve``) per session,
+  for real streaming over sockets.
+- ``golden`` — syrupy's ``snapshot`` with the golden-table extension (``golden/``).
+
+Configure a test with the marker of the same name::
+
+    @pytest.mark.mockllm(seed=3, lenient=True, allow_unused_steps=True)
+
+Options (all prefixed): ``--mockllm-seed``, ``--mockllm-lenient``,
+``--mockllm-allow-unused-steps``, ``--mockllm-golden-dir``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.golden import GoldenExtension
+from harness.mock_fixtures import MockLLMFixture, MockLLMServer, start_server
+from mockllm.engine import MockLLM
+
+__all__ = ["MockLLMFixture", "MockLLMServer"]
+
+MARKER = "mockllm"
+_MARKER_OPTIONS = {"seed", "lenient", "allow_unused_steps"}
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("mockllm", "mockllm: deterministic mock LLM and agent harness")
+    group.addoption("--mockllm-seed", type=int, default=0, metavar="N",
+                    help="seed for the words the mock generates (default 0)")
+    group.addoption("--mockllm-lenient", action="store_true", default=False,
+                    help="accept tool calls and tool results that do not pair up")
+    group.addoption("--mockllm-allow-unused-steps", action="store_true", default=False,
+                    help="do not fail a test whose scripted instructions were not all used")
+    group.addoption("--mockllm-golden-dir", default=None, metavar="DIR",
+                    help="where golden files live (default: <rootdir>/golden)")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        f"{MARKER}(seed=0, lenient=False, allow_unused_steps=False): configure the mockllm fixture.",
+    )
+    golden_dir = config.getoption("--mockllm-golden-dir", default=None)
+    GoldenExtension.snapshot_dirname = Path(golden_dir).resolve() if golden_dir else config.rootpath / "golden"
+
+
+def _settings(request: pytest.FixtureRequest) -> dict[str, Any]:
+    config = request.config
+    settings: dict[str, Any] = {
+        "seed": config.getoption("--mockllm-seed"),
+        "lenient": config.getoption("--mockllm-lenient"),
+        "allow_unused_steps": config.getoption("--mockllm-allow-unused-steps"),
+    }
+    marker = request.node.get_closest_marker(MARKER)
+    if marker is not None:
+        if marker.args:
+            raise TypeError(f"@pytest.mark.{MARKER} takes keyword arguments only, got {marker.args!r}")
+        unknown = set(marker.kwargs) - _MARKER_OPTIONS
+        if unknown:
+            raise TypeError(f"@pytest.mark.{MARKER} got unknown options {sorted(unknown)}; "
+                            f"use {sorted(_MARKER_OPTIONS)}")
+        settings.update(marker.kwargs)
+    return settings
+
+
+@pytest.fixture
+def mockllm(request: pytest.FixtureRequest) -> Iterator[MockLLMFixture]:
+    """An in-process mock LLM for this test (see ``MockLLMFixture``)."""
+    settings = _settings(request)
+    fixture = MockLLMFixture(MockLLM(seed=settings["seed"], lenient=settings["lenient"]))
+    try:
+        yield fixture
+        if not settings["allow_unused_steps"]:
+            fixture.assert_all_steps_used()
+    finally:
+        fixture.close()
+
+
+@pytest.fixture(scope="session")
+def mockllm_server(tmp_path_factory: pytest.TempPathFactory,
+                   pytestconfig: pytest.Config) -> Iterator[MockLLMServer]:
+    """One mock server on 127.0.0.1 for the session, stopped by its PID at the end."""
+    with start_server(tmp_path_factory.mktemp("mockllm-server"),
+                      seed=pytestconfig.getoption("--mockllm-seed"),
+                      lenient=pytestconfig.getoption("--mockllm-lenient")) as server:
+        yield server
+
+
+@pytest.fixture
+def golden(snapshot: Any) -> Any:
+    """syrupy's ``snapshot`` storing event tables under ``golden/``."""
+    return snapshot.use_extension(GoldenExtension)
