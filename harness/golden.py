@@ -49,12 +49,18 @@ class GoldenExtension(SingleFileSnapshotExtension):
 
     _write_mode = WriteMode.TEXT
     file_extension = GOLDEN_SUFFIX
-    # Absolute: syrupy joins it to the test's directory, and joining an absolute path
-    # gives that path. The plugin points it at <rootdir>/golden (--mockllm-golden-dir).
+    # The plugin points this at <rootdir>/golden (or --mockllm-golden-dir); a relative
+    # path is taken from the test file's directory.
     snapshot_dirname: str | Path = "golden"
 
     def serialize(self, data: Any, **kwargs: Any) -> str:
         return golden_text(data)
+
+    @classmethod
+    def dirname(cls, *, test_location: Any) -> str:
+        # golden/<test file>/<test name>.golden
+        root = Path(test_location.filepath).parent / cls.snapshot_dirname
+        return str(root / test_location.basename)
 
     @classmethod
     def discovery_dirname(cls, *, test_location: Any) -> str:

@@ -33,6 +33,7 @@ from mockllm.engine import MockLLM
 __all__ = ["MockLLMFixture", "MockLLMServer"]
 
 MARKER = "mockllm"
+_GOLDEN_EXTENSION = pytest.StashKey[type]()
 _MARKER_OPTIONS = {"seed", "lenient", "allow_unused_steps"}
 
 
@@ -54,7 +55,10 @@ def pytest_configure(config: pytest.Config) -> None:
         f"{MARKER}(seed=0, lenient=False, allow_unused_steps=False): configure the mockllm fixture.",
     )
     golden_dir = config.getoption("--mockllm-golden-dir", default=None)
-    GoldenExtension.snapshot_dirname = Path(golden_dir).resolve() if golden_dir else config.rootpath / "golden"
+    directory = Path(golden_dir).resolve() if golden_dir else config.rootpath / "golden"
+    # A subclass per session, so two sessions in one process (pytester) never share it.
+    config.stash[_GOLDEN_EXTENSION] = type("GoldenExtension", (GoldenExtension,),
+                                           {"snapshot_dirname": directory})
 
 
 def _settings(request: pytest.FixtureRequest) -> dict[str, Any]:
@@ -100,6 +104,6 @@ def mockllm_server(tmp_path_factory: pytest.TempPathFactory,
 
 
 @pytest.fixture
-def golden(snapshot: Any) -> Any:
+def golden(snapshot: Any, pytestconfig: pytest.Config) -> Any:
     """syrupy's ``snapshot`` storing event tables under ``golden/``."""
-    return snapshot.use_extension(GoldenExtension)
+    return snapshot.use_extension(pytestconfig.stash[_GOLDEN_EXTENSION])

@@ -12,6 +12,7 @@ It also keeps the request journal (bounded, newest last) that tests and the serv
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import json
 import threading
@@ -192,20 +193,23 @@ class MockLLM:
         if method != "POST":
             message = f"{method} is not allowed on {path}; send a POST request."
             self._record(method=method, path=path, protocol=codec.name, status=405, error=message)
-            return self._error_response(codec, 405, "invalid_request_error", message, None, {})
+            return self._error_response(codec, 405, "invalid_request_error", message, None,
+                                        _rejection_headers(codec, body))
         try:
             parsed = json.loads(body)
         except ValueError as exc:
             message = (f"The request body is not valid JSON: {exc}. "
                        "Send a JSON object with the request parameters.")
             self._record(method=method, path=path, protocol=codec.name, status=400, error=message)
-            return self._error_response(codec, 400, "invalid_request_error", message, None, {})
+            return self._error_response(codec, 400, "invalid_request_error", message, None,
+                                        _rejection_headers(codec, body))
         try:
             codec.validate(parsed, lenient=self.lenient)
         except RequestRejected as exc:
             self._record(method=method, path=path, protocol=codec.name, status=exc.status,
                          error=exc.message, model=_model_of(parsed))
-            return self._error_response(codec, exc.status, exc.type, exc.message, exc.param, {})
+            return self._error_response(codec, exc.status, exc.type, exc.message, exc.param,
+                                        _rejection_headers(codec, body))
 
         selection = select(parsed, codec.name)
         self._note_step(selection)
@@ -262,6 +266,12 @@ class MockLLM:
         body = dumps({"error": {"message": message, "type": "invalid_request_error",
                                 "param": None, "code": None}}).encode()
         return MockResponse(404, _with_headers({}, content_type=_JSON), body)
+
+
+def _rejection_headers(codec: WireCodec, body: bytes) -> dict[str, str]:
+    # Real providers put a request id on every reply, rejections included; the SDKs
+    # show it as error.request_id. Derived from the body: same request, same id.
+    return {codec.request_id_header: "req_" + hashlib.blake2b(body, digest_size=12).hexdigest()}
 
 
 def _model_of(body: Any) -> str | None:

@@ -23,9 +23,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
-import anthropic
 import httpx2
-import openai
 import pytest
 
 from mockllm import InstructionChain

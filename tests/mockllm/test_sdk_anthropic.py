@@ -184,16 +184,14 @@ async def anthropic_turn(client: Any, mode: str, **kwargs: Any) -> Turn:
                     acc.add(event)
         return acc.turn()
     assert mode == "helper"
-    events: list[Any] = []
+    events: list[Any]
     if is_async:
         async with messages.stream(**kwargs) as stream:
-            async for event in stream:
-                events.append(event)
+            events = [event async for event in stream]
             message = await stream.get_final_message()
     else:
         with messages.stream(**kwargs) as stream:
-            for event in stream:
-                events.append(event)
+            events = list(stream)
             message = stream.get_final_message()
     return Turn(list(message.content), message.stop_reason, message.usage, message, events)
 
@@ -497,7 +495,7 @@ def test_a_mid_stream_error_raises_api_status_error_and_is_not_retried(door: Any
                 else:
                     with client.messages.stream(**kwargs) as helper:
                         for text in helper.text_stream:
-                            received.append(text)
+                            received.append(text)  # noqa: PERF402 (keep what came before the error)
         error = info.value
         assert error.status_code == 200  # the HTTP status of the stream that failed
         assert error.body == {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
@@ -523,18 +521,16 @@ def test_stream_helper_accumulates_to_the_non_streamed_message(door: Any, is_asy
               "messages": [{"role": "user", "content": chain}]}
 
     async def main() -> None:
-        texts: list[str] = []
+        texts: list[str]
         async with anthropic_client(door, is_async) as client:
             if is_async:
                 async with client.messages.stream(**kwargs) as stream:
-                    async for text in stream.text_stream:
-                        texts.append(text)
+                    texts = [text async for text in stream.text_stream]
                     final = await stream.get_final_message()
                 whole = await client.messages.create(**kwargs)
             else:
                 with client.messages.stream(**kwargs) as stream:
-                    for text in stream.text_stream:
-                        texts.append(text)
+                    texts = list(stream.text_stream)
                     final = stream.get_final_message()
                 whole = client.messages.create(**kwargs)
         assert [b.type for b in final.content] == ["text", "tool_use", "tool_use", "text"]

@@ -17,8 +17,8 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import openai
 import httpx2
+import openai
 import pytest
 
 from mockllm import InstructionChain
@@ -186,16 +186,14 @@ async def chat_turn(client: Any, mode: str, **kwargs: Any) -> Turn:
                     acc.add(chunk)
         return acc.turn()
     assert mode == "helper"
-    events: list[Any] = []
+    events: list[Any]
     if is_async:
         async with completions.stream(**kwargs) as stream:
-            async for event in stream:
-                events.append(event)
+            events = [event async for event in stream]
             final = await stream.get_final_completion()
     else:
         with completions.stream(**kwargs) as stream:
-            for event in stream:
-                events.append(event)
+            events = list(stream)
             final = stream.get_final_completion()
     choice = final.choices[0]
     turn = _from_message(choice.message, choice.finish_reason, final.usage)
@@ -459,8 +457,10 @@ def test_scripted_http_errors_raise_the_sdk_classes(door: Any, status: int, erro
         error = info.value
         assert isinstance(error, openai.APIStatusError)
         assert error.status_code == status
-        assert error.message.endswith(f"scripted {status}") or f"scripted {status}" in error.message
+        assert f"scripted {status}" in error.message
         assert isinstance(error.body, dict) and error.body["message"] == f"scripted {status}"
+        # OpenAI's usual type for the status, since the script gave none.
+        assert error.type == {400: "invalid_request_error", 429: "requests"}.get(status, "server_error")
         assert error.request_id is not None and error.request_id.startswith("req_")
         assert [e["status"] for e in door.journal()] == [status]
 
