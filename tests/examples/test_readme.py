@@ -10,13 +10,24 @@ import pytest
 README = Path(__file__).resolve().parents[2] / "README.md"
 BLOCKS = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), flags=re.S)
 README_SERVER = "http://127.0.0.1:8000"
+SCRIPTS = [b for b in BLOCKS if "def test_" not in b]
+TEST_MODULES = [b for b in BLOCKS if "def test_" in b]
 
 
 def test_readme_has_the_examples() -> None:
-    assert len(BLOCKS) >= 4, "the README lost a Python example"
+    assert len(SCRIPTS) >= 4, "the README lost a Python example"
+    assert TEST_MODULES, "the README lost its pytest plugin example"
 
 
-@pytest.mark.parametrize("block", BLOCKS, ids=[f"example-{i}" for i in range(len(BLOCKS))])
+@pytest.mark.parametrize("block", TEST_MODULES, ids=[f"plugin-example-{i}" for i in range(len(TEST_MODULES))])
+def test_readme_plugin_example_passes_under_pytest(block: str, pytester: pytest.Pytester) -> None:
+    pytester.makeini("[pytest]\naddopts = -p no:cacheprovider -p no:randomly\nfilterwarnings = error\n")
+    pytester.makepyfile(test_readme_plugin_example=block)
+    result = pytester.runpytest()
+    result.assert_outcomes(passed=block.count("def test_"))
+
+
+@pytest.mark.parametrize("block", SCRIPTS, ids=[f"example-{i}" for i in range(len(SCRIPTS))])
 def test_readme_example_runs(block: str, request: pytest.FixtureRequest, capsys: pytest.CaptureFixture[str]) -> None:
     if README_SERVER in block:
         block = block.replace(README_SERVER, request.getfixturevalue("mock_server_url"))
