@@ -67,6 +67,18 @@ class Door:
         with httpx2.Client() as client:
             return client.get(f"{self.base_url}/_mockllm/requests").json()
 
+    def reset_journal(self) -> None:
+        """Start the journal afresh, so that it holds only this test's requests.
+
+        The server's journal lives as long as the session's server; reading a full one
+        costs more than the rest of a test, so each test resets it instead of skipping past.
+        """
+        if self.mock is not None:
+            self.mock.reset()
+            return
+        with httpx2.Client() as client:
+            client.post(f"{self.base_url}/_mockllm/reset").raise_for_status()
+
     def close(self) -> None:
         for client in self._closers:
             client.close()

@@ -25,28 +25,22 @@ from typing import Any
 
 import httpx2
 import pytest
+from sdk_support import SYNC_ASYNC
+from sdk_support import script as _script
 
-from mockllm import InstructionChain
 from mockllm.engine import MockLLM
 from mockllm.transports import HTTPX2Transport
 
 OPENAI_MODEL = "gpt-mock"
 ANTHROPIC_MODEL = "claude-mock-1"
 PROTOCOLS = ("openai-chat", "anthropic-messages", "openai-responses")
-SYNC_ASYNC = pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
+
+
+
 
 
 def script(*instructions: dict[str, Any], prompt: str = "Work through this.") -> str:
-    return InstructionChain.model_validate({"instruction_chain": list(instructions)}).tagged(prompt)
-
-
-def reset_journal(door: Any) -> None:
-    """Start the journal afresh, so that it holds only this test's requests."""
-    if door.mock is not None:
-        door.mock.reset()
-        return
-    with httpx2.Client() as client:
-        client.post(f"{door.base_url}/_mockllm/reset").raise_for_status()
+    return _script(*instructions, prompt=prompt)
 
 
 @dataclass(frozen=True)
@@ -267,7 +261,7 @@ LOOP_RESULTS = {"search": '["page 1", "page 2"]', "fetch": '{"tide": "high at 06
 @pytest.mark.parametrize("stream", [False, True], ids=["json", "sse"])
 def test_a_three_turn_tool_loop_runs_turn_by_turn_alike(door: Any, is_async: bool, stream: bool) -> None:
     async def main() -> None:
-        reset_journal(door)
+        door.reset_journal()
         runs: dict[str, list[Neutral]] = {}
         async with clients(door, is_async) as c:
             for protocol in PROTOCOLS:

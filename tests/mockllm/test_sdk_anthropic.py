@@ -18,17 +18,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import anthropic
-import httpx2
 import pytest
-
-from mockllm import InstructionChain
+from sdk_support import ALL_MODES, SYNC_ASYNC, script
 
 MODEL = "claude-mock-1"
 MAX_TOKENS = 2048
 THINKING = {"type": "enabled", "budget_tokens": 1024}
-MODES = ("json", "sse", "helper")
-SYNC_ASYNC = pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
-ALL_MODES = pytest.mark.parametrize("mode", MODES)
 
 
 def _tool(name: str, **properties: str) -> dict[str, Any]:
@@ -56,21 +51,6 @@ TOOL_FUNCTIONS: dict[str, Callable[..., dict[str, Any]]] = {
 }
 
 
-def script(*instructions: dict[str, Any], prompt: str = "Help me plan the day.") -> str:
-    return InstructionChain.model_validate({"instruction_chain": list(instructions)}).tagged(prompt)
-
-
-def reset_journal(door: Any) -> None:
-    """Start the journal afresh, so that it holds only this test's requests.
-
-    The server's journal lives as long as the session's server; reading a full one
-    costs more than the rest of a test, so each test resets it instead of skipping past.
-    """
-    if door.mock is not None:
-        door.mock.reset()
-        return
-    with httpx2.Client() as client:
-        client.post(f"{door.base_url}/_mockllm/reset").raise_for_status()
 
 
 @contextlib.asynccontextmanager
@@ -236,7 +216,7 @@ LOOP_SCRIPT = script(
 @ALL_MODES
 def test_three_turn_tool_loop_runs_each_scripted_turn(door: Any, is_async: bool, mode: str) -> None:
     async def main() -> None:
-        reset_journal(door)
+        door.reset_journal()
         async with anthropic_client(door, is_async) as client:
             messages = [{"role": "user", "content": LOOP_SCRIPT}]
             turns, executed = await agent_loop(client, mode, messages, system="You are terse.")
@@ -273,7 +253,7 @@ def test_parallel_tool_uses_have_distinct_ids_and_pair_back(door: Any, is_async:
     )
 
     async def main() -> None:
-        reset_journal(door)
+        door.reset_journal()
         async with anthropic_client(door, is_async) as client:
             messages: list[dict[str, Any]] = [{"role": "user", "content": chain}]
             first = await anthropic_turn(client, mode, messages=messages, tools=TOOLS)
@@ -338,7 +318,7 @@ def test_thinking_blocks_come_first_and_go_back_with_tool_results(door: Any, is_
     )
 
     async def main() -> None:
-        reset_journal(door)
+        door.reset_journal()
         async with anthropic_client(door, is_async) as client:
             messages: list[dict[str, Any]] = [{"role": "user", "content": chain}]
             turns, executed = await agent_loop(client, mode, messages, thinking=THINKING)
@@ -417,7 +397,7 @@ def test_a_429_is_retried_and_then_succeeds(door: Any, is_async: bool, mode: str
                     "messages": [{"text_message": {"text": "Worked on the second try."}}]})
 
     async def main() -> None:
-        reset_journal(door)
+        door.reset_journal()
         async with anthropic_client(door, is_async, max_retries=2) as client:
             turn = await anthropic_turn(client, mode, messages=[{"role": "user", "content": chain}])
         assert turn.text == "Worked on the second try."
@@ -448,7 +428,7 @@ def test_scripted_http_errors_raise_the_sdk_classes(door: Any, status: int, erro
     chain = script({"error": {"status": status}})
 
     async def main() -> None:
-        reset_journal(door)
+        door.reset_journal()
         async with anthropic_client(door, is_async) as client:
             with pytest.raises(error_class) as info:
                 await anthropic_turn(client, mode, messages=[{"role": "user", "content": chain}])
@@ -473,7 +453,7 @@ def test_a_mid_stream_error_raises_api_status_error_and_is_not_retried(door: Any
                     "messages": [{"text_message": {"text": "one two three four five six"}}]})
 
     async def main() -> None:
-        reset_journal(door)
+        door.reset_journal()
         received: list[str] = []
         kwargs = {"model": MODEL, "max_tokens": MAX_TOKENS, "messages": [{"role": "user", "content": chain}]}
         async with anthropic_client(door, is_async, max_retries=2) as client:

@@ -17,16 +17,11 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import httpx2
 import openai
 import pytest
-
-from mockllm import InstructionChain
+from sdk_support import ALL_MODES, SYNC_ASYNC, script
 
 MODEL = "gpt-mock"
-MODES = ("json", "sse", "helper")
-SYNC_ASYNC = pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
-ALL_MODES = pytest.mark.parametrize("mode", MODES)
 
 
 def _tool(name: str, **properties: str) -> dict[str, Any]:
@@ -60,21 +55,6 @@ TOOL_FUNCTIONS: dict[str, Callable[..., dict[str, Any]]] = {
 }
 
 
-def script(*instructions: dict[str, Any], prompt: str = "Help me plan the day.") -> str:
-    return InstructionChain.model_validate({"instruction_chain": list(instructions)}).tagged(prompt)
-
-
-def reset_journal(door: Any) -> None:
-    """Start the journal afresh, so that it holds only this test's requests.
-
-    The server's journal lives as long as the session's server; reading a full one
-    costs more than the rest of a test, so each test resets it instead of skipping past.
-    """
-    if door.mock is not None:
-        door.mock.reset()
-        return
-    with httpx2.Client() as client:
-        client.post(f"{door.base_url}/_mockllm/reset").raise_for_status()
 
 
 @contextlib.asynccontextmanager
@@ -241,7 +221,7 @@ LOOP_SCRIPT = script(
 @ALL_MODES
 def test_three_turn_tool_loop_runs_each_scripted_turn(door: Any, is_async: bool, mode: str) -> None:
     async def main() -> None:
-        reset_journal(door)
+        door.reset_journal()
         async with openai_client(door, is_async) as client:
             messages = [{"role": "system", "content": "You are terse."},
                         {"role": "user", "content": LOOP_SCRIPT}]
@@ -281,7 +261,7 @@ def test_parallel_tool_calls_have_distinct_ids_and_pair_back(door: Any, is_async
     )
 
     async def main() -> None:
-        reset_journal(door)
+        door.reset_journal()
         async with openai_client(door, is_async) as client:
             messages: list[dict[str, Any]] = [{"role": "user", "content": chain}]
             first = await chat_turn(client, mode, messages=messages, tools=TOOLS, parallel_tool_calls=True)
@@ -423,7 +403,7 @@ def test_a_429_is_retried_and_then_succeeds(door: Any, is_async: bool, mode: str
                     "messages": [{"text_message": {"text": "Worked on the second try."}}]})
 
     async def main() -> None:
-        reset_journal(door)
+        door.reset_journal()
         async with openai_client(door, is_async, max_retries=2) as client:
             turn = await chat_turn(client, mode, messages=[{"role": "user", "content": chain}])
         assert turn.content == "Worked on the second try."
@@ -450,7 +430,7 @@ def test_scripted_http_errors_raise_the_sdk_classes(door: Any, status: int, erro
     chain = script({"error": {"status": status, "message": f"scripted {status}"}})
 
     async def main() -> None:
-        reset_journal(door)
+        door.reset_journal()
         async with openai_client(door, is_async) as client:
             with pytest.raises(error_class) as info:
                 await chat_turn(client, mode, messages=[{"role": "user", "content": chain}])
@@ -472,7 +452,7 @@ def test_an_error_on_every_attempt_exhausts_the_retries(door: Any, is_async: boo
     chain = script({"id": "down", "error": {"status": 500, "retry_after_ms": 1}})
 
     async def main() -> None:
-        reset_journal(door)
+        door.reset_journal()
         async with openai_client(door, is_async, max_retries=2) as client:
             with pytest.raises(openai.InternalServerError):
                 await chat_turn(client, "json", messages=[{"role": "user", "content": chain}])
@@ -488,7 +468,7 @@ def test_a_mid_stream_error_raises_api_error_and_is_not_retried(door: Any, is_as
                     "messages": [{"text_message": {"text": "one two three four five six"}}]})
 
     async def main() -> None:
-        reset_journal(door)
+        door.reset_journal()
         received: list[str] = []
         async with openai_client(door, is_async, max_retries=2) as client:
             kwargs = {"model": MODEL, "messages": [{"role": "user", "content": chain}]}

@@ -20,16 +20,11 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import httpx2
 import openai
 import pytest
-
-from mockllm import InstructionChain
+from sdk_support import ALL_MODES, SYNC_ASYNC, script
 
 MODEL = "gpt-mock"
-MODES = ("json", "sse", "helper")
-SYNC_ASYNC = pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
-ALL_MODES = pytest.mark.parametrize("mode", MODES)
 
 
 def _tool(name: str, **properties: str) -> dict[str, Any]:
@@ -60,21 +55,6 @@ TOOL_FUNCTIONS: dict[str, Callable[..., dict[str, Any]]] = {
 }
 
 
-def script(*instructions: dict[str, Any], prompt: str = "Help me plan the day.") -> str:
-    return InstructionChain.model_validate({"instruction_chain": list(instructions)}).tagged(prompt)
-
-
-def reset_journal(door: Any) -> None:
-    """Start the journal afresh, so that it holds only this test's requests.
-
-    The server's journal lives as long as the session's server; reading a full one
-    costs more than the rest of a test, so each test resets it instead of skipping past.
-    """
-    if door.mock is not None:
-        door.mock.reset()
-        return
-    with httpx2.Client() as client:
-        client.post(f"{door.base_url}/_mockllm/reset").raise_for_status()
 
 
 @contextlib.asynccontextmanager
@@ -222,7 +202,7 @@ LOOP_SCRIPT = script(
 @ALL_MODES
 def test_three_turn_tool_loop_runs_each_scripted_turn(door: Any, is_async: bool, mode: str) -> None:
     async def main() -> None:
-        reset_journal(door)
+        door.reset_journal()
         async with openai_client(door, is_async) as client:
             items: list[Any] = [{"role": "user", "content": LOOP_SCRIPT}]
             turns, executed = await agent_loop(client, mode, items, instructions="You are terse.")
@@ -262,7 +242,7 @@ def test_parallel_function_calls_have_distinct_ids_and_pair_back(door: Any, is_a
     )
 
     async def main() -> None:
-        reset_journal(door)
+        door.reset_journal()
         async with openai_client(door, is_async) as client:
             items: list[Any] = [{"role": "user", "content": chain}]
             first = await responses_turn(client, mode, input=items, tools=TOOLS)
@@ -340,7 +320,7 @@ def test_a_reasoning_item_comes_first_and_goes_back_with_the_outputs(door: Any, 
     )
 
     async def main() -> None:
-        reset_journal(door)
+        door.reset_journal()
         async with openai_client(door, is_async) as client:
             items: list[Any] = [{"role": "user", "content": chain}]
             turns, executed = await agent_loop(client, mode, items,
@@ -392,7 +372,7 @@ def test_a_429_is_retried_and_then_succeeds(door: Any, is_async: bool, mode: str
                     "messages": [{"text_message": {"text": "Worked on the second try."}}]})
 
     async def main() -> None:
-        reset_journal(door)
+        door.reset_journal()
         async with openai_client(door, is_async, max_retries=2) as client:
             turn = await responses_turn(client, mode, input=chain)
         assert turn.response.output_text == "Worked on the second try."
@@ -418,7 +398,7 @@ def test_scripted_http_errors_raise_the_sdk_classes(door: Any, status: int, erro
     chain = script({"error": {"status": status}})
 
     async def main() -> None:
-        reset_journal(door)
+        door.reset_journal()
         async with openai_client(door, is_async) as client:
             with pytest.raises(error_class) as info:
                 await responses_turn(client, mode, input=chain)
@@ -441,7 +421,7 @@ def test_a_mid_stream_error_raises_api_error_and_is_not_retried(door: Any, is_as
                     "messages": [{"text_message": {"text": "one two three four five six"}}]})
 
     async def main() -> None:
-        reset_journal(door)
+        door.reset_journal()
         received: list[str] = []
         kwargs = {"model": MODEL, "input": chain}
         async with openai_client(door, is_async, max_retries=2) as client:
