@@ -21,10 +21,12 @@ whatever ids the provider or the clock produced.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from harness.events import Event
+from mockllm.instructions import INSTRUCTION_END, INSTRUCTION_START
 
 __all__ = ["CHUNK_TYPES", "normalise_events", "render_event_table"]
 
@@ -84,9 +86,25 @@ def normalise_events(events: Iterable[Event | Mapping[str, Any]]) -> list[dict[s
     return out
 
 
+_SCRIPT_BLOCK = re.compile(re.escape(INSTRUCTION_START) + r".*?" + re.escape(INSTRUCTION_END), re.S)
+
+
+def _abbreviate_script(text: str) -> str:
+    """The instruction block a prompt carries, shown as its step count: the script's
+    effect is what the rest of the table shows."""
+    def steps(match: re.Match[str]) -> str:
+        try:
+            chain = json.loads(match.group(0)[len(INSTRUCTION_START):-len(INSTRUCTION_END)])
+            count = len(chain["instruction_chain"])
+        except (ValueError, KeyError, TypeError):
+            return "<instruction block>"
+        return f"<instruction chain: {count} steps>"
+    return _SCRIPT_BLOCK.sub(steps, text)
+
+
 def _format_value(value: Any) -> str:
     if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False)
+        return json.dumps(_abbreviate_script(value), ensure_ascii=False)
     return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
 
 

@@ -135,6 +135,18 @@ class ModelClient(Protocol):
         max_tokens: int = 4096,
     ) -> AsyncIterator[StreamEvent]: ...
 
+    async def aclose(self) -> None:
+        """Close the HTTP connections the client holds."""
+        ...
+
+
+class _SDKModelClient:
+    client: Any
+
+    async def aclose(self) -> None:
+        """Close the SDK client's HTTP connections."""
+        await self.client.close()
+
 
 def _parse_arguments(raw: str, name: str) -> dict[str, Any]:
     try:
@@ -148,7 +160,7 @@ def _parse_arguments(raw: str, name: str) -> dict[str, Any]:
     return value
 
 
-class AnthropicModelClient:
+class AnthropicModelClient(_SDKModelClient):
     """Anthropic Messages over an ``anthropic.AsyncAnthropic`` client."""
 
     protocol = "anthropic-messages"
@@ -204,8 +216,11 @@ class AnthropicModelClient:
                             yield TextDelta(event.delta.text, event.index)
                 message = await stream.get_final_message()
         except anthropic.APIStatusError as exc:
-            raise ModelError(_anthropic_message(exc), status=exc.status_code,
-                             kind="stream" if exc.status_code == 200 else "http") from exc
+            # An error event inside a 200 stream surfaces with status 200: it is a stream
+            # failure, not an HTTP status.
+            mid_stream = exc.status_code == 200
+            raise ModelError(_anthropic_message(exc), status=None if mid_stream else exc.status_code,
+                             kind="stream" if mid_stream else "http") from exc
         except anthropic.APIError as exc:
             raise ModelError(str(exc), kind="stream") from exc
         thinking = signature = None
@@ -236,7 +251,7 @@ _OPENAI_STOP = {"stop": "end_turn", "tool_calls": "tool_use", "length": "max_tok
                 "content_filter": "content_filter"}
 
 
-class OpenAIChatModelClient:
+class OpenAIChatModelClient(_SDKModelClient):
     """OpenAI Chat Completions over an ``openai.AsyncOpenAI`` client."""
 
     protocol = "openai-chat"

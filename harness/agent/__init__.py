@@ -1,0 +1,34 @@
+"""harness.agent: the agent runner of the golden flows (seed 002).
+
+    runner = AgentRunner(model_client("anthropic-messages", http_client=...), tools=tools)
+    result = await runner.run_graph("List all BC entities", "session-1", on_event, "user-1")
+"""
+
+from harness.agent.approvals import ApprovalDecision, ApprovalManager, ApprovalRequest
+from harness.agent.emitter import PERSISTENCE, EventEmitter
+from harness.agent.files import FileAccessDenied, FileStore, StoredFile
+from harness.agent.runner import REJECTED, AgentOptions, AgentResult, AgentRunner
+from harness.agent.store import EventStore, InMemoryMessageQueue, MessageQueue, SQLiteEventStore
+from harness.agent.tools import Tool, ToolError, ToolRegistry
+
+__all__ = [
+    "PERSISTENCE",
+    "REJECTED",
+    "AgentOptions",
+    "AgentResult",
+    "AgentRunner",
+    "ApprovalDecision",
+    "ApprovalManager",
+    "ApprovalRequest",
+    "EventEmitter",
+    "EventStore",
+    "FileAccessDenied",
+    "FileStore",
+    "InMemoryMessageQueue",
+    "MessageQueue",
+    "SQLiteEventStore",
+    "StoredFile",
+    "Tool",
+    "ToolError",
+    "ToolRegistry",
+]
