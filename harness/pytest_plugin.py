@@ -10,6 +10,9 @@ Fixtures:
   for real streaming over sockets.
 - ``golden`` — syrupy's ``snapshot`` with the golden-table extension (``golden/``).
 
+Scenario files under a ``scenarios/`` folder are collected as test items (see
+``harness.scenario_items``).
+
 Configure a test with the marker of the same name::
 
     @pytest.mark.mockllm(seed=3, lenient=True, allow_unused_steps=True)
@@ -28,9 +31,10 @@ import pytest
 
 from harness.golden import GoldenExtension
 from harness.mock_fixtures import MockLLMFixture, MockLLMServer, start_server
+from harness.scenario_items import pytest_collect_file
 from mockllm.engine import MockLLM
 
-__all__ = ["MockLLMFixture", "MockLLMServer"]
+__all__ = ["MockLLMFixture", "MockLLMServer", "pytest_collect_file"]
 
 MARKER = "mockllm"
 _GOLDEN_EXTENSION = pytest.StashKey[type]()

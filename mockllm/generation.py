@@ -32,7 +32,7 @@ _VOCABULARY = tuple(
     north south east west early late over under between across within around along
     orbit pixel prism cobalt amber silver copper marble velvet linen cedar maple willow
     lantern compass anchor bridge tunnel tower garden market ember harvest summit beacon
-    ripple quartzorchard
+    quartz orchard
     """.split()
 )
 # One digest byte picks one word: the vocabulary is exactly 128 distinct words.

@@ -1,0 +1,149 @@
+"""``python -m harness``: replay scenarios against their goldens, review golden changes.
+
+    python -m harness replay scenarios/ [-k EXPR] [--update] [--protocol P] [--server]
+    python -m harness diff [golden/]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+from harness.replay import ReplayOutcome, replay_scenario, unused_goldens
+from harness.scenario import SCENARIO_PROTOCOLS, Scenario, ScenarioError, load_scenario
+
+__all__ = ["main"]
+
+_MARK = {"passed": "ok", "written": "written", "differs": "DIFFERS", "missing": "NO GOLDEN",
+         "broken": "INVARIANT", "error": "ERROR"}
+
+
+def _scenario_files(paths: Sequence[str]) -> list[Path]:
+    files: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            files.extend(sorted(p for p in path.rglob("*") if p.suffix in (".yaml", ".yml")))
+        else:
+            files.append(path)
+    return files
+
+
+def _selected(name: str, expression: str | None) -> bool:
+    """``-k``: substrings joined by ``or`` / ``and``, each optionally negated by ``not``."""
+    if not expression:
+        return True
+
+    def term(text: str) -> bool:
+        text = text.strip()
+        if text.startswith("not "):
+            return not term(text[4:])
+        return text in name
+
+    return any(all(term(t) for t in part.split(" and ")) for part in expression.split(" or "))
+
+
+@contextlib.contextmanager
+def _server(enabled: bool) -> Iterator[str | None]:
+    if not enabled:
+        yield None
+        return
+    from harness.mock_fixtures import start_server
+
+    with tempfile.TemporaryDirectory() as workdir, start_server(Path(workdir)) as server:
+        yield server.base_url
+
+
+def _replay(args: argparse.Namespace) -> int:
+    golden_dir = Path(args.golden_dir)
+    outcomes: list[ReplayOutcome] = []
+    broken_files: list[str] = []
+    names: set[str] = set()
+    files = _scenario_files(args.paths)
+    if not files:
+        print(f"harness: no scenario files (*.yaml, *.yml) under {' '.join(args.paths)}", file=sys.stderr)
+        return 2
+    with _server(args.server) as base_url:
+        for path in files:
+            try:
+                scenario: Scenario = load_scenario(path)
+            except ScenarioError as exc:
+                broken_files.append(str(exc))
+                print(f"BROKEN     {exc}", flush=True)
+                continue
+            names.add(scenario.name)
+            if not _selected(scenario.name, args.k):
+                continue
+            protocols = [args.protocol] if args.protocol else None
+            for outcome in replay_scenario(scenario, golden_dir=golden_dir, protocols=protocols,
+                                           base_url=base_url, update=args.update):
+                outcomes.append(outcome)
+                print(f"{_MARK[outcome.status]:<10} {outcome.scenario} [{outcome.protocol}]", flush=True)
+                if not outcome.ok:
+                    print("    " + outcome.detail.replace("\n", "\n    "), flush=True)
+    _summary(outcomes, broken_files)
+    if not args.k and not args.protocol:
+        for stale in unused_goldens(golden_dir, names):
+            print(f"unused golden: {stale} (no scenario named {stale.stem!r})")
+    failed = broken_files or any(not o.ok for o in outcomes)
+    return 1 if failed else 0
+
+
+def _summary(outcomes: list[ReplayOutcome], broken_files: list[str]) -> None:
+    print()
+    width = max([len(o.scenario) for o in outcomes] + [8])
+    print(f"{'SCENARIO'.ljust(width)}  {'PROTOCOL'.ljust(18)}  RESULT")
+    for o in outcomes:
+        print(f"{o.scenario.ljust(width)}  {o.protocol.ljust(18)}  {_MARK[o.status]}")
+    passed = sum(o.ok for o in outcomes)
+    print(f"\n{passed} passed, {len(outcomes) - passed + len(broken_files)} failed"
+          + (f" ({len(broken_files)} broken scenario files)" if broken_files else ""))
+
+
+def _diff(args: argparse.Namespace) -> int:
+    """Goldens changed against git HEAD, as readable diffs (new and deleted included)."""
+    try:
+        top = subprocess.run(["git", "rev-parse", "--show-toplevel"], capture_output=True, text=True, check=True)
+    except (OSError, subprocess.CalledProcessError):
+        print("harness diff: not inside a git repository; nothing to compare goldens with.", file=sys.stderr)
+        return 2
+    paths = args.paths or ["golden"]
+    root = top.stdout.strip()
+    untracked = subprocess.run(["git", "ls-files", "--others", "--exclude-standard", "--", *paths],
+                               capture_output=True, text=True, cwd=root).stdout.split()
+    diff = subprocess.run(["git", "diff", "--no-color", "HEAD", "--", *paths],
+                          capture_output=True, text=True, cwd=root).stdout
+    if not diff and not untracked:
+        print("No golden changed against HEAD.")
+        return 0
+    if diff:
+        print(diff, end="")
+    for name in untracked:
+        print(f"new golden: {name}")
+        print("".join(f"+{line}" for line in (Path(root) / name).read_text(encoding="utf-8").splitlines(True)))
+    return 0
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m harness", description=__doc__.split("\n")[0])
+    verbs = parser.add_subparsers(dest="verb", required=True)
+    replay = verbs.add_parser("replay", help="replay scenarios, check invariants and goldens")
+    replay.add_argument("paths", nargs="*", default=["scenarios"], help="scenario files or folders")
+    replay.add_argument("-k", metavar="EXPR", help="only scenarios whose name matches (substrings, and/or/not)")
+    replay.add_argument("--update", action="store_true", help="write the goldens instead of comparing")
+    replay.add_argument("--protocol", choices=SCENARIO_PROTOCOLS, help="only this protocol")
+    replay.add_argument("--server", action="store_true", help="replay against a loopback mock server")
+    replay.add_argument("--golden-dir", default="golden", help="where goldens live (default golden/)")
+    diff = verbs.add_parser("diff", help="show goldens changed against git HEAD")
+    diff.add_argument("paths", nargs="*", help="golden files or folders (default golden/)")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    return _replay(args) if args.verb == "replay" else _diff(args)

@@ -1,0 +1,87 @@
+"""Which code runs a scenario: a registry from the scenario's ``runner`` to a function.
+
+A runner takes the scenario and a ``ModelClient`` already pointed at the mock, and
+returns the run's events. The agent runner is registered here; others register with
+``register_runner``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from harness.agent import AgentOptions, AgentRunner, ApprovalManager, FileStore, Tool, ToolError, ToolRegistry
+from harness.agent.approvals import ApprovalRequest
+from harness.events import Event
+from harness.llm import ModelClient
+from harness.scenario import Scenario, ScenarioTool
+
+__all__ = ["ScenarioRun", "get_runner", "register_runner", "run_agent_scenario"]
+
+
+@dataclass
+class ScenarioRun:
+    events: list[Event]
+    success: bool
+    error: str | None = None
+    final_text: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+Runner = Callable[[Scenario, ModelClient], Awaitable[ScenarioRun]]
+_RUNNERS: dict[str, Runner] = {}
+
+# A scripted "timeout" decision waits this long; its outcome does not depend on it.
+_TIMEOUT_DECISION_S = 0.01
+
+
+def register_runner(name: str, runner: Runner) -> None:
+    """Make ``runner`` run the scenarios whose ``runner`` field is ``name``."""
+    _RUNNERS[name] = runner
+
+
+def get_runner(name: str) -> Runner:
+    try:
+        return _RUNNERS[name]
+    except KeyError:
+        raise LookupError(f"no runner is registered for runner: {name!r}; "
+                          f"registered: {sorted(_RUNNERS)}") from None
+
+
+def _canned(spec: ScenarioTool) -> Tool:
+    def handler(**arguments: Any) -> Any:
+        if spec.error is not None:
+            raise ToolError(spec.error)
+        return spec.result
+    return Tool(spec.name, handler, spec.description, spec.input_schema, spec.approval)
+
+
+async def run_agent_scenario(scenario: Scenario, client: ModelClient) -> ScenarioRun:
+    """Run ``scenario`` through ``harness.agent.AgentRunner``.
+
+    Tools return their canned results; approval decisions are taken in order
+    (``approve``, ``reject``, ``timeout``; a request beyond the list times out).
+    """
+    decisions = list(scenario.approvals)
+
+    def decide(request: ApprovalRequest) -> bool | None:
+        decision = decisions.pop(0) if decisions else "timeout"
+        return None if decision == "timeout" else decision == "approve"
+
+    files = FileStore()
+    for attachment in scenario.attachments:
+        files.add(attachment.id, attachment.name, attachment.content, attachment.owner)
+    runner = AgentRunner(
+        client,
+        tools=ToolRegistry(_canned(t) for t in scenario.tools),
+        approvals=ApprovalManager(timeout_s=_TIMEOUT_DECISION_S, decide=decide),
+        files=files,
+    )
+    options = AgentOptions(attachments=[a.id for a in scenario.attachments],
+                           **{k: v for k, v in scenario.options.items() if k != "attachments"})
+    result = await runner.run_graph(scenario.tagged_prompt(), scenario.session_id, None, scenario.user_id, options)
+    return ScenarioRun(result.events, result.success, result.error, result.final_text)
+
+
+register_runner("agent", run_agent_scenario)
