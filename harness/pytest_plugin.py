@@ -8,6 +8,7 @@ Fixtures:
   At teardown the test fails if a scripted instruction was never used.
 - ``mockllm_server`` — one loopback server (``python -m mockllm serve``) per session,
   for real streaming over sockets.
+- ``mockllm_agent`` — builds agent runners (``harness.agent``) on the ``mockllm`` mock.
 - ``golden`` — syrupy's ``snapshot`` with the golden-table extension (``golden/``).
 
 Scenario files under a ``scenarios/`` folder are collected as test items (see
@@ -23,12 +24,13 @@ Options (all prefixed): ``--mockllm-seed``, ``--mockllm-lenient``,
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from harness.agent import AgentRunner
 from harness.golden import GoldenExtension
 from harness.mock_fixtures import MockLLMFixture, MockLLMServer, start_server
 from harness.scenario_items import pytest_collect_file
@@ -105,6 +107,19 @@ def mockllm_server(tmp_path_factory: pytest.TempPathFactory,
                       seed=pytestconfig.getoption("--mockllm-seed"),
                       lenient=pytestconfig.getoption("--mockllm-lenient")) as server:
         yield server
+
+
+@pytest.fixture
+def mockllm_agent(mockllm: MockLLMFixture) -> Callable[..., AgentRunner]:
+    """Builds ``harness.agent.AgentRunner``s on this test's in-process mock::
+
+        runner = mockllm_agent("openai-chat", tools=tools)
+        result = runner.run_graph_sync(prompt, "session-1")
+    """
+    def make(protocol: str = "anthropic-messages", **runner_options: Any) -> AgentRunner:
+        return AgentRunner(mockllm.model_client(protocol), **runner_options)
+
+    return make
 
 
 @pytest.fixture

@@ -207,3 +207,26 @@ def test_golden_dir_option(project: pytest.Pytester) -> None:
     project.makepyfile(test_golden=GOLDEN_TEST % "a")
     project.runpytest("--snapshot-update", "--mockllm-golden-dir", "elsewhere").assert_outcomes(passed=1)
     assert (project.path / "elsewhere" / "test_golden" / "test_flow.golden").is_file()
+
+
+def test_the_agent_runner_fixture_and_golden_together(project: pytest.Pytester) -> None:
+    project.makepyfile(test_inner_agent='''
+        from harness import invariants
+        from harness.agent import ToolRegistry
+        from mockllm import InstructionChain
+
+        def test_tool_flow(mockllm_agent, golden):
+            tools = ToolRegistry()
+            tools.register(description="List entities.")(lambda: ["Customer"])
+            prompt = InstructionChain(instruction_chain=[
+                {"messages": [{"tool_call": [{"name": "<lambda>", "args": {}}]}]},
+                {"messages": [{"text_message": {"text": "One entity."}}]},
+            ]).tagged("List them")
+            result = mockllm_agent("openai-chat", tools=tools).run_graph_sync(prompt, "s1")
+            invariants.check_tool_use_flow(result.events)
+            assert result.events == golden
+    ''')
+    project.runpytest("--snapshot-update").assert_outcomes(passed=1)
+    table = (project.path / "golden" / "test_inner_agent" / "test_tool_flow.golden").read_text()
+    assert 'content="One entity."' in table and "tool_result" in table
+    project.runpytest().assert_outcomes(passed=1)

@@ -149,3 +149,12 @@ def test_pytest_collects_scenarios_and_reports_failures_cleanly(pytester: pytest
     assert '+4    message                  persisted    content="Changed."' in out
     assert "scenarios/broken.yaml:2: runner: Input should be 'agent', 'chain' or 'planner'" in out
     assert "Traceback" not in out
+
+
+def test_bundled_scenarios_match_their_goldens_under_xdist(pytester: pytest.Pytester) -> None:
+    pytester.makeini("[pytest]\naddopts = -p no:cacheprovider -p no:randomly\nfilterwarnings = error\n")
+    shutil.copytree(ROOT / "scenarios", pytester.path / "scenarios")
+    shutil.copytree(ROOT / "golden" / "scenarios", pytester.path / "golden" / "scenarios")
+    result = pytester.runpytest_subprocess("scenarios", "-n", "2", "-p", "no:benchmark")
+    expected = sum(len(load_scenario(p).protocol_list) for p in (ROOT / "scenarios").glob("*.yaml"))
+    result.assert_outcomes(passed=expected)
