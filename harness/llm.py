@@ -338,9 +338,9 @@ def _openai_message(exc: Any) -> str:
     return str(getattr(exc, "message", exc))
 
 
-def model_client(protocol: str, *, base_url: str | None = None, http_client: Any = None,
+def model_client(protocol: str = "anthropic-messages", *, base_url: str | None = None, http_client: Any = None,
                  model: str | None = None, api_key: str = "test", max_retries: int = 0) -> ModelClient:
-    """A ``ModelClient`` for ``protocol`` (``anthropic-messages`` or ``openai-chat``).
+    """A ``ModelClient`` for ``protocol``: ``anthropic-messages`` (the default) or ``openai-chat``.
 
     Give ``base_url`` (the mock server: ``http://127.0.0.1:PORT``, no ``/v1``) or an
     ``http_client`` (e.g. ``httpx2.AsyncClient(transport=HTTPX2Transport(mock))``).

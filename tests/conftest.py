@@ -95,3 +95,20 @@ def door(request: pytest.FixtureRequest) -> Iterator[Door]:
         yield d
     finally:
         d.close()
+
+
+PYTESTER_INI = """
+[pytest]
+addopts = -p no:cacheprovider -p no:randomly
+filterwarnings =
+    error
+    # The plugin under test is imported by the outer session already.
+    ignore::pytest.PytestAssertRewriteWarning
+"""
+
+
+@pytest.fixture
+def strict_pytester(pytester: pytest.Pytester) -> pytest.Pytester:
+    """``pytester`` with the project's strictness (warnings are errors) in its ini."""
+    pytester.makeini(PYTESTER_INI)
+    return pytester

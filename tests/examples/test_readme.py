@@ -20,10 +20,9 @@ def test_readme_has_the_examples() -> None:
 
 
 @pytest.mark.parametrize("block", TEST_MODULES, ids=[f"plugin-example-{i}" for i in range(len(TEST_MODULES))])
-def test_readme_plugin_example_passes_under_pytest(block: str, pytester: pytest.Pytester) -> None:
-    pytester.makeini("[pytest]\naddopts = -p no:cacheprovider -p no:randomly\nfilterwarnings = error\n")
-    pytester.makepyfile(test_readme_plugin_example=block)
-    result = pytester.runpytest()
+def test_readme_plugin_example_passes_under_pytest(block: str, strict_pytester: pytest.Pytester) -> None:
+    strict_pytester.makepyfile(test_readme_plugin_example=block)
+    result = strict_pytester.runpytest()
     result.assert_outcomes(passed=block.count("def test_"))
 
 

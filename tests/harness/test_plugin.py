@@ -4,14 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-pytestmark = pytest.mark.filterwarnings("ignore::pytest.PytestAssertRewriteWarning")
-
-INI = """
-[pytest]
-addopts = -p no:cacheprovider -p no:randomly
-filterwarnings = error
-"""
-
 SCRIPT = '''
 import json
 from mockllm import InstructionChain
@@ -24,10 +16,9 @@ def script(*texts):
 
 
 @pytest.fixture
-def project(pytester: pytest.Pytester) -> pytest.Pytester:
-    pytester.makeini(INI)
-    pytester.makepyfile(helpers=SCRIPT)
-    return pytester
+def project(strict_pytester: pytest.Pytester) -> pytest.Pytester:
+    strict_pytester.makepyfile(helpers=SCRIPT)
+    return strict_pytester
 
 
 def test_the_mockllm_fixture_serves_the_official_clients(project: pytest.Pytester) -> None:

@@ -130,18 +130,17 @@ def test_diff_shows_changed_and_new_goldens_against_head(workspace: Path, capsys
     assert "new golden: golden/scenarios/hello.golden" in out
 
 
-def test_pytest_collects_scenarios_and_reports_failures_cleanly(pytester: pytest.Pytester) -> None:
-    pytester.makeini("[pytest]\naddopts = -p no:cacheprovider -p no:randomly\nfilterwarnings = error\n")
-    folder = pytester.path / "scenarios"
+def test_pytest_collects_scenarios_and_reports_failures_cleanly(strict_pytester: pytest.Pytester) -> None:
+    folder = strict_pytester.path / "scenarios"
     folder.mkdir()
     (folder / "tool_use.yaml").write_text(TOOL_USE)
-    result = pytester.runpytest("scenarios", "--snapshot-update")
+    result = strict_pytester.runpytest("scenarios", "--snapshot-update")
     result.assert_outcomes(passed=2)
-    assert (pytester.path / "golden" / "scenarios" / "tool_use.golden").is_file()
+    assert (strict_pytester.path / "golden" / "scenarios" / "tool_use.golden").is_file()
 
     (folder / "tool_use.yaml").write_text(TOOL_USE.replace("I found the entities.", "Changed."))
     (folder / "broken.yaml").write_text("prompt: hi\nrunner: sideways\n")
-    result = pytester.runpytest("scenarios", "-v", "--continue-on-collection-errors")
+    result = strict_pytester.runpytest("scenarios", "-v", "--continue-on-collection-errors")
     result.assert_outcomes(failed=2, errors=1)
     out = result.stdout.str()
     assert "scenarios/tool_use.yaml::tool_use[anthropic-messages] FAILED" in out
@@ -151,10 +150,9 @@ def test_pytest_collects_scenarios_and_reports_failures_cleanly(pytester: pytest
     assert "Traceback" not in out
 
 
-def test_bundled_scenarios_match_their_goldens_under_xdist(pytester: pytest.Pytester) -> None:
-    pytester.makeini("[pytest]\naddopts = -p no:cacheprovider -p no:randomly\nfilterwarnings = error\n")
-    shutil.copytree(ROOT / "scenarios", pytester.path / "scenarios")
-    shutil.copytree(ROOT / "golden" / "scenarios", pytester.path / "golden" / "scenarios")
-    result = pytester.runpytest_subprocess("scenarios", "-n", "2", "-p", "no:benchmark")
+def test_bundled_scenarios_match_their_goldens_under_xdist(strict_pytester: pytest.Pytester) -> None:
+    shutil.copytree(ROOT / "scenarios", strict_pytester.path / "scenarios")
+    shutil.copytree(ROOT / "golden" / "scenarios", strict_pytester.path / "golden" / "scenarios")
+    result = strict_pytester.runpytest_subprocess("scenarios", "-n", "2", "-p", "no:benchmark")
     expected = sum(len(load_scenario(p).protocol_list) for p in (ROOT / "scenarios").glob("*.yaml"))
     result.assert_outcomes(passed=expected)
