@@ -110,16 +110,21 @@ def mockllm_server(tmp_path_factory: pytest.TempPathFactory,
 
 
 @pytest.fixture
-def mockllm_agent(mockllm: MockLLMFixture) -> Callable[..., AgentRunner]:
+def mockllm_agent(mockllm: MockLLMFixture) -> Iterator[Callable[..., AgentRunner]]:
     """Builds ``harness.agent.AgentRunner``s on this test's in-process mock::
 
         runner = mockllm_agent("openai-chat", tools=tools)
         result = runner.run_graph_sync(prompt, "session-1")
     """
-    def make(protocol: str = "anthropic-messages", **runner_options: Any) -> AgentRunner:
-        return AgentRunner(mockllm.model_client(protocol), **runner_options)
+    runners: list[AgentRunner] = []
 
-    return make
+    def make(protocol: str = "anthropic-messages", **runner_options: Any) -> AgentRunner:
+        runners.append(AgentRunner(mockllm.model_client(protocol), **runner_options))
+        return runners[-1]
+
+    yield make
+    for runner in runners:
+        runner.close()
 
 
 @pytest.fixture

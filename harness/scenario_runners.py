@@ -80,7 +80,9 @@ async def run_agent_scenario(scenario: Scenario, client: ModelClient) -> Scenari
     )
     options = AgentOptions(attachments=[a.id for a in scenario.attachments],
                            **{k: v for k, v in scenario.options.items() if k != "attachments"})
-    result = await runner.run_graph(scenario.tagged_prompt(), scenario.session_id, None, scenario.user_id, options)
+    with runner:
+        result = await runner.run_graph(scenario.tagged_prompt(), scenario.session_id, None,
+                                        scenario.user_id, options)
     return ScenarioRun(result.events, result.success, result.error, result.final_text)
 
 

@@ -84,10 +84,22 @@ class AgentRunner:
                  approvals: ApprovalManager | None = None, files: FileStore | None = None) -> None:
         self.client = client
         self.tools = tools if tools is not None else ToolRegistry()
-        self.store = store if store is not None else SQLiteEventStore()
+        self._owned_store = SQLiteEventStore() if store is None else None
+        self.store = store if store is not None else self._owned_store
         self.queue = queue if queue is not None else InMemoryMessageQueue()
         self.approvals = approvals if approvals is not None else ApprovalManager()
         self.files = files if files is not None else FileStore()
+
+    def close(self) -> None:
+        """Close the event store the runner created (a store passed in is the caller's)."""
+        if self._owned_store is not None:
+            self._owned_store.close()
+
+    def __enter__(self) -> AgentRunner:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
 
     def run_graph_sync(self, prompt: str, session_id: str, on_event: Listener | None = None,
                        user_id: str = "user", options: AgentOptions | None = None) -> AgentResult:

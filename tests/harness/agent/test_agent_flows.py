@@ -71,7 +71,15 @@ class Harness:
 
 @pytest.fixture
 def make() -> Iterator[Any]:
-    yield Harness
+    made: list[Harness] = []
+
+    def build(protocol: str, **runner_kwargs: Any) -> Harness:
+        made.append(Harness(protocol, **runner_kwargs))
+        return made[-1]
+
+    yield build
+    for harness in made:
+        harness.runner.close()
 
 
 def types(result: AgentResult) -> list[str]:
@@ -286,11 +294,12 @@ def test_flow6_attachments_are_injected_cited_and_recorded(make: Any) -> None:
     inv.check_attachment_flow(result.events)
 
 
-def test_flow6_file_context_reaches_the_model(mock_server_url: str) -> None:
+def test_flow6_file_context_reaches_the_model(mock_server_url: str, request: pytest.FixtureRequest) -> None:
     files = FileStore()
     files.add("f1", "ledger.csv", "account,amount\n4000,120", owner="user-1")
     client = model_client("anthropic-messages", base_url=mock_server_url)
     runner = AgentRunner(client, files=files)
+    request.addfinalizer(runner.close)
 
     async def main() -> AgentResult:
         try:
@@ -336,8 +345,8 @@ def test_store_and_queue_agree_and_a_second_run_continues_the_numbers(make: Any)
     assert stored == h.runner.queue.events("s1")
 
 
-def test_fifty_concurrent_sessions_keep_their_own_consecutive_numbers() -> None:
-    h = Harness("anthropic-messages")
+def test_fifty_concurrent_sessions_keep_their_own_consecutive_numbers(make: Any) -> None:
+    h = make("anthropic-messages")
     prompt = script("List", {"messages": [text("Looking."), call("list_all_entities")]}, {"messages": [text("Done.")]})
 
     async def main() -> list[AgentResult]:
