@@ -102,9 +102,20 @@ def _abbreviate_script(text: str) -> str:
     return _SCRIPT_BLOCK.sub(steps, text)
 
 
-def _format_value(value: Any) -> str:
+def _abbreviate_all(value: Any) -> Any:
     if isinstance(value, str):
-        return json.dumps(_abbreviate_script(value), ensure_ascii=False)
+        return _abbreviate_script(value)
+    if isinstance(value, list):
+        return [_abbreviate_all(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _abbreviate_all(v) for k, v in value.items()}
+    return value
+
+
+def _format_value(value: Any) -> str:
+    value = _abbreviate_all(value)
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
     return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
 
 

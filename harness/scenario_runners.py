@@ -87,3 +87,18 @@ async def run_agent_scenario(scenario: Scenario, client: ModelClient) -> Scenari
 
 
 register_runner("agent", run_agent_scenario)
+
+
+async def run_planner_scenario(scenario: Scenario, client: ModelClient) -> ScenarioRun:
+    """Run ``scenario`` through ``harness.planner.TaskExecutor`` (the query is the prompt)."""
+    from harness.planner import TaskExecutor
+
+    executor = TaskExecutor(client, **scenario.options)
+    try:
+        result = await executor.run(scenario.tagged_prompt(), scenario.session_id)
+    finally:
+        executor.close()
+    return ScenarioRun(result.events, result.success, result.error, result.final_text)
+
+
+register_runner("planner", run_planner_scenario)

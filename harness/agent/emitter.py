@@ -38,11 +38,13 @@ PERSISTENCE: dict[str, Persistence] = {
 
 
 class EventEmitter:
-    """Emits one run's events."""
+    """Emits one run's events; ``persistence`` maps each event type to its state
+    (the agent flows' by default)."""
 
     def __init__(self, session_id: str, store: EventStore, queue: MessageQueue,
-                 listener: Listener | None) -> None:
+                 listener: Listener | None, persistence: dict[str, Persistence] | None = None) -> None:
         self.session_id = session_id
+        self._persistence = PERSISTENCE if persistence is None else persistence
         self._store = store
         self._queue = queue
         self._listener = listener
@@ -56,7 +58,7 @@ class EventEmitter:
         return self._last_ms
 
     async def emit(self, type: str, **data: Any) -> Event:
-        event = Event(type=type, persistence=PERSISTENCE[type], event_index=next(self._index),
+        event = Event(type=type, persistence=self._persistence[type], event_index=next(self._index),
                       session_id=self.session_id, timestamp=self._timestamp(), data=data)
         if event.persistence is Persistence.PERSISTED:
             event = self._store.append(event)

@@ -1,0 +1,54 @@
+"""The plan contract of ADR-002: ``thought`` and ``steps`` of ``{agent, action, args, prompt?}``.
+
+A step names its agent action in ``action`` (never ``method``); a MainLLMAgent step
+carries its text in ``prompt`` (never in ``args``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+__all__ = ["Plan", "PlanStep", "PlanValidationError", "parse_plan"]
+
+
+class PlanValidationError(ValueError):
+    """A plan the executor cannot run; the message names the step and the field."""
+
+
+class PlanStep(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    agent: str = Field(min_length=1)
+    action: str = Field(min_length=1)
+    args: dict[str, Any] = Field(default_factory=dict)
+    prompt: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_method(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "method" in data and "action" not in data:
+            raise ValueError(f"the step uses 'method' ({data['method']!r}); the contract names it 'action'")
+        return data
+
+
+class Plan(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    thought: str = ""
+    steps: list[PlanStep] = Field(min_length=1)
+
+
+def parse_plan(data: Any) -> Plan:
+    """Validate ``data`` as a plan; errors name the step and field."""
+    try:
+        return Plan.model_validate(data)
+    except ValidationError as exc:
+        problems = []
+        for err in exc.errors()[:3]:
+            loc = err["loc"]
+            where = f"steps[{loc[1]}]" + "".join(f".{p}" for p in loc[2:]) if loc[:1] == ("steps",) and len(loc) > 1 \
+                else ".".join(str(p) for p in loc) or "plan"
+            problems.append(f"{where}: {err['msg'].removeprefix('Value error, ')}")
+        raise PlanValidationError("invalid plan: " + "; ".join(problems)) from exc
