@@ -135,9 +135,9 @@ class MockLLMFixture(_Clients):
 
 
 class MockLLMServer(_Clients):
-    """A mock server subprocess on loopback."""
+    """A mock server subprocess on loopback (``pid`` -1 when it is not ours to know)."""
 
-    def __init__(self, base_url: str, pid: int) -> None:
+    def __init__(self, base_url: str, pid: int = -1) -> None:
         super().__init__()
         self.base_url = base_url
         self.pid = pid
