@@ -1,0 +1,468 @@
+"""The mock over real HTTP, under stress: scripted faults raised by the official SDKs as
+their own classes, streaming pace, clients that go away mid-stream, and the same bytes
+through the server and every in-process transport.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import anthropic
+import httpx
+import httpx2
+import openai
+import pytest
+import uvicorn
+from server_support import (  # noqa: F401 - fixtures
+    sdk_clients,
+    ANTHROPIC_MODEL,
+    OPENAI_MODEL,
+    PATHS,
+    PROTOCOLS,
+    START_TIMEOUT_S,
+    STOP_TIMEOUT_S,
+    ServerProcess,
+    _shared_client,
+    encode,
+    http,
+    journal,
+    orphan_result_body,
+    post,
+    script,
+    servers,
+    sse_events,
+    text,
+    uid,
+    user_body,
+)
+
+from mockllm.engine import MockLLM
+from mockllm.server import bind_socket, create_app
+from mockllm.transports import HTTPX2Transport, HTTPXTransport
+
+# == 5. scripted faults ================================================================
+
+
+def test_429_sends_retry_after_ms(mock_server_url: str) -> None:
+    step = {"id": uid("limit"), "error": {"status": 429, "retry_after_ms": 1}}
+    for protocol in PROTOCOLS:
+        response = post(mock_server_url, protocol, user_body(protocol, script(step)))
+        expected = "rate_limit_error" if protocol == "anthropic-messages" else None
+        error = response.json()["error"]
+        assert response.status_code == 429
+        assert response.headers["retry-after-ms"] == "1"
+        assert response.headers["retry-after"] == "1"
+        if expected:
+            assert error["type"] == expected
+        assert error["message"]
+
+
+def _sdk_call(protocol: str, oai: openai.OpenAI, ant: anthropic.Anthropic, content: str) -> str:
+    if protocol == "openai-chat":
+        return oai.chat.completions.create(model=OPENAI_MODEL,
+                                           messages=[{"role": "user", "content": content}]
+                                           ).choices[0].message.content
+    if protocol == "anthropic-messages":
+        return ant.messages.create(model=ANTHROPIC_MODEL, max_tokens=64,
+                                   messages=[{"role": "user", "content": content}]).content[0].text
+    return oai.responses.create(model=OPENAI_MODEL, input=content).output_text
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_fail_once_then_succeed_with_sdk_retries(mock_server_url: str, protocol: str) -> None:
+    step = {"id": uid("once"), "error": {"status": 429, "retry_after_ms": 1, "times": 1},
+            "messages": [{"text_message": {"length": 5}}]}
+    oai, ant = sdk_clients(mock_server_url, http(), retries=2)
+    reply = _sdk_call(protocol, oai, ant, script(step))
+    assert len(reply.split()) == 5
+    attempts = [e for e in journal(mock_server_url) if e["instruction_id"] == step["id"]]
+    assert [(e["attempt"], e["status"]) for e in attempts] == [(0, 429), (1, 200)]
+
+
+def test_without_times_every_attempt_fails(mock_server_url: str) -> None:
+    step = {"id": uid("always"), "error": {"status": 429, "retry_after_ms": 1}}
+    oai, ant = sdk_clients(mock_server_url, http(), retries=2)
+    with pytest.raises(openai.RateLimitError) as raised:
+        _sdk_call("openai-chat", oai, ant, script(step))
+    with pytest.raises(anthropic.RateLimitError):
+        _sdk_call("anthropic-messages", oai, ant, script(step))
+    assert raised.value.response.headers["retry-after-ms"] == "1"
+    attempts = [e for e in journal(mock_server_url) if e["instruction_id"] == step["id"]]
+    assert [(e["protocol"], e["attempt"], e["status"]) for e in attempts] == (
+        [("openai-chat", n, 429) for n in range(3)] + [("anthropic-messages", n, 429) for n in range(3)])
+
+
+@pytest.mark.parametrize("status", [500, 503])
+def test_server_errors_raise_internal_server_error(mock_server_url: str, status: int) -> None:
+    step = {"id": uid("boom"), "error": {"status": status}}
+    oai, ant = sdk_clients(mock_server_url, http(), retries=0)
+    with pytest.raises(openai.InternalServerError) as chat:
+        _sdk_call("openai-chat", oai, ant, script(step))
+    with pytest.raises(openai.InternalServerError) as responses:
+        _sdk_call("openai-responses", oai, ant, script(step))
+    with pytest.raises(anthropic.InternalServerError) as messages:
+        _sdk_call("anthropic-messages", oai, ant, script(step))
+    assert chat.value.status_code == responses.value.status_code == messages.value.status_code == status
+    assert chat.value.type == "server_error"
+    assert messages.value.body["type"] == "error"
+
+
+def test_anthropic_529_raises_overloaded_error(mock_server_url: str) -> None:
+    step = {"id": uid("busy"), "error": {"status": 529}}
+    _, ant = sdk_clients(mock_server_url, http(), retries=0)
+    with pytest.raises(anthropic.OverloadedError) as raised:
+        _sdk_call("anthropic-messages", None, ant, script(step))  # type: ignore[arg-type]
+    assert isinstance(raised.value, anthropic.InternalServerError)
+    assert raised.value.status_code == 529
+    assert raised.value.body["error"]["type"] == "overloaded_error"
+
+
+def test_scripted_type_and_message_are_used_verbatim(mock_server_url: str) -> None:
+    step = {"id": uid("custom"), "error": {"status": 400, "type": "invalid_request_error",
+                                            "message": "prompt is too long: 300000 tokens > 200000 maximum"}}
+    response = post(mock_server_url, "anthropic-messages", user_body("anthropic-messages", script(step)))
+    assert response.status_code == 400
+    assert response.json() == {"type": "error", "error": {
+        "type": "invalid_request_error", "message": "prompt is too long: 300000 tokens > 200000 maximum"}}
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_mid_stream_error_after_k_events_raw(mock_server_url: str, protocol: str) -> None:
+    k = 3
+    step = text(10, error={"status": 500, "after_chunks": k})
+    response = post(mock_server_url, protocol, user_body(protocol, script(step), stream=True))
+    assert response.status_code == 200  # the stream starts fine...
+    events = sse_events(response.content)
+    assert len(events) == k + 1  # ...and fails after K events
+    last = events[-1].decode()
+    if protocol == "anthropic-messages":
+        assert last.startswith("event: error\n")
+        assert json.loads(last.split("data: ", 1)[1])["error"]["type"] == "api_error"
+    elif protocol == "openai-responses":
+        assert json.loads(last.split("data: ", 1)[1])["type"] == "error"
+    else:
+        assert json.loads(last.split("data: ", 1)[1])["error"]["type"] == "server_error"
+    assert b"[DONE]" not in response.content
+    assert journal(mock_server_url)[-1]["error"] == f"scripted mid-stream error after {k} events"
+
+
+def test_mid_stream_errors_raise_in_each_sdk(mock_server_url: str) -> None:
+    k = 3
+    content = script(text(10, error={"status": 500, "after_chunks": k}))
+    oai, ant = sdk_clients(mock_server_url, http(), retries=0)
+    chunks: list[Any] = []
+    with pytest.raises(openai.APIError) as chat:
+        with oai.chat.completions.create(model=OPENAI_MODEL, stream=True,
+                                         messages=[{"role": "user", "content": content}]) as stream:
+            for chunk in stream:
+                chunks.append(chunk)
+    assert len(chunks) == k
+    assert not isinstance(chat.value, openai.APIStatusError) or chat.value.status_code == 200
+
+    events: list[Any] = []
+    with pytest.raises(openai.APIError):
+        with oai.responses.create(model=OPENAI_MODEL, input=content, stream=True) as stream:
+            for event in stream:
+                events.append(event.type)
+    assert events == ["response.created", "response.in_progress", "response.output_item.added"]
+
+    kinds: list[str] = []
+    with pytest.raises(anthropic.APIStatusError) as messages:
+        with ant.messages.create(model=ANTHROPIC_MODEL, max_tokens=64, stream=True,
+                                 messages=[{"role": "user", "content": content}]) as stream:
+            for event in stream:
+                kinds.append(event.type)
+    assert kinds and kinds[0] == "message_start" and len(kinds) <= k
+    assert messages.value.body["error"]["type"] == "api_error"
+
+
+# == 6. pacing ==========================================================================
+
+
+@dataclass
+class Read:
+    status: int
+    headers: Any
+    first_byte_s: float
+    total_s: float
+    reads: int
+    body: bytes
+
+
+def read_stream(client: Any, url: str, body: dict[str, Any]) -> Read:
+    """POST ``body`` and read the streamed reply raw, timing its first byte."""
+    chunks: list[bytes] = []
+    started = time.monotonic()
+    first = 0.0
+    with client.stream("POST", url, content=encode(body),
+                       headers={"content-type": "application/json"}) as response:
+        for chunk in response.iter_raw():
+            if not chunks:
+                first = time.monotonic() - started
+            chunks.append(chunk)
+        return Read(response.status_code, response.headers, first, time.monotonic() - started,
+                    len(chunks), b"".join(chunks))
+
+
+@pytest.mark.parametrize("door_name", ["server", "in-process"])
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_first_chunk_waits_first_chunk_ms(mock_server_url: str, protocol: str, door_name: str) -> None:
+    step = text(3, timing={"first_chunk_ms": 150, "chunk_ms": 0})
+    body = user_body(protocol, script(step), stream=True)
+    if door_name == "server":
+        got = read_stream(http(), f"{mock_server_url}{PATHS[protocol]}", body)
+    else:
+        with httpx2.Client(transport=HTTPX2Transport(MockLLM())) as client:
+            got = read_stream(client, f"http://mockllm.test{PATHS[protocol]}", body)
+    assert got.status == 200
+    assert got.first_byte_s >= 0.145, got.first_byte_s  # a lower bound only
+    assert len(sse_events(got.body)) > 3
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_chunk_ms_sends_each_event_as_its_own_read(mock_server_url: str, protocol: str) -> None:
+    step = text(3, timing={"chunk_ms": 50})
+    got = read_stream(http(), f"{mock_server_url}{PATHS[protocol]}",
+                      user_body(protocol, script(step), stream=True))
+    events = sse_events(got.body)
+    assert got.status == 200
+    assert "content-length" not in got.headers  # sent as it goes
+    assert got.reads > 1
+    assert got.reads >= len(events), (got.reads, len(events))
+    assert got.total_s >= 0.05 * (len(events) - 1) * 0.9
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_without_timing_the_stream_arrives_in_one_piece(mock_server_url: str, protocol: str) -> None:
+    got = read_stream(http(), f"{mock_server_url}{PATHS[protocol]}",
+                      user_body(protocol, script(text(12)), stream=True))
+    events = sse_events(got.body)
+    assert got.status == 200
+    assert len(events) > 12
+    # One write with a known length: the SSE events are ready and go out together.
+    assert got.headers["content-length"] == str(len(got.body))
+    assert got.reads < len(events), got.reads  # typically 1 on loopback
+
+
+def test_pacing_and_a_mid_stream_error_together(mock_server_url: str) -> None:
+    step = text(6, timing={"chunk_ms": 10}, error={"status": 500, "after_chunks": 2})
+    got = read_stream(http(), f"{mock_server_url}/v1/chat/completions",
+                      user_body("openai-chat", script(step), stream=True))
+    events = sse_events(got.body)
+    assert len(events) == 3 and b'"error"' in events[-1]
+
+
+# == 7. a client that goes away mid-stream ==============================================
+
+
+def _abort_after(base: str, events: int, chunk_ms: int = 200, words: int = 20,
+                 client: httpx2.Client | None = None) -> None:
+    """Read ``events`` events of a slowly paced stream, then hang up."""
+    body = user_body("openai-chat", script(text(words, timing={"chunk_ms": chunk_ms})), stream=True)
+    seen = b""
+    with contextlib.ExitStack() as stack:
+        if client is None:
+            client = stack.enter_context(httpx2.Client())
+        response = stack.enter_context(client.stream("POST", f"{base}/v1/chat/completions",
+                                                     content=encode(body)))
+        assert response.status_code == 200
+        for chunk in response.iter_raw():
+            seen += chunk
+            if seen.count(b"\n\n") >= events:
+                break
+    # closing the unfinished response drops its connection mid-stream
+
+
+def test_client_disconnect_mid_stream_leaves_the_server_serving(servers: dict[str, ServerProcess]) -> None:
+    server = servers["strict"]
+    base = server.base_url
+    before = len(journal(base))
+    _abort_after(base, events=2)
+    assert http().get(f"{base}/_mockllm/health").status_code == 200
+    followup = post(base, "anthropic-messages", user_body("anthropic-messages", script(text(4))))
+    assert followup.status_code == 200
+    assert len(followup.json()["content"][0]["text"].split()) == 4
+    time.sleep(0.5)
+    assert server.proc.poll() is None
+    entries = journal(base)
+    assert len(entries) == before + 2
+    aborted, after = entries[-2:]
+    assert aborted["stream"] is True and aborted["status"] == 200 and aborted["protocol"] == "openai-chat"
+    assert after["protocol"] == "anthropic-messages"
+    assert "Traceback" not in server.errors
+
+
+def test_a_burst_of_aborted_streams_does_not_hurt_later_requests(servers: dict[str, ServerProcess]) -> None:
+    server = servers["strict"]
+    base = server.base_url
+    with httpx2.Client(limits=httpx2.Limits(max_connections=40)) as client:
+        threads = [threading.Thread(target=_abort_after, args=(base, 1), kwargs={"client": client})
+                   for _ in range(20)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=10)
+    assert not any(t.is_alive() for t in threads)
+    started = time.monotonic()
+    for protocol in PROTOCOLS:
+        for stream in (False, True):
+            response = post(base, protocol, user_body(protocol, script(text(5)), stream=stream))
+            assert response.status_code == 200
+    assert time.monotonic() - started < 5  # generous: these take milliseconds
+    assert server.proc.poll() is None
+    assert "Traceback" not in server.errors
+
+
+@contextlib.contextmanager
+def threaded_server(mock: MockLLM) -> Iterator[tuple[uvicorn.Server, str]]:
+    """The server's app under uvicorn in a thread of this process, so that a test can
+    look at uvicorn's own state (request tasks, connections)."""
+    sock = bind_socket("127.0.0.1", 0)
+    port = sock.getsockname()[1]
+    config = uvicorn.Config(create_app(mock), log_level="warning", access_log=False, lifespan="off")
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    try:
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while not server.started:
+            assert time.monotonic() < deadline and thread.is_alive(), "threaded server did not start"
+            time.sleep(0.01)
+        yield server, f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=STOP_TIMEOUT_S)
+        sock.close()
+    assert not thread.is_alive()
+
+
+def test_aborted_streams_leave_no_request_tasks_behind() -> None:
+    """After clients leave mid-stream, the server's request tasks end promptly instead
+    of pacing on for the seconds left in their scripts."""
+    mock = MockLLM()
+    with threaded_server(mock) as (server, base):
+        with httpx2.Client() as client:
+            for _ in range(5):
+                _abort_after(base, 1, chunk_ms=300, words=30, client=client)  # 9 s each if left running
+        deadline = time.monotonic() + 3
+        while server.server_state.tasks and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert not server.server_state.tasks, f"{len(server.server_state.tasks)} request task(s) still running"
+        assert len(mock.journal) == 5
+
+
+def test_connections_are_not_held_back_by_nagle() -> None:
+    """Replies go out in two writes (headers, body); with Nagle on, the second waits for
+    the client's delayed ACK (~40 ms a request on Linux). The listening socket must be
+    marked TCP so that asyncio sets TCP_NODELAY on every accepted connection."""
+    listener = bind_socket("127.0.0.1", 0)
+    with listener:
+        assert listener.proto == socket.IPPROTO_TCP
+    with threaded_server(MockLLM()) as (server, base), httpx2.Client() as client:
+        assert client.get(f"{base}/_mockllm/health").status_code == 200
+        connections = list(server.server_state.connections)
+        assert connections
+        for connection in connections:
+            sock = connection.transport.get_extra_info("socket")
+            assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)
+
+
+# == 8. one engine, many doors ==========================================================
+
+
+def _door_requests() -> list[tuple[str, str, bytes]]:
+    tools_chain = script(
+        {"id": "call", "messages": [{"tool_call": [{"name": "lookup", "args": {"q": "paris"}},
+                                                   {"name": "lookup", "args": {"q": "rome"}}]}]},
+        {"id": "answer", "reasoning": {"length": 5}, "messages": [{"text_message": {"length": 8}}]},
+    )
+    thinking = script({"id": "think", "reasoning": {"length": 6},
+                       "messages": [{"text_message": {"length": 7}},
+                                    {"tool_call": [{"name": "lookup", "args": {"q": "x y"}}]}]})
+    plain = script(text(9), prompt="doors")
+    paced = script(text(4, timing={"first_chunk_ms": 1, "chunk_ms": 1}))
+    chat_turn_1 = {"model": OPENAI_MODEL, "messages": [
+        {"role": "user", "content": tools_chain},
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "call_a", "type": "function", "function": {"name": "lookup", "arguments": "{}"}},
+            {"id": "call_b", "type": "function", "function": {"name": "lookup", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "call_a", "content": "sunny"},
+        {"role": "tool", "tool_call_id": "call_b", "content": "rainy"},
+    ]}
+    requests: list[tuple[str, str, Any]] = []
+    for protocol in PROTOCOLS:
+        for stream in (False, True):
+            requests.append((f"{protocol}-text-{stream}", protocol, user_body(protocol, plain, stream=stream)))
+            requests.append((f"{protocol}-tools-{stream}", protocol, user_body(protocol, tools_chain, stream=stream)))
+            requests.append((f"{protocol}-thinking-{stream}", protocol, user_body(protocol, thinking, stream=stream)))
+        requests.append((f"{protocol}-fallback", protocol, user_body(protocol, "no script here", stream=True)))
+        requests.append((f"{protocol}-paced", protocol, user_body(protocol, paced, stream=True)))
+        requests.append((f"{protocol}-orphan", protocol, orphan_result_body(protocol)))
+        requests.append((f"{protocol}-429", protocol,
+                         user_body(protocol, script({"id": "limit", "error": {"status": 429, "retry_after_ms": 5}}))))
+    include_usage = {**user_body("openai-chat", plain, stream=True), "stream_options": {"include_usage": True}}
+    requests.append(("openai-chat-usage", "openai-chat", include_usage))
+    requests.append(("openai-chat-tool-turn-1", "openai-chat", chat_turn_1))
+    for stream in (False, True):
+        requests.append((f"openai-chat-tool-turn-1-{stream}", "openai-chat", {**chat_turn_1, "stream": stream}))
+    requests.append(("bad-json", "openai-responses", b"{"))
+    return [(name, protocol, body if isinstance(body, bytes) else encode(body))
+            for name, protocol, body in requests]
+
+
+def _visible(headers: Any) -> dict[str, str]:
+    return {k: v for k, v in headers.items()
+            if k.startswith("x-mockllm-") or k in ("content-type", "retry-after-ms", "x-request-id", "request-id")}
+
+
+async def _async_door(requests: list[tuple[str, str, bytes]]) -> list[tuple[int, dict[str, str], bytes]]:
+    out = []
+    async with httpx2.AsyncClient(transport=HTTPX2Transport(MockLLM())) as client:
+        for _, protocol, body in requests:
+            async with client.stream("POST", f"http://mockllm.test{PATHS[protocol]}", content=body) as response:
+                content = b"".join([chunk async for chunk in response.aiter_bytes()])
+                out.append((response.status_code, _visible(response.headers), content))
+    return out
+
+
+def test_the_same_bytes_through_every_door(mock_server_url: str) -> None:
+    requests = _door_requests()
+    assert len({name for name, _, _ in requests}) == len(requests)
+    doors: dict[str, list[tuple[int, dict[str, str], bytes]]] = {}
+
+    clients: dict[str, Any] = {
+        "server": (httpx2.Client(timeout=30), mock_server_url),
+        "httpx2": (httpx2.Client(transport=HTTPX2Transport(MockLLM())), "http://mockllm.test"),
+        "httpx": (httpx.Client(transport=HTTPXTransport(MockLLM())), "http://mockllm.test"),
+    }
+    try:
+        for door, (client, base) in clients.items():
+            results = doors.setdefault(door, [])
+            for _, protocol, body in requests:
+                with client.stream("POST", f"{base}{PATHS[protocol]}", content=body,
+                                   headers={"content-type": "application/json"}) as response:
+                    content = b"".join(response.iter_bytes())
+                    results.append((response.status_code, _visible(response.headers), content))
+    finally:
+        for client, _ in clients.values():
+            client.close()
+    doors["httpx2-async"] = asyncio.run(_async_door(requests))
+
+    reference = doors.pop("server")
+    statuses = {name: status for (name, _, _), (status, _, _) in zip(requests, reference)}
+    assert statuses["openai-chat-text-True"] == 200 and statuses["anthropic-messages-orphan"] == 400
+    assert statuses["openai-responses-429"] == 429 and statuses["bad-json"] == 400
+    assert all(status < 500 for status in statuses.values())
+    for door, results in doors.items():
+        for (name, _, _), expected, got in zip(requests, reference, results):
+            assert got[0] == expected[0], (door, name)
+            assert got[2] == expected[2], (door, name)
+            assert got[1] == expected[1], (door, name)
