@@ -201,3 +201,12 @@ def test_a_retry_uses_the_fallback_planner_prompt(bench: Any) -> None:
     assert first["system"].startswith("You are a planner.")
     assert retry["system"].startswith("Plan the user's request as JSON.")
     assert retry["messages"][-1]["content"].startswith("That plan could not be used (the plan is not valid JSON")
+
+
+def test_a_main_llm_step_without_prompt_answers_the_original_query(bench: Any) -> None:
+    b = bench()
+    plan = {"thought": "t", "steps": [{"agent": "MainLLMAgent", "action": "generateResponse", "args": {}}]}
+    result = b.run("What's new?", reply(plan), reply("Nothing much."))
+    assert result.success and result.final_text == "Nothing much."
+    # The query went again, without its instruction block (it would restart the script).
+    assert b.last_user_text() == "What's new?"
