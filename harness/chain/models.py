@@ -1,0 +1,94 @@
+"""Chain records (seeds 000/001): plan, step, chain event and their two enums.
+
+Fields keep the seeds' names in JSON (``stepType``, ``maxSteps``…) and snake_case in
+Python. Every new field has the seeds' default, so a plan saved before it existed loads.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = ["ChainEvent", "ChainPlan", "PlanStep", "StepStatus", "StepType"]
+
+
+class StepType(str, Enum):
+    UNKNOWN = "UNKNOWN"
+    TOOL = "TOOL"
+    LLM = "LLM"
+    RAG_QUERY = "RAG_QUERY"
+    POLICY_GATE = "POLICY_GATE"
+
+
+class StepStatus(str, Enum):
+    UNKNOWN = "UNKNOWN"
+    PENDING = "PENDING"
+    EXECUTING = "EXECUTING"
+    COMPLETED = "COMPLETED"
+    FAILED = "FAILED"
+    GATED = "GATED"
+    SKIPPED = "SKIPPED"
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(populate_by_name=True, use_enum_values=False, validate_assignment=True)
+
+    def to_json(self) -> str:
+        return self.model_dump_json(by_alias=True)
+
+
+class PlanStep(_Record):
+    """One step. ``inputs`` are the tool's arguments (or, for an LLM step, ``prompt``);
+    string values may refer to the chain context as ``{{name}}``. ``output_name`` is the
+    context key the step's output is stored under."""
+
+    step_number: int = Field(default=0, alias="stepNumber")
+    description: str = ""
+    tool_name: str | None = Field(default=None, alias="toolName")
+    inputs: dict[str, Any] = Field(default_factory=dict)
+    output_name: str | None = Field(default=None, alias="outputName")
+    output: Any = None
+    step_type: StepType = Field(default=StepType.TOOL, alias="stepType")
+    step_status: StepStatus = Field(default=StepStatus.PENDING, alias="stepStatus")
+    prompt_config_name: str | None = Field(default=None, alias="promptConfigName")
+    chat_config_name: str | None = Field(default=None, alias="chatConfigName")
+    policy_name: str | None = Field(default=None, alias="policyName")
+    rag_query: str | None = Field(default=None, alias="ragQuery")
+    rag_limit: int = Field(default=10, alias="ragLimit")
+    dynamic: bool = False
+    parent_step: int = Field(default=-1, alias="parentStep")
+    summary_text: str | None = Field(default=None, alias="summaryText")
+    vector_reference_uri: str | None = Field(default=None, alias="vectorReferenceUri")
+
+
+class ChainPlan(_Record):
+    name: str = "chain"
+    plan_query: str = Field(default="", alias="planQuery")
+    executed: bool = False
+    steps: list[PlanStep] = Field(default_factory=list)
+    output: Any = None
+    max_steps: int = Field(default=20, alias="maxSteps")
+    total_executed_steps: int = Field(default=0, alias="totalExecutedSteps")
+    chain_context_json: str | None = Field(default=None, alias="chainContextJson")
+    chain_mode: bool = Field(default=False, alias="chainMode")
+    stream_session_id: str | None = Field(default=None, alias="streamSessionId")
+    mcp_session_id: str | None = Field(default=None, alias="mcpSessionId")
+
+
+class ChainEvent(_Record):
+    """A progress event (never persisted by itself; the executor hands it to listeners)."""
+
+    event_type: str = Field(alias="eventType")
+    plan_name: str = Field(default="", alias="planName")
+    step_number: int | None = Field(default=None, alias="stepNumber")
+    total_steps: int | None = Field(default=None, alias="totalSteps")
+    step_type: StepType | None = Field(default=None, alias="stepType")
+    step_status: StepStatus | None = Field(default=None, alias="stepStatus")
+    step_summary: str | None = Field(default=None, alias="stepSummary")
+    tool_name: str | None = Field(default=None, alias="toolName")
+    output_preview: str | None = Field(default=None, alias="outputPreview")
+    error_message: str | None = Field(default=None, alias="errorMessage")
+    timestamp: int = 0
+    mcp_context_uri: str | None = Field(default=None, alias="mcpContextUri")
