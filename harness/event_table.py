@@ -26,7 +26,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from harness.events import Event
-from mockllm.instructions import INSTRUCTION_END, INSTRUCTION_START
+from mockllm.instructions import INSTRUCTION_BLOCK, INSTRUCTION_END, INSTRUCTION_START
 
 __all__ = ["CHUNK_TYPES", "normalise_events", "render_event_table"]
 
@@ -86,9 +86,6 @@ def normalise_events(events: Iterable[Event | Mapping[str, Any]]) -> list[dict[s
     return out
 
 
-_SCRIPT_BLOCK = re.compile(re.escape(INSTRUCTION_START) + r".*?" + re.escape(INSTRUCTION_END), re.S)
-
-
 def _abbreviate_script(text: str) -> str:
     """The instruction block a prompt carries, shown as its step count: the script's
     effect is what the rest of the table shows."""
@@ -99,7 +96,7 @@ def _abbreviate_script(text: str) -> str:
         except (ValueError, KeyError, TypeError):
             return "<instruction block>"
         return f"<instruction chain: {count} steps>"
-    return _SCRIPT_BLOCK.sub(steps, text)
+    return INSTRUCTION_BLOCK.sub(steps, text)
 
 
 def _abbreviate_all(value: Any) -> Any:

@@ -19,6 +19,7 @@ fault), ``timing`` (streaming pace), ``chunk_words`` (words per streamed delta) 
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any, Union
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, model_validator
@@ -32,10 +33,12 @@ __all__ = [
     "TimingSpec",
     "ToolCallMessage",
     "ToolCallSpec",
+    "INSTRUCTION_BLOCK",
     "INSTRUCTION_END",
     "INSTRUCTION_START",
     "STOP_REASONS",
     "normalise_stop_reason",
+    "strip_instructions",
 ]
 
 # Provider-neutral stop reasons; codecs map them to each provider's vocabulary, and
@@ -172,6 +175,18 @@ class Instruction(_Model):
 
 INSTRUCTION_START = "<|instruction_start|>"
 INSTRUCTION_END = "<|instruction_end|>"
+INSTRUCTION_BLOCK = re.compile(re.escape(INSTRUCTION_START) + r".*?" + re.escape(INSTRUCTION_END), re.S)
+"""Matches one instruction block, tags included."""
+
+
+def strip_instructions(text: str) -> str:
+    """``text`` without its instruction blocks.
+
+    Code that quotes a scripted prompt back to the model (a planner re-sending the
+    query, a routing prompt citing it) sends this: a quoted copy that kept its block
+    would be the newest tagged message and restart the script.
+    """
+    return INSTRUCTION_BLOCK.sub("", text).strip()
 
 
 class InstructionChain(_Model):

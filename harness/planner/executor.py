@@ -24,16 +24,23 @@ import json
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from harness.agent.emitter import EventEmitter, Listener
 from harness.agent.store import EventStore, InMemoryMessageQueue, SQLiteEventStore
 from harness.events import Event, Persistence
-from harness.llm import AssistantTurn, ConversationItem, ModelClient, ModelError, TextDelta, TurnComplete, UserMessage
+from harness.llm import (
+    AssistantTurn,
+    ConversationItem,
+    ModelClient,
+    ModelError,
+    TextDelta,
+    TurnComplete,
+    UserMessage,
+)
 from harness.planner.calculator import CalculationError, calculate
 from harness.planner.models import Plan, PlanStep, PlanValidationError, parse_plan
 from harness.planner.prompts import fallback_planner_prompt, planner_prompt
-from mockllm.instructions import INSTRUCTION_END, INSTRUCTION_START
+from mockllm.instructions import strip_instructions
 
 __all__ = ["PlanningResult", "StepError", "TaskExecutor", "fallback_plan", "interpolate"]
 
@@ -48,7 +55,6 @@ PLANNER_PERSISTENCE = {
     "error": Persistence.PERSISTED,
 }
 _PLACEHOLDER = re.compile(r"\{\{\s*step(\d+)_result\s*\}\}")
-_SCRIPT = re.compile(re.escape(INSTRUCTION_START) + ".*?" + re.escape(INSTRUCTION_END), re.S)
 _FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.S)
 
 
@@ -211,7 +217,7 @@ class TaskExecutor:
         if len(run.conversation) > 1 or not isinstance(run.conversation[-1], UserMessage):
             # A copy of the query would carry its instruction block again and restart the
             # script (the last tagged message wins); the block is already in message 0.
-            run.conversation.append(UserMessage(_SCRIPT.sub("", prompt).strip() if prompt == run.query else prompt))
+            run.conversation.append(UserMessage(strip_instructions(prompt) if prompt == run.query else prompt))
         try:
             return (await self._ask(run)).text
         except ModelError as exc:

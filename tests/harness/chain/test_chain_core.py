@@ -41,9 +41,22 @@ async def find_persons(query: dict[str, str]) -> list[str]:
 TOOLS = {"describeAllModels": describe_all_models, "newQueryField": new_query_field, "findPersons": find_persons}
 
 
+DONE = json.dumps({"complete": True, "reason": "enough", "nextSteps": []})
+
+
 def query(prompt: str, *texts: str) -> str:
+    """A plan query scripting these model replies in order."""
     return InstructionChain.model_validate({"instruction_chain": [
         {"messages": [{"text_message": {"text": t}}]} for t in texts]}).tagged(prompt)
+
+
+def answers(prompt: str, *texts: str) -> str:
+    """Each LLM step's answer followed by a routing decision that adds nothing."""
+    return query(prompt, *(x for t in texts for x in (t, DONE)))
+
+
+def route(*next_steps: dict[str, Any], reason: str = "more to do") -> str:
+    return json.dumps({"complete": False, "reason": reason, "nextSteps": list(next_steps)})
 
 
 class Bench:
@@ -158,7 +171,7 @@ def test_missing_variable_is_an_error_naming_it() -> None:
 
 def test_c1_llm_step_basic() -> None:
     b = Bench()
-    done = b.run(ChainPlan(plan_query=query("Quick maths", "4."), steps=[
+    done = b.run(ChainPlan(plan_query=answers("Quick maths", "4."), steps=[
         step(1, stepType="LLM", promptConfigName="brief", inputs={"prompt": "What is 2+2?"})]))
     assert done.steps[0].output == "4." and done.steps[0].step_status is StepStatus.COMPLETED
     assert b.bodies[0]["system"] == "You are a helpful assistant. Answer briefly."
@@ -166,14 +179,14 @@ def test_c1_llm_step_basic() -> None:
 
 def test_c2_c3_context_injection_and_accumulation_in_one_conversation() -> None:
     b = Bench()
-    done = b.run(ChainPlan(plan_query=query("Colours", "red, green, blue", "green: calm", "Summary done."), steps=[
+    done = b.run(ChainPlan(plan_query=answers("Colours", "red, green, blue", "green: calm", "Summary done."), steps=[
         step(1, toolName="describeAllModels", outputName="modelList"),
         step(2, stepType="LLM", inputs={"prompt": "Models: {{modelList}}. List 3 colors"}, outputName="colors"),
         step(3, stepType="LLM", inputs={"prompt": "Pick one of {{colors}}"}, outputName="reasoning"),
         step(4, stepType="LLM", inputs={"prompt": "Summarize: colors={{colors}}, reasoning={{reasoning}}"})]))
     assert [s.output for s in done.steps[1:]] == ["red, green, blue", "green: calm", "Summary done."]
-    last = b.bodies[-1]["messages"]
-    assert [m["role"] for m in last] == ["user", "assistant", "user", "assistant", "user"]
+    last = b.bodies[-2]["messages"]  # step 4's call; the last request is its routing call
+    assert [m["role"] for m in last] == ["user", "assistant"] * 4 + ["user"]  # answers and routing turns
     assert "olio.charPerson" in last[0]["content"]
     assert last[-1]["content"] == "Summarize: colors=red, green, blue, reasoning=green: calm"
 
@@ -187,11 +200,11 @@ def test_c4_empty_response_fails_with_summary() -> None:
 
 def test_c5_each_step_uses_its_own_prompt_config() -> None:
     b = Bench()
-    b.run(ChainPlan(plan_query=query("q", "Formal.", "Casual!"), steps=[
+    b.run(ChainPlan(plan_query=answers("q", "Formal.", "Casual!"), steps=[
         step(1, stepType="LLM", promptConfigName="brief", inputs={"prompt": "a"}),
         step(2, stepType="LLM", promptConfigName="casual", inputs={"prompt": "b"})]))
-    assert [body["system"] for body in b.bodies] == ["You are a helpful assistant. Answer briefly.",
-                                                     "Talk like a friend."]
+    assert [body.get("system") for body in b.bodies] == [
+        "You are a helpful assistant. Answer briefly.", None, "Talk like a friend.", None]
 
 
 # -- guards and events ----------------------------------------------------------------
@@ -211,7 +224,7 @@ def test_the_absolute_ceiling_caps_a_larger_max_steps() -> None:
 
 def test_identical_llm_output_twice_stops_the_chain() -> None:
     b = Bench()
-    done = b.run(ChainPlan(plan_query=query("q", "same", "same", "other"), steps=[
+    done = b.run(ChainPlan(plan_query=answers("q", "same", "same", "other"), steps=[
         step(i, stepType="LLM", inputs={"prompt": f"p{i}"}) for i in range(1, 4)]))
     assert done.steps[2].step_status is StepStatus.PENDING
     assert b.events[-1].error_message == "stalled: the same LLM output twice in a row"
@@ -233,3 +246,93 @@ def test_events_go_to_every_listener_with_increasing_timestamps() -> None:
     # No listener at all is fine too.
     alone = asyncio.run(ChainExecutor(tools=TOOLS).execute_chain(ChainPlan(steps=[step(1, toolName="describeAllModels")])))
     assert alone.executed
+
+
+# -- Group F: dynamic insertion -------------------------------------------------------
+
+def llm(n: int, prompt: str = "go") -> PlanStep:
+    return step(n, stepType="LLM", inputs={"prompt": prompt})
+
+
+def test_f1_routing_inserts_a_dynamic_step_that_runs() -> None:
+    b = Bench()
+    done = b.run(ChainPlan(plan_query=query("q", "analysis", route({"stepType": "TOOL", "toolName": "describeAllModels"})),
+                           steps=[llm(1)]))
+    assert [(s.step_number, s.step_type, s.dynamic, s.parent_step, s.step_status) for s in done.steps] == [
+        (1, StepType.LLM, False, -1, StepStatus.COMPLETED), (2, StepType.TOOL, True, 1, StepStatus.COMPLETED)]
+    assert "olio.charPerson" in done.output
+    inserted = next(e for e in b.events if e.event_type == "stepsInserted")
+    assert inserted.step_summary == "1 step(s) inserted after step 1: more to do"
+
+
+def test_f2_three_steps_are_inserted_in_order_and_renumbered() -> None:
+    tools = [{"stepType": "TOOL", "toolName": "describeAllModels", "description": f"t{i}"} for i in range(4)]
+    done = Bench().run(ChainPlan(plan_query=query("q", "a", route(*tools)), steps=[llm(1), step(2, toolName="describeAllModels")]))
+    assert [s.step_number for s in done.steps] == [1, 2, 3, 4, 5]
+    assert [s.description for s in done.steps[1:4]] == ["t0", "t1", "t2"]  # at most 3 per decision
+    assert all(s.step_status is StepStatus.COMPLETED for s in done.steps)
+
+
+def test_f3_insertion_respects_max_steps() -> None:
+    b = Bench()
+    tools = [{"stepType": "TOOL", "toolName": "describeAllModels"}] * 5
+    done = b.run(ChainPlan(max_steps=3, plan_query=query("q", "a", route(*tools)),
+                           steps=[llm(1), step(2, toolName="describeAllModels")]))
+    assert len(done.steps) == 3 and done.total_executed_steps == 3
+    assert b.events[-1].event_type == "chainMaxSteps"
+
+
+def test_f4_dynamic_insertion_chains_across_levels() -> None:
+    done = Bench().run(ChainPlan(plan_query=query(
+        "q", "first", route({"stepType": "LLM", "inputs": {"prompt": "deeper"}}),
+        "second", route({"stepType": "TOOL", "toolName": "describeAllModels"})), steps=[llm(1)]))
+    assert [(s.step_type, s.parent_step) for s in done.steps] == [
+        (StepType.LLM, -1), (StepType.LLM, 1), (StepType.TOOL, 2)]
+    assert done.steps[1].output == "second"
+
+
+def test_f5_complete_inserts_nothing() -> None:
+    b = Bench()
+    done = b.run(ChainPlan(plan_query=answers("q", "done"), steps=[llm(1)]))
+    assert len(done.steps) == 1 and b.events[-1].event_type == "chainComplete"
+
+
+def test_f6_invalid_routing_json_is_logged_and_not_fatal() -> None:
+    b = Bench()
+    done = b.run(ChainPlan(plan_query=query("q", "answer", "{not json"), steps=[llm(1), step(2, toolName="describeAllModels")]))
+    assert [s.step_status for s in done.steps] == [StepStatus.COMPLETED, StepStatus.COMPLETED]
+    error = next(e for e in b.events if e.event_type == "routingError")
+    assert error.error_message.startswith("routing after step 1 ignored:")
+
+
+# -- Group G: guard rails -------------------------------------------------------------
+
+def test_g1_hard_ceiling_stops_a_growing_chain_at_50() -> None:
+    b = Bench()
+    forever = [x for i in range(60) for x in (f"answer {i}", route({"stepType": "LLM", "inputs": {"prompt": "again"}}))]
+    done = b.run(ChainPlan(max_steps=100, plan_query=query("q", *forever), steps=[llm(1)]))
+    assert done.total_executed_steps == 50
+    assert b.events[-1].event_type == "chainMaxSteps"
+
+
+def test_g4_infinite_routing_is_stopped_at_max_steps() -> None:
+    b = Bench()
+    forever = [x for i in range(20) for x in (f"answer {i}", route({"stepType": "LLM", "inputs": {"prompt": "again"}}))]
+    done = b.run(ChainPlan(max_steps=10, plan_query=query("q", *forever), steps=[llm(1)]))
+    assert done.total_executed_steps == 10 == len(done.steps)
+    assert b.events[-1].event_type == "chainMaxSteps"
+
+
+def test_g5_concurrent_chains_share_nothing() -> None:
+    b = Bench()
+
+    async def both() -> list[ChainPlan]:
+        plans = [ChainPlan(name=f"user-{i}", steps=[
+            step(1, toolName="newQueryField", inputs={"field": f"f{i}", "comparator": "EQ", "value": str(i)},
+                 outputName="qf"),
+            step(2, toolName="findPersons", inputs={"query": "{{qf}}"})]) for i in range(2)]
+        return await asyncio.gather(*(b.executor.execute_chain(p) for p in plans))
+
+    first, second = asyncio.run(both())
+    assert first.output == ["person where f0 EQ 0"] and second.output == ["person where f1 EQ 1"]
+    assert json.loads(first.chain_context_json)["qf"]["field"] == "f0"
