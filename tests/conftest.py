@@ -79,7 +79,12 @@ filterwarnings =
 
 
 @pytest.fixture
-def strict_pytester(pytester: pytest.Pytester) -> pytest.Pytester:
-    """``pytester`` with the project's strictness (warnings are errors) in its ini."""
+def strict_pytester(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    """``pytester`` with the project's strictness (warnings are errors) in its ini.
+
+    The inner run is a session of its own, not an xdist worker, even when the outer
+    suite runs under ``-n``: syrupy keeps its report to itself in a worker.
+    """
+    monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)
     pytester.makeini(PYTESTER_INI)
     return pytester
