@@ -1,16 +1,59 @@
-"""harness.chain: the ChainExecutor of seeds 000/001 (first part: TOOL and LLM steps)."""
+"""harness.chain: the ChainExecutor of seeds 000/001 — TOOL, LLM, RAG_QUERY and
+POLICY_GATE steps, dynamic step insertion, guards, events, MCP context blocks,
+``am7://`` references, a SQLite plan store and export as chat history."""
 
-from harness.chain.executor import ABSOLUTE_MAX_STEPS, ChainExecutor, PlanExecutionError, PromptConfig
+from harness.chain.context import restore_context, save_context
+from harness.chain.executor import ABSOLUTE_MAX_STEPS, ChainExecutor, ChainListener, PlanExecutionError, PromptConfig
+from harness.chain.export import TYPE_LABELS, chain_chat_history
+from harness.chain.mcp_context import (
+    CITATION_SCHEMA,
+    FilteredContext,
+    McpContextBlock,
+    McpContextBuilder,
+    filter_context,
+    parse_context,
+)
 from harness.chain.models import ChainEvent, ChainPlan, PlanStep, StepStatus, StepType
+from harness.chain.policy import ChatOperationPattern, Condition, ExpressionPattern, Policy, PolicyDecision, Rule
+from harness.chain.routing import MAX_INSERTED_PER_DECISION, ROUTE_PROMPT
+from harness.chain.store import PlanStore, SQLitePlanStore
+from harness.chain.uris import Am7Uri, plan_uri
+from harness.chain.vectors import InMemoryVectorStore, VectorHit, VectorStore
 
 __all__ = [
     "ABSOLUTE_MAX_STEPS",
+    "Am7Uri",
+    "CITATION_SCHEMA",
     "ChainEvent",
     "ChainExecutor",
+    "ChainListener",
     "ChainPlan",
+    "ChatOperationPattern",
+    "Condition",
+    "ExpressionPattern",
+    "FilteredContext",
+    "InMemoryVectorStore",
+    "MAX_INSERTED_PER_DECISION",
+    "McpContextBlock",
+    "McpContextBuilder",
     "PlanExecutionError",
     "PlanStep",
+    "PlanStore",
+    "Policy",
+    "PolicyDecision",
     "PromptConfig",
+    "ROUTE_PROMPT",
+    "Rule",
+    "SQLitePlanStore",
     "StepStatus",
     "StepType",
+    "TYPE_LABELS",
+    "VectorHit",
+    "VectorStore",
+    "chain_chat_history",
+    "filter_context",
+    "parse_context",
+    "plan_uri",
+    "restore_context",
+    "save_context",
 ]

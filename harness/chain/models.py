@@ -64,6 +64,10 @@ class PlanStep(_Record):
 
 
 class ChainPlan(_Record):
+    """A plan. ``object_id`` is given on the first run when missing; the plan is then
+    known as ``am7://<organization>/tool.plan/<object_id>``."""
+
+    object_id: str | None = Field(default=None, alias="objectId")
     name: str = "chain"
     plan_query: str = Field(default="", alias="planQuery")
     executed: bool = False

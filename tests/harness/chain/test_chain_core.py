@@ -18,6 +18,7 @@ from harness.chain import (
     PromptConfig,
     StepStatus,
     StepType,
+    restore_context,
 )
 from harness.llm import model_client
 from mockllm import InstructionChain, MockLLM
@@ -335,4 +336,5 @@ def test_g5_concurrent_chains_share_nothing() -> None:
 
     first, second = asyncio.run(both())
     assert first.output == ["person where f0 EQ 0"] and second.output == ["person where f1 EQ 1"]
-    assert json.loads(first.chain_context_json)["qf"]["field"] == "f0"
+    assert restore_context(first.chain_context_json)["qf"]["field"] == "f0"
+    assert restore_context(second.chain_context_json)["qf"]["field"] == "f1"

@@ -1,0 +1,60 @@
+"""The chain context: step outputs by name, saved as MCP context blocks.
+
+``save_context`` writes one ephemeral resource block per name, at
+``am7://chain/<plan id>/context/<name>``; ``restore_context`` reads such text back
+(and, for plans saved before the block format, plain JSON objects too).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic_core import to_jsonable_python
+
+from harness.chain.mcp_context import STEP_OUTPUT_SCHEMA, McpContextBuilder, parse_context
+from harness.chain.uris import Am7Uri
+
+__all__ = ["context_uri", "restore_context", "save_context"]
+
+
+def context_uri(plan_id: str, name: str) -> str:
+    return str(Am7Uri("chain", plan_id, f"context/{name}"))
+
+
+def save_context(context: Mapping[str, Any], plan_id: str) -> str:
+    """``context`` as MCP context blocks; values become JSON (objects through pydantic)."""
+    builder = McpContextBuilder()
+    for name, value in context.items():
+        builder.add_resource(context_uri(plan_id, name), STEP_OUTPUT_SCHEMA,
+                             {"name": name, "value": to_jsonable_python(value, fallback=str)}, ephemeral=True)
+    return builder.build()
+
+
+def restore_context(text: str | None) -> dict[str, Any]:
+    """The context saved by ``save_context`` (empty for ``None`` or ``""``).
+
+    A ``ValueError`` names what is wrong when ``text`` is neither block format nor a
+    JSON object.
+    """
+    if not text or not text.strip():
+        return {}
+    if text.lstrip().startswith("{"):
+        try:
+            legacy = json.loads(text)
+        except ValueError as exc:
+            raise ValueError(f"chainContextJson is neither MCP context blocks nor a JSON object: {exc}") from exc
+        if not isinstance(legacy, dict):
+            raise ValueError("chainContextJson holds JSON that is not an object")
+        return legacy
+    parsed = parse_context(text)
+    if not parsed.blocks:
+        raise ValueError(f"chainContextJson holds no <mcp:context> block: {text[:80]!r}")
+    context: dict[str, Any] = {}
+    for block in parsed.blocks:
+        if block.schema != STEP_OUTPUT_SCHEMA or not isinstance(block.data, dict):
+            continue
+        name = block.data.get("name") or (block.uri or "").rsplit("/", 1)[-1]
+        context[name] = block.data.get("value")
+    return context

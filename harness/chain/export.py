@@ -1,0 +1,41 @@
+"""A finished chain as chat history (seed Group K, server side).
+
+The history a chat view (or another model) is given after a chain: the user's query,
+one system message listing every step that ran with its type label (Tool/LLM/RAG/Gate),
+status and summary, the RAG citations as their MCP context blocks, and the chain's
+result as a normal assistant message.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from harness.chain.mcp_context import parse_context
+from harness.chain.models import ChainPlan, StepStatus, StepType
+from mockllm.instructions import strip_instructions
+
+__all__ = ["TYPE_LABELS", "chain_chat_history"]
+
+TYPE_LABELS = {StepType.TOOL: "Tool", StepType.LLM: "LLM", StepType.RAG_QUERY: "RAG",
+               StepType.POLICY_GATE: "Gate", StepType.UNKNOWN: "Step"}
+
+
+def chain_chat_history(plan: ChainPlan) -> dict[str, Any]:
+    """``{"chatHistory": {"messages": [...]}, "planName": ..., "executed": ...}``."""
+    messages: list[dict[str, str]] = []
+    query = strip_instructions(plan.plan_query)
+    if query:
+        messages.append({"role": "user", "content": query})
+    ran = [s for s in plan.steps if s.step_status is not StepStatus.PENDING]
+    if ran:
+        lines = [f"{s.step_number}. [{TYPE_LABELS[s.step_type]}] {s.step_status.value}"
+                 f"{' (dynamic)' if s.dynamic else ''}: {s.summary_text or s.description}" for s in ran]
+        messages.append({"role": "system", "content": "Chain steps:\n" + "\n".join(lines)})
+    citations = [s.output for s in ran if s.step_type is StepType.RAG_QUERY and isinstance(s.output, str)
+                 and parse_context(s.output).blocks]
+    if citations:
+        messages.append({"role": "system", "content": "\n".join(citations)})
+    if plan.output is not None:
+        output = plan.output if isinstance(plan.output, str) else str(plan.output)
+        messages.append({"role": "assistant", "content": output})
+    return {"chatHistory": {"messages": messages}, "planName": plan.name, "executed": plan.executed}
