@@ -1,0 +1,392 @@
+"""The chain service's core, shared by its doors (REST, WebSocket, MCP).
+
+It knows who is asking (a bearer token maps to a ``Principal``: user and organization),
+turns a ``ChainRequest`` into a plan, runs it on a ``ChainExecutor`` scoped to the
+caller's organization — synchronously or in the background — and answers status,
+cancel and plan reads. Everything is scoped: a plan of another organization is
+``NotFound`` (404), never "forbidden", and never its data.
+
+Errors are ``ChainServiceError``s carrying the HTTP status and a ``detail`` sentence;
+the doors render them as ``{"status": ..., "detail": ...}`` (the SCIM error form).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import uuid
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from harness.chain import (
+    Am7Uri,
+    ChainEvent,
+    ChainExecutor,
+    ChainPlan,
+    InMemoryVectorStore,
+    PlanExecutionError,
+    PlanStep,
+    Policy,
+    PromptConfig,
+    SQLitePlanStore,
+    StepStatus,
+    StepType,
+    VectorStore,
+    plan_uri,
+)
+from harness.llm import ModelClient
+from mockllm.instructions import strip_instructions
+
+__all__ = [
+    "TOKENS_ENV",
+    "BadRequest",
+    "ChainRequest",
+    "ChainService",
+    "ChainServiceConfig",
+    "ChainServiceError",
+    "ChainStatus",
+    "NotFound",
+    "Principal",
+    "TokenAuth",
+    "Unauthorized",
+]
+
+TOKENS_ENV = "HARNESS_CHAIN_TOKENS"
+"""Names a JSON file, or holds JSON: ``{"<token>": {"user": "...", "organization": "..."}}``."""
+
+EventCallback = Callable[[ChainEvent], "None | Awaitable[None]"]
+
+
+class ChainServiceError(Exception):
+    """A request the service answers with ``status`` and ``detail``."""
+
+    status = 500
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(detail)
+        self.detail = detail
+
+    def body(self) -> dict[str, Any]:
+        return {"status": self.status, "detail": self.detail}
+
+
+class BadRequest(ChainServiceError):
+    status = 400
+
+
+class Unauthorized(ChainServiceError):
+    status = 401
+
+
+class NotFound(ChainServiceError):
+    status = 404
+
+
+@dataclass(frozen=True)
+class Principal:
+    user: str
+    organization: str
+
+
+class TokenAuth:
+    """Bearer tokens to principals. There are no built-in tokens: no token, no access."""
+
+    def __init__(self, tokens: Mapping[str, Principal]) -> None:
+        self.tokens = dict(tokens)
+
+    @classmethod
+    def from_json(cls, data: Any, source: str = "tokens") -> TokenAuth:
+        if not isinstance(data, dict):
+            raise ValueError(f"{source}: expected an object of token -> {{user, organization}}, "
+                             f"got {type(data).__name__}")
+        tokens = {}
+        for token, who in data.items():
+            if not isinstance(who, dict) or not who.get("user") or not who.get("organization"):
+                raise ValueError(f"{source}: token {token[:4]}…: needs 'user' and 'organization', got {who!r}")
+            tokens[token] = Principal(str(who["user"]), str(who["organization"]))
+        return cls(tokens)
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] = os.environ) -> TokenAuth:
+        """Tokens from ``HARNESS_CHAIN_TOKENS`` (a JSON file's path, or JSON); none if unset."""
+        raw = environ.get(TOKENS_ENV, "").strip()
+        if not raw:
+            return cls({})
+        source = TOKENS_ENV
+        if not raw.startswith("{"):
+            source, raw = raw, Path(raw).read_text(encoding="utf-8")
+        try:
+            data = json.loads(raw)
+        except ValueError as exc:
+            raise ValueError(f"{source}: not valid JSON: {exc}") from exc
+        return cls.from_json(data, source)
+
+    def authenticate(self, authorization: str | None) -> Principal:
+        """The principal of an ``Authorization: Bearer <token>`` header value."""
+        if not authorization:
+            raise Unauthorized("missing bearer token: send 'Authorization: Bearer <token>'")
+        scheme, _, token = authorization.partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            raise Unauthorized("the Authorization header must be 'Bearer <token>'")
+        principal = self.tokens.get(token.strip())
+        if principal is None:
+            raise Unauthorized("unknown bearer token")
+        return principal
+
+
+class ChainRequest(BaseModel):
+    """What a caller asks for: a query, and optionally the steps (else the service
+    plans: one RAG step per data reference, then an LLM step answering the query)."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    query: str = Field(min_length=1, alias="planQuery")
+    steps: list[PlanStep] | None = None
+    max_steps: int = Field(default=20, ge=1, alias="maxSteps")
+    chat_config: str | None = Field(default=None, alias="chatConfigName")
+    prompt_config: str | None = Field(default=None, alias="promptConfigName")
+    chat_config_uri: str | None = Field(default=None, alias="chatConfigUri")
+    prompt_config_uri: str | None = Field(default=None, alias="promptConfigUri")
+    data_references: list[str] = Field(default_factory=list, alias="dataReferences")
+    name: str = "chain"
+
+    @classmethod
+    def parse(cls, data: Any) -> ChainRequest:
+        """Validate ``data``; a ``BadRequest`` names the field and the problem."""
+        try:
+            return cls.model_validate(data)
+        except ValidationError as exc:
+            problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'body'}: {e['msg']}"
+                                 for e in exc.errors())
+            raise BadRequest(f"invalid chain request: {problems}") from exc
+
+
+@dataclass
+class ChainStatus:
+    plan_id: str
+    plan_uri: str
+    status: str  # running | completed | failed | cancelled | gated | maxSteps
+    step_number: int
+    total_steps: int
+    executed: bool
+    error: str | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        return {"planId": self.plan_id, "planUri": self.plan_uri, "status": self.status,
+                "stepNumber": self.step_number, "totalSteps": self.total_steps, "executed": self.executed,
+                "error": self.error}
+
+
+@dataclass
+class ChainServiceConfig:
+    """What chains run with. ``client`` builds the model client (called once, lazily,
+    in the event loop that runs chains); ``chat_configs`` name other clients."""
+
+    client: Callable[[], ModelClient]
+    tools: dict[str, Callable[..., Any]] = field(default_factory=dict)
+    prompt_configs: dict[str, PromptConfig] = field(default_factory=dict)
+    chat_configs: dict[str, Callable[[], ModelClient]] = field(default_factory=dict)
+    policies: list[Policy] = field(default_factory=list)
+    vector_stores: dict[str, VectorStore] = field(default_factory=dict)  # per organization
+    store: SQLitePlanStore = field(default_factory=SQLitePlanStore)
+
+
+@dataclass
+class _Live:
+    principal: Principal
+    plan_id: str
+    task: asyncio.Task[ChainPlan] | None
+    cancel: asyncio.Event
+    subscribers: list[EventCallback]
+    last_event: ChainEvent | None = None
+    error: str | None = None
+
+
+_ENDINGS = {"chainComplete", "chainMaxSteps", "chainCancelled"}
+
+
+class ChainService:
+    """Runs chains for principals; one instance per app."""
+
+    def __init__(self, config: ChainServiceConfig) -> None:
+        self.config = config
+        self._clients: dict[str, ModelClient] = {}
+        self._live: dict[tuple[str, str], _Live] = {}
+
+    # -- planning ------------------------------------------------------------------------
+
+    def _client(self, name: str | None) -> ModelClient:
+        key = name or ""
+        if key not in self._clients:
+            self._clients[key] = (self.config.client if name is None else self.config.chat_configs[name])()
+        return self._clients[key]
+
+    def _resolve(self, principal: Principal, uri: str, type_: str, known: Mapping[str, Any], field_: str) -> str:
+        try:
+            ref = Am7Uri.parse(uri)
+        except ValueError as exc:
+            raise BadRequest(f"{field_}: {exc}") from exc
+        if ref.organization != principal.organization or ref.type != type_ or ref.object_id not in known:
+            raise NotFound(f"{field_}: not found: {uri}")
+        return ref.object_id
+
+    def make_plan(self, principal: Principal, request: ChainRequest) -> ChainPlan:
+        """The plan ``request`` asks for, with a fresh id; a ``ChainServiceError`` if not."""
+        chat = request.chat_config
+        if request.chat_config_uri:
+            chat = self._resolve(principal, request.chat_config_uri, "chat.config", self.config.chat_configs,
+                                 "chatConfigUri")
+        elif chat is not None and chat not in self.config.chat_configs:
+            raise NotFound(f"chatConfigName: no chat config named {chat!r}")
+        prompt = request.prompt_config
+        if request.prompt_config_uri:
+            prompt = self._resolve(principal, request.prompt_config_uri, "prompt.config", self.config.prompt_configs,
+                                   "promptConfigUri")
+        elif prompt is not None and prompt not in self.config.prompt_configs:
+            raise NotFound(f"promptConfigName: no prompt config named {prompt!r}")
+        store = self.config.vector_stores.get(principal.organization)
+        for ref in request.data_references:
+            try:
+                parsed = Am7Uri.parse(ref)
+            except ValueError as exc:
+                raise BadRequest(f"dataReferences: {exc}") from exc
+            if parsed.organization != principal.organization or store is None or not store.contains(ref):
+                raise NotFound(f"dataReferences: not found: {ref}")
+        if request.steps is not None:
+            steps = [s.model_copy(deep=True) for s in request.steps]
+        else:
+            steps = [PlanStep(step_type=StepType.RAG_QUERY, rag_query=strip_instructions(request.query), vector_reference_uri=ref,
+                              output_name=f"citations{i}", description=f"search {ref}")
+                     for i, ref in enumerate(request.data_references, start=1)]
+            steps.append(PlanStep(step_type=StepType.LLM, description="answer the query",
+                                  inputs={"prompt": "Answer the query using the context above."},
+                                  prompt_config_name=prompt, chat_config_name=chat))
+        for number, step in enumerate(steps, start=1):
+            step.step_number = number
+            if step.step_type is StepType.LLM:
+                step.chat_config_name = step.chat_config_name or chat
+                step.prompt_config_name = step.prompt_config_name or prompt
+        return ChainPlan(object_id=uuid.uuid4().hex, name=request.name, plan_query=request.query,
+                         max_steps=request.max_steps, chain_mode=True, steps=steps)
+
+    def executor(self, principal: Principal) -> ChainExecutor:
+        store = self.config.vector_stores.get(principal.organization)
+        return ChainExecutor(
+            self._client(None), tools=self.config.tools, prompt_configs=self.config.prompt_configs,
+            chat_configs={name: self._client(name) for name in self.config.chat_configs},
+            policies=self.config.policies, vector_store=store if store is not None else InMemoryVectorStore(),
+            store=self.config.store, organization=principal.organization)
+
+    # -- running -------------------------------------------------------------------------
+
+    async def run(self, principal: Principal, request: ChainRequest,
+                  on_event: EventCallback | None = None) -> ChainPlan:
+        """Run to the end and return the plan (a failed step's plan too: see its steps)."""
+        plan_id = self.start(principal, request, on_event)
+        live = self._live[(principal.organization, plan_id)]
+        assert live.task is not None
+        return await live.task
+
+    def start(self, principal: Principal, request: ChainRequest, on_event: EventCallback | None = None) -> str:
+        """Start a run in the background; returns the plan id at once."""
+        plan = self.make_plan(principal, request)
+        assert plan.object_id is not None
+        live = _Live(principal, plan.object_id, None, asyncio.Event(), [on_event] if on_event else [])
+        self._live[(principal.organization, plan.object_id)] = live
+        self.config.store.save(plan, principal.organization)  # readable (and cancellable) at once
+        live.task = asyncio.ensure_future(self._execute(live, plan))
+        return plan.object_id
+
+    async def _execute(self, live: _Live, plan: ChainPlan) -> ChainPlan:
+        async def fan_out(event: ChainEvent) -> None:
+            live.last_event = event
+            for callback in list(live.subscribers):
+                try:
+                    outcome = callback(event)
+                    if asyncio.iscoroutine(outcome) or isinstance(outcome, asyncio.Future):
+                        await outcome
+                except Exception:  # a subscriber that went away must not stop the chain
+                    live.subscribers.remove(callback)
+
+        try:
+            return await self.executor(live.principal).execute_chain(plan, cancel=live.cancel, listeners=[fan_out])
+        except PlanExecutionError as exc:
+            live.error = str(exc)
+            assert exc.plan is not None
+            return exc.plan
+
+    def subscribe(self, principal: Principal, plan_id: str, callback: EventCallback) -> bool:
+        """Add ``callback`` to a running chain's events; ``False`` if it is not running."""
+        live = self._live.get((principal.organization, plan_id))
+        if live is None or live.task is None or live.task.done():
+            return False
+        live.subscribers.append(callback)
+        return True
+
+    def unsubscribe(self, principal: Principal, plan_id: str, callback: EventCallback) -> None:
+        live = self._live.get((principal.organization, plan_id))
+        if live is not None and callback in live.subscribers:
+            live.subscribers.remove(callback)
+
+    async def wait(self, principal: Principal, plan_id: str) -> ChainPlan:
+        """The plan once its run has ended (at once if it is not running)."""
+        live = self._live.get((principal.organization, plan_id))
+        if live is not None and live.task is not None:
+            return await asyncio.shield(live.task)
+        return self.plan(principal, plan_id)
+
+    def cancel(self, principal: Principal, plan_id: str) -> ChainStatus:
+        """Ask a running chain to stop; a finished one is left as it is."""
+        self.plan(principal, plan_id)  # NotFound for an unknown or foreign plan
+        live = self._live.get((principal.organization, plan_id))
+        if live is not None:
+            live.cancel.set()
+        return self.status(principal, plan_id)
+
+    # -- reading -------------------------------------------------------------------------
+
+    def plan(self, principal: Principal, plan_id: str) -> ChainPlan:
+        plan = self.config.store.load(plan_id, principal.organization)
+        if plan is None:
+            raise NotFound(f"no chain plan {plan_id!r}")
+        return plan
+
+    def plan_by_uri(self, principal: Principal, uri: str) -> ChainPlan:
+        try:
+            ref = Am7Uri.parse(uri)
+        except ValueError as exc:
+            raise BadRequest(str(exc)) from exc
+        if ref.type != "tool.plan" or ref.organization != principal.organization:
+            raise NotFound(f"not found: {uri}")
+        return self.plan(principal, ref.object_id)
+
+    def status(self, principal: Principal, plan_id: str) -> ChainStatus:
+        plan = self.plan(principal, plan_id)
+        live = self._live.get((principal.organization, plan_id))
+        ran = [s for s in plan.steps if s.step_status is not StepStatus.PENDING]
+        current = ran[-1].step_number if ran else 0
+        last = live.last_event.event_type if live is not None and live.last_event is not None else None
+        if live is not None and live.task is not None and not live.task.done():
+            state = "running"
+        elif any(s.step_status is StepStatus.FAILED for s in plan.steps):
+            state = "failed"
+        elif last == "chainCancelled" or any(s.step_status is StepStatus.SKIPPED for s in plan.steps):
+            state = "cancelled"
+        elif any(s.step_status is StepStatus.GATED for s in plan.steps):
+            state = "gated"
+        elif last == "chainMaxSteps":
+            state = "maxSteps"
+        elif plan.executed:
+            state = "completed"
+        else:
+            state = "pending"
+        error = live.error if live is not None else None
+        if error is None and live is not None and live.last_event is not None:
+            error = live.last_event.error_message if last in _ENDINGS else None
+        return ChainStatus(plan_id, plan_uri(principal.organization, plan_id), state, current, len(plan.steps),
+                           plan.executed, error)
