@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import inspect
 import re
 import time
@@ -42,9 +43,12 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from pydantic import PydanticUserError, ValidationError, validate_call
+
 from harness.chain.context import context_uri, restore_context, save_context
 from harness.chain.mcp_context import CITATION_SCHEMA, STEP_OUTPUT_SCHEMA, McpContextBuilder, parse_context
 from harness.chain.models import ChainEvent, ChainPlan, PlanStep, StepStatus, StepType
+from harness.chain.planning import PLAN_PROMPT, PlanningError, parse_plan_reply
 from harness.chain.policy import Policy, evaluate_policy
 from harness.chain.routing import ROUTE_PROMPT, RoutingError, parse_routing
 from harness.chain.store import PlanStore
@@ -81,6 +85,15 @@ class PromptConfig:
 
     system: str
     max_tokens: int = 1024
+
+
+@functools.lru_cache(maxsize=256)
+def _validated(tool: Callable[..., Any]) -> Callable[..., Any]:
+    """``tool`` with its arguments checked against its annotations (unannotated: any)."""
+    try:
+        return validate_call(config={"arbitrary_types_allowed": True})(tool)
+    except (TypeError, PydanticUserError):  # not a plain function (a builtin, say): call as it is
+        return tool
 
 
 def _preview(value: Any) -> str:
@@ -191,11 +204,16 @@ class _ChainRun:
         self.save()
         step: PlanStep | None = None
         try:
+            if not self.plan.steps and self.plan.plan_query:
+                await self.interruptible(self.create_steps(limit))
             index = 0
             while index < len(self.plan.steps):
                 step = self.plan.steps[index]
                 if self.cancel is not None and self.cancel.is_set():
                     raise _Cancelled
+                if step.step_status is StepStatus.COMPLETED:  # resuming a saved plan
+                    index += 1
+                    continue
                 if self.plan.total_executed_steps >= limit:
                     # A controlled stop: the steps not run stay PENDING.
                     return await self.finish("chainMaxSteps", error_message=f"the chain stopped at {limit} steps")
@@ -269,6 +287,25 @@ class _ChainRun:
                 raise _Cancelled
         return task.result()
 
+    async def create_steps(self, limit: int) -> None:
+        """Ask the model to plan a plan that has only its query."""
+        prompt = PLAN_PROMPT.format(max_steps=limit, tools=", ".join(sorted(self.executor.tools)) or "none",
+                                    prompts=", ".join(sorted(self.executor.prompt_configs)) or "none",
+                                    policies=", ".join(sorted(self.executor.policies)) or "none")
+        try:
+            self.plan.steps = parse_plan_reply((await self.ask(prompt, "planning")).text, limit)
+        except PlanningError as exc:
+            self.save()
+            await self.emit("stepError", error_message=f"planning failed: {exc}")
+            raise PlanExecutionError(f"planning failed: {exc}", self.plan) from exc
+        except PlanExecutionError as exc:
+            self.save()
+            await self.emit("stepError", error_message=str(exc))
+            raise PlanExecutionError(str(exc), self.plan) from exc
+        self.save()
+        await self.emit("stepsInserted", step_number=0,
+                        step_summary=f"{len(self.plan.steps)} step(s) planned for the query")
+
     async def route(self, step: PlanStep, index: int, limit: int) -> None:
         """Ask the model what comes next; insert at most 3 dynamic steps after ``step``."""
         prompt = ROUTE_PROMPT.format(query=strip_instructions(self.plan.plan_query), step_number=step.step_number,
@@ -341,9 +378,13 @@ class _ChainRun:
             raise PlanExecutionError(f"step {step.step_number}: tool {step.tool_name!r} cannot take "
                                      f"{sorted(arguments)}: {exc}") from exc
         try:
-            result = tool(**arguments)
+            result = _validated(tool)(**arguments)
             if inspect.isawaitable(result):
                 result = await result
+        except ValidationError as exc:
+            problems = "; ".join(f"argument {'.'.join(str(p) for p in e['loc'])!r}: {e['msg']} "
+                                 f"(got {e['input']!r})" for e in exc.errors())
+            raise PlanExecutionError(f"step {step.step_number}: tool {step.tool_name!r}: {problems}") from exc
         except Exception as exc:
             raise PlanExecutionError(f"step {step.step_number}: tool {step.tool_name!r} failed: "
                                      f"{type(exc).__name__}: {exc}") from exc
@@ -400,8 +441,9 @@ class _ChainRun:
         return text
 
     async def rag_step(self, step: PlanStep) -> str:
-        query = str(self.substitute(step.rag_query if step.rag_query is not None
-                                    else step.inputs.get("query", step.description), step))
+        # A query quoting the scripted plan query must not carry its instruction block on.
+        query = strip_instructions(str(self.substitute(step.rag_query if step.rag_query is not None
+                                                       else step.inputs.get("query", step.description), step)))
         scope = None
         if step.vector_reference_uri:
             try:

@@ -6,7 +6,6 @@ import asyncio
 import json
 from typing import Any
 
-import httpx2
 import pytest
 
 from harness.chain import (
@@ -20,67 +19,17 @@ from harness.chain import (
     StepType,
     restore_context,
 )
-from harness.llm import model_client
-from mockllm import InstructionChain, MockLLM
-from mockllm.transports import HTTPX2Transport
-
-MODELS = ["olio.charPerson", "data.data"]
-
-
-def describe_all_models() -> str:
-    return ", ".join(MODELS)
-
-
-def new_query_field(field: str, comparator: str, value: str) -> dict[str, str]:
-    return {"field": field, "comparator": comparator, "value": value}
-
-
-async def find_persons(query: dict[str, str]) -> list[str]:
-    return [f"person where {query['field']} {query['comparator']} {query['value']}"]
-
-
-TOOLS = {"describeAllModels": describe_all_models, "newQueryField": new_query_field, "findPersons": find_persons}
-
-
-DONE = json.dumps({"complete": True, "reason": "enough", "nextSteps": []})
-
-
-def query(prompt: str, *texts: str) -> str:
-    """A plan query scripting these model replies in order."""
-    return InstructionChain.model_validate({"instruction_chain": [
-        {"messages": [{"text_message": {"text": t}}]} for t in texts]}).tagged(prompt)
-
-
-def answers(prompt: str, *texts: str) -> str:
-    """Each LLM step's answer followed by a routing decision that adds nothing."""
-    return query(prompt, *(x for t in texts for x in (t, DONE)))
-
-
-def route(*next_steps: dict[str, Any], reason: str = "more to do") -> str:
-    return json.dumps({"complete": False, "reason": reason, "nextSteps": list(next_steps)})
-
-
-class Bench:
-    def __init__(self) -> None:
-        self.bodies: list[dict[str, Any]] = []
-
-        async def record(request: httpx2.Request) -> None:
-            self.bodies.append(json.loads(request.content))
-
-        http = httpx2.AsyncClient(transport=HTTPX2Transport(MockLLM()), event_hooks={"request": [record]})
-        self.events: list[ChainEvent] = []
-        self.executor = ChainExecutor(model_client("anthropic-messages", http_client=http), tools=TOOLS,
-                                      prompt_configs={"brief": PromptConfig("You are a helpful assistant. Answer briefly."),
-                                                      "casual": PromptConfig("Talk like a friend.")})
-        self.executor.add_listener(self.events.append)
-
-    def run(self, plan: ChainPlan) -> ChainPlan:
-        return asyncio.run(self.executor.execute_chain(plan))
-
-
-def step(n: int, **fields: Any) -> PlanStep:
-    return PlanStep.model_validate({"stepNumber": n, **fields})
-
+from chain_support import (
+    TOOLS,
+    Bench,
+    answers,
+    find_persons,
+    llm,
+    new_query_field,
+    query,
+    route,
+    step,
+)
 
 # -- Group A: models ------------------------------------------------------------------
 
@@ -250,10 +199,6 @@ def test_events_go_to_every_listener_with_increasing_timestamps() -> None:
 
 
 # -- Group F: dynamic insertion -------------------------------------------------------
-
-def llm(n: int, prompt: str = "go") -> PlanStep:
-    return step(n, stepType="LLM", inputs={"prompt": prompt})
-
 
 def test_f1_routing_inserts_a_dynamic_step_that_runs() -> None:
     b = Bench()
