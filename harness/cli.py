@@ -1,18 +1,25 @@
-"""``python -m harness``: replay scenarios against their goldens, review golden changes.
+"""``python -m harness``: replay scenarios against their goldens, review golden changes,
+serve the chain service.
 
     python -m harness replay scenarios/ [-k EXPR] [--update] [--protocol P] [--server]
     python -m harness diff [golden/]
+    python -m harness serve [--host 127.0.0.1] [--port 8765] [--config service.yaml]
+                            [--llm-base-url URL | --with-mock]
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from types import FrameType
+from typing import Any
 
 from harness.replay import ReplayOutcome, replay_scenario, unused_goldens
 from harness.scenario import SCENARIO_PROTOCOLS, Scenario, ScenarioError, load_scenario
@@ -129,6 +136,77 @@ def _diff(args: argparse.Namespace) -> int:
     return 0
 
 
+class _Stopped(Exception):
+    """Raised by the SIGTERM handler so that serving ends normally."""
+
+
+def _raise_stopped(signum: int, frame: FrameType | None) -> None:
+    raise _Stopped
+
+
+def _serve(args: argparse.Namespace) -> int:
+    """The chain service (REST, WebSocket, progress page) until SIGINT or SIGTERM."""
+    import uvicorn
+
+    from harness.service.app import create_app
+    from harness.service.config import load_service_config
+    from harness.service.core import TOKENS_ENV, ChainService, TokenAuth
+    from mockllm.server import bind_socket
+
+    try:
+        auth = TokenAuth.from_env()
+    except (OSError, ValueError) as exc:
+        print(f"harness serve: cannot read the tokens in {TOKENS_ENV}: {exc}", file=sys.stderr)
+        return 2
+    if not auth.tokens:
+        print(f"harness serve: no tokens are configured, so nobody could use the service. Set {TOKENS_ENV} to "
+              'JSON such as {"<token>": {"user": "ada", "organization": "acme"}}, or to the path of a JSON file.',
+              file=sys.stderr)
+        return 2
+    try:
+        sock = bind_socket(args.host, args.port)
+    except OSError as exc:
+        print(f"harness serve: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}. "
+              "Pick another --port (0 picks a free one).", file=sys.stderr)
+        return 2
+    shown = f"[{args.host}]" if ":" in args.host else args.host
+    base_url = f"http://{shown}:{sock.getsockname()[1]}"
+    # The service reaches the mounted mock over loopback, whatever address it listens on.
+    loopback = base_url.replace(shown, {"0.0.0.0": "127.0.0.1", "::": "[::1]"}.get(args.host, shown), 1)
+    llm_url = f"{loopback}/llm" if args.with_mock else args.llm_base_url
+    try:
+        config = load_service_config(args.config, base_url=llm_url)
+    except ValueError as exc:
+        sock.close()
+        print(f"harness serve: {exc}", file=sys.stderr)
+        return 2
+    app = create_app(ChainService(config), auth)
+    if args.with_mock:
+        from mockllm import MockLLM
+        from mockllm.server import create_app as create_mock_app
+
+        app.mount("/llm", create_mock_app(MockLLM()))
+    print(f"harness chain service on {base_url}", flush=True)
+    print(f"  progress page: {base_url}/chain#token=<token>", flush=True)
+    print(f"  model: {llm_url or 'an in-process mock LLM'}", flush=True)
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off",
+                                           ws="websockets-sansio", timeout_graceful_shutdown=2))
+    # uvicorn shuts down gracefully on SIGINT/SIGTERM and then re-raises the signal with
+    # the handlers it found; make those end the process quietly (exit status 0).
+    in_main = threading.current_thread() is threading.main_thread()
+    previous: Any = signal.signal(signal.SIGTERM, _raise_stopped) if in_main else None
+    try:
+        server.run(sockets=[sock])
+    except (KeyboardInterrupt, _Stopped):
+        pass
+    finally:
+        sock.close()
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+    print("harness chain service stopped", flush=True)
+    return 0
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m harness", description=__doc__.split("\n")[0])
     verbs = parser.add_subparsers(dest="verb", required=True)
@@ -141,9 +219,18 @@ def _parser() -> argparse.ArgumentParser:
     replay.add_argument("--golden-dir", default="golden", help="where goldens live (default golden/)")
     diff = verbs.add_parser("diff", help="show goldens changed against git HEAD")
     diff.add_argument("paths", nargs="*", help="golden files or folders (default golden/)")
+    serve = verbs.add_parser("serve", help="serve the chain service (tokens from HARNESS_CHAIN_TOKENS)")
+    serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=8765, help="port (0 picks a free one; default 8765)")
+    serve.add_argument("--config", help="the service's YAML configuration (default: built-in defaults)")
+    model = serve.add_mutually_exclusive_group()
+    model.add_argument("--llm-base-url", metavar="URL", help="the model server (e.g. python -m mockllm serve)")
+    model.add_argument("--with-mock", action="store_true",
+                       help="serve the mock LLM under /llm in the same process and use it")
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    return _replay(args) if args.verb == "replay" else _diff(args)
+    verbs = {"replay": _replay, "diff": _diff, "serve": _serve}
+    return verbs[args.verb](args)

@@ -1,0 +1,124 @@
+"""The chain service over HTTP: a Starlette app with the REST doors, the WebSocket
+progress door and the progress page.
+
+- ``POST /chat/chain`` — run a chain to its end. 200 with the plan result, whatever the
+  chain's end: a failed, gated, cancelled or step-limited chain is a result too, told
+  apart by its ``status`` (the request was fine; the chain ran).
+- ``GET /chat/chain/status/{planId}`` — the chain's status.
+- ``WS /chat/chain/ws`` — run chains and hear their events as they happen
+  (``harness.service.websocket``).
+- ``GET /chain`` — the progress page; ``/chain/assets/*`` its script and style.
+- ``GET /healthz`` — 200 while serving.
+
+Every error is ``{"status": ..., "detail": ...}`` with that HTTP status: 400 for a body
+that is not JSON or not a valid chain request, 401 for a missing or unknown bearer
+token, 404 for an unknown plan — another organization's plan included, never 403 — or
+an unknown route, 405 for a wrong method.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import FileResponse, JSONResponse, Response
+from starlette.routing import Mount, Route, WebSocketRoute
+from starlette.staticfiles import StaticFiles
+
+from harness.chain import TYPE_LABELS, ChainPlan, chain_chat_history
+from harness.service.core import BadRequest, ChainRequest, ChainService, ChainServiceError, ChainStatus, TokenAuth
+from harness.service.websocket import ChainSocket
+
+__all__ = ["PAGE_DIR", "create_app", "plan_result"]
+
+PAGE_DIR = Path(__file__).parent / "page"
+"""The progress page's static files (no build step)."""
+
+
+def plan_result(status: ChainStatus, plan: ChainPlan) -> dict[str, Any]:
+    """A finished chain as the doors answer it: its status, output, steps (number,
+    type and label, status, summary) and its chat history.
+
+    A gated chain has no output and no assistant message: the plan's output is then
+    the very fact the gate denied, which must not reach the user as the answer.
+    """
+    output = plan.model_dump(mode="json", include={"output"})["output"]
+    history = chain_chat_history(plan)["chatHistory"]
+    if status.status == "gated":
+        output = None
+        history = {**history, "messages": [m for m in history["messages"] if m["role"] != "assistant"]}
+    steps = [{"number": s.step_number, "type": s.step_type.value, "label": TYPE_LABELS[s.step_type],
+              "status": s.step_status.value, "summary": s.summary_text or s.description,
+              "toolName": s.tool_name, "dynamic": s.dynamic} for s in plan.steps]
+    return {**status.as_json(), "name": plan.name, "output": output, "steps": steps, "chatHistory": history}
+
+
+def _error(status: int, detail: str, headers: dict[str, str] | None = None) -> JSONResponse:
+    return JSONResponse({"status": status, "detail": detail}, status_code=status, headers=headers)
+
+
+async def _service_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, ChainServiceError)
+    return _error(exc.status, exc.detail)
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    if exc.status_code == 404:
+        detail = f"there is no {request.url.path!r} here; the chain service serves /chat/chain, /chain and /healthz"
+    elif exc.status_code == 405:
+        allowed = {k.lower(): v for k, v in (exc.headers or {}).items()}.get("allow", "")
+        detail = f"{request.method} is not allowed on {request.url.path!r}; use {allowed or 'another method'}"
+    else:
+        detail = str(exc.detail)
+    return _error(exc.status_code, detail, dict(exc.headers or {}))
+
+
+async def _internal_error(request: Request, exc: Exception) -> Response:
+    return _error(500, f"the chain service failed on {request.method} {request.url.path}: "
+                       f"{type(exc).__name__}: {exc}")
+
+
+def create_app(service: ChainService, auth: TokenAuth) -> Starlette:
+    """The Starlette app serving ``service`` to the holders of ``auth``'s tokens."""
+
+    async def run_chain(request: Request) -> Response:
+        principal = auth.authenticate(request.headers.get("authorization"))
+        raw = await request.body()
+        try:
+            body = json.loads(raw)
+        except ValueError as exc:
+            raise BadRequest(f"the request body is not valid JSON: {exc}") from exc
+        chain = ChainRequest.parse(body)
+        plan_id = service.start(principal, chain)
+        # wait() shields the run: a client that hangs up does not cancel its chain.
+        plan = await service.wait(principal, plan_id)
+        return JSONResponse(plan_result(service.status(principal, plan_id), plan))
+
+    async def chain_status(request: Request) -> Response:
+        principal = auth.authenticate(request.headers.get("authorization"))
+        return JSONResponse(service.status(principal, request.path_params["plan_id"]).as_json())
+
+    async def page(request: Request) -> Response:
+        return FileResponse(PAGE_DIR / "index.html", media_type="text/html")
+
+    async def healthz(request: Request) -> Response:
+        return JSONResponse({"status": "ok"})
+
+    socket = ChainSocket.endpoint(service, auth, plan_result)
+    return Starlette(
+        routes=[
+            Route("/chat/chain", run_chain, methods=["POST"]),
+            Route("/chat/chain/status/{plan_id}", chain_status, methods=["GET"]),
+            WebSocketRoute("/chat/chain/ws", socket),
+            Route("/chain", page, methods=["GET"]),
+            Mount("/chain/assets", app=StaticFiles(directory=PAGE_DIR)),
+            Route("/healthz", healthz, methods=["GET"]),
+        ],
+        exception_handlers={ChainServiceError: _service_error, HTTPException: _http_error,
+                            Exception: _internal_error},
+    )
