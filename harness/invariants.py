@@ -37,6 +37,7 @@ __all__ = [
     "check_simple_message_flow",
     "check_terminal_event",
     "check_thinking_before_text",
+    "check_chain_flow",
     "check_tool_pairing",
     "check_tool_use_flow",
     "check_user_message_first",
@@ -346,3 +347,49 @@ def check_attachment_flow(events: Events) -> None:
     """Flow 6: the simple-message rules (the file context is in the prompt, which the
     runner's tests check against the request journal)."""
     check_simple_message_flow(events)
+
+
+_CHAIN_ENDINGS = {"chainComplete", "chainMaxSteps", "chainCancelled"}
+
+
+def check_chain_flow(events: Events) -> None:
+    """A chain executor run: each ``stepStart`` is closed by the ``stepComplete`` or
+    ``stepError`` of the same step before another starts (only ``chainCancelled`` may
+    interrupt one); at most one ending event, and it is last; none after a
+    ``stepError``; ``totalSteps`` never shrinks; event indexes increase."""
+    check_event_indexes(events)
+    records = _records(events)
+    open_step: tuple[int, Any] | None = None
+    failed = None
+    for i, record in enumerate(records):
+        kind, data = record.get("type"), _data(record)
+        if kind == "stepStart":
+            if open_step is not None:
+                _fail("a step ends before the next one starts", records,
+                      {open_step[0]: "never ended", i: "next step started"})
+            open_step = (i, data.get("stepNumber"))
+        elif kind in ("stepComplete", "stepError"):
+            if open_step is None and not (kind == "stepError" and data.get("stepNumber") in (None, 0)):
+                _fail("a step ends only after it started", records, {i: "no stepStart before"})
+            if open_step is not None and data.get("stepNumber") != open_step[1]:
+                _fail("a step ends as the step that started", records,
+                      {open_step[0]: "started", i: "a different step ended"})
+            open_step = None
+            if kind == "stepError":
+                failed = i
+        elif kind in _CHAIN_ENDINGS:
+            if open_step is not None and kind != "chainCancelled":
+                _fail("the chain ends only between steps", records, {open_step[0]: "still running", i: "ended"})
+            if i != len(records) - 1:
+                _fail("the chain's ending event is the last event", records, {i: "events follow"})
+    endings = [i for i, r in enumerate(records) if r.get("type") in _CHAIN_ENDINGS]
+    if failed is not None and (endings or failed != len(records) - 1):
+        _fail("a failed step ends the run: nothing follows its stepError", records,
+              {failed: "stepError", **{i: "after the error" for i in range(failed + 1, len(records))}})
+    if failed is None and len(endings) != 1:
+        _fail("a run that did not fail ends with exactly one ending event", records,
+              {i: "ending" for i in endings} or ({len(records) - 1: "no ending after this"} if records else {}))
+    totals = [(i, _data(r).get("totalSteps")) for i, r in enumerate(records) if _data(r).get("totalSteps") is not None]
+    for (_, before), (i, after) in zip(totals, totals[1:]):
+        if after < before:
+            _fail("totalSteps never shrinks", records, {i: f"{before} -> {after}"})

@@ -39,6 +39,7 @@ _FLOW_CHECKS = {
     "approval": invariants.check_approval_flow,
     "error": invariants.check_error_flow,
     "attachment": invariants.check_attachment_flow,
+    "chain": invariants.check_chain_flow,
 }
 
 

@@ -30,10 +30,13 @@ from typing import Any, Literal, Union
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from harness.chain.models import ChainPlan, PlanStep
+from harness.chain.policy import Policy
 from mockllm.instructions import Instruction, InstructionChain
 
 __all__ = [
     "AttachmentSpec",
+    "DocumentSpec",
     "Expectation",
     "Scenario",
     "ScenarioError",
@@ -45,7 +48,7 @@ __all__ = [
 SCENARIO_PROTOCOLS = ("anthropic-messages", "openai-chat")
 """The protocols the harness's runners speak (their ModelClient implementations)."""
 
-FLOWS = ("simple_message", "extended_thinking", "tool_use", "approval", "error", "attachment")
+FLOWS = ("simple_message", "extended_thinking", "tool_use", "approval", "error", "attachment", "chain")
 
 
 class ScenarioError(ValueError):
@@ -82,10 +85,18 @@ class AttachmentSpec(_Strict):
     owner: str = "user-1"
 
 
+class DocumentSpec(_Strict):
+    """A document for the chain executor's RAG steps (``am7://org/type/id``)."""
+
+    uri: str = Field(pattern=r"^am7://[^/]+/[^/]+/.+")
+    text: str
+
+
 class Expectation(_Strict):
     success: bool = True
-    flow: Literal["simple_message", "extended_thinking", "tool_use", "approval", "error", "attachment"] | None = None
-    """Which seed flow's bundled invariant check applies (agent runner)."""
+    flow: Literal["simple_message", "extended_thinking", "tool_use", "approval", "error", "attachment",
+                  "chain"] | None = None
+    """Which bundled invariant check applies: a seed flow (agent runner) or ``chain``."""
     error_contains: str | None = None
 
 
@@ -107,6 +118,9 @@ class Scenario(_Strict):
     user_id: str = "user-1"
     session_id: str = "session-1"
     plan: dict[str, Any] | None = None
+    policies: list[Policy] = Field(default_factory=list)
+    documents: list[DocumentSpec] = Field(default_factory=list)
+    prompt_configs: dict[str, str] = Field(default_factory=dict)
     expect: Expectation = Field(default_factory=Expectation)
 
     @field_validator("script", mode="before")
@@ -118,6 +132,18 @@ class Scenario(_Strict):
                     raise ValueError(f"entry {i} must be a mapping (an instruction), got {type(entry).__name__}")
         return value
 
+    @field_validator("plan")
+    @classmethod
+    def _plan_is_a_chain_plan(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        if value is None:
+            return value
+        _known_keys(value, ChainPlan, "plan")
+        for i, step in enumerate(value.get("steps") or []):
+            if isinstance(step, dict):
+                _known_keys(step, PlanStep, f"plan.steps[{i}]")
+        ChainPlan.model_validate(value)
+        return value
+
     @property
     def protocol_list(self) -> list[str]:
         return list(SCENARIO_PROTOCOLS) if self.protocols == "all" else list(self.protocols)
@@ -127,6 +153,13 @@ class Scenario(_Strict):
         if not self.script:
             return self.prompt
         return InstructionChain(instruction_chain=self.script).tagged(self.prompt)
+
+
+def _known_keys(data: dict[str, Any], model: type[BaseModel], where: str) -> None:
+    known = {f.alias or name for name, f in model.model_fields.items()} | set(model.model_fields)
+    unknown = sorted(set(data) - known)
+    if unknown:
+        raise ValueError(f"{where}: unknown key(s) {unknown}; known: {sorted(f.alias or n for n, f in model.model_fields.items())}")
 
 
 def _line_of(node: yaml.Node | None, loc: tuple[Any, ...]) -> int | None:

@@ -13,7 +13,7 @@ from typing import Any
 
 from harness.agent import AgentOptions, AgentRunner, ApprovalManager, FileStore, Tool, ToolError, ToolRegistry
 from harness.agent.approvals import ApprovalRequest
-from harness.events import Event
+from harness.events import Event, Persistence
 from harness.llm import ModelClient
 from harness.scenario import Scenario, ScenarioTool
 
@@ -102,3 +102,51 @@ async def run_planner_scenario(scenario: Scenario, client: ModelClient) -> Scena
 
 
 register_runner("planner", run_planner_scenario)
+
+
+_CHAIN_FIELDS = ("stepNumber", "totalSteps", "stepType", "stepStatus", "toolName", "stepSummary", "outputPreview",
+                 "errorMessage")
+
+
+async def run_chain_scenario(scenario: Scenario, client: ModelClient) -> ScenarioRun:
+    """Run ``scenario`` through ``harness.chain.ChainExecutor``: ``plan`` is the plan
+    (without one the model plans from the prompt), tools return their canned results,
+    ``documents`` fill the vector store, ``policies`` and ``prompt_configs`` are named."""
+    from harness.chain import ChainEvent, ChainExecutor, ChainPlan, InMemoryVectorStore, PlanExecutionError
+    from harness.chain import PromptConfig
+
+    store = InMemoryVectorStore(chunk_words=int(scenario.options.get("chunk_words", 40)))
+    for document in scenario.documents:
+        store.add_document(document.uri, document.text)
+
+    def canned(spec: ScenarioTool) -> Callable[..., Any]:
+        def tool(**arguments: Any) -> Any:
+            if spec.error is not None:
+                raise RuntimeError(spec.error)
+            return spec.result
+        return tool
+
+    executor = ChainExecutor(client, tools={t.name: canned(t) for t in scenario.tools},
+                             prompt_configs={n: PromptConfig(s) for n, s in scenario.prompt_configs.items()},
+                             policies=scenario.policies, vector_store=store,
+                             routing=bool(scenario.options.get("routing", True)))
+    events: list[Event] = []
+
+    def record(event: ChainEvent) -> None:
+        data = event.model_dump(mode="json", by_alias=True)
+        events.append(Event(type=event.event_type, persistence=Persistence.TRANSIENT, event_index=len(events),
+                            session_id=scenario.session_id, timestamp=event.timestamp,
+                            data={k: data[k] for k in _CHAIN_FIELDS if data.get(k) is not None}))
+
+    executor.add_listener(record)
+    plan = ChainPlan.model_validate({**(scenario.plan or {}), "planQuery": scenario.tagged_prompt(),
+                                     "objectId": scenario.name})
+    try:
+        done = await executor.execute_chain(plan)
+    except PlanExecutionError as exc:
+        return ScenarioRun(events, False, str(exc))
+    output = done.output if isinstance(done.output, str) or done.output is None else str(done.output)
+    return ScenarioRun(events, True, None, output)
+
+
+register_runner("chain", run_chain_scenario)

@@ -200,6 +200,10 @@ class _ChainRun:
 
     async def execute(self) -> ChainPlan:
         self.plan.steps = sorted(self.plan.steps, key=lambda s: s.step_number)
+        if len({s.step_number for s in self.plan.steps}) < len(self.plan.steps) or any(
+                s.step_number < 1 for s in self.plan.steps):
+            for number, unnumbered in enumerate(self.plan.steps, start=1):  # steps written without numbers
+                unnumbered.step_number = number
         limit = min(self.plan.max_steps, ABSOLUTE_MAX_STEPS)
         self.save()
         step: PlanStep | None = None
@@ -479,7 +483,8 @@ class _ChainRun:
                                    self.prompt_config(config_name, step), self.client_for(step))).text
 
         decision = await evaluate_policy(policy, fact, chat)
-        step.summary_text = f"{decision.effect} by policy {policy.name}: " + "; ".join(decision.trace[-2:])
+        rules = [line for line in decision.trace if line.startswith("rule ") and ") -> " in line]
+        step.summary_text = f"{decision.effect} by policy {policy.name}: " + "; ".join(rules)
         if not decision.permit:
             step.step_status = StepStatus.GATED
         return decision.fact

@@ -216,3 +216,40 @@ def test_thinking_flow_requires_persisted_thinking() -> None:
             e["sequenceNumber"], seq = seq, seq + 1
     with pytest.raises(inv.InvariantError, match="a persisted thinking event"):
         inv.check_extended_thinking_flow(events)
+
+
+# -- the chain executor's runs ---------------------------------------------------------
+
+def chain(*events: tuple[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    flow = Flow()
+    for kind, data in events:
+        flow.add(kind, "transient", **data)
+    return flow.events
+
+
+def step_events(n: int, total: int = 2, end: str = "stepComplete") -> list[tuple[str, dict[str, Any]]]:
+    return [("stepStart", {"stepNumber": n, "totalSteps": total}), (end, {"stepNumber": n, "totalSteps": total})]
+
+
+def test_a_whole_chain_run_passes() -> None:
+    inv.check_chain_flow(chain(*step_events(1), *step_events(2), ("chainComplete", {"totalSteps": 2})))
+    inv.check_chain_flow(chain(*step_events(1), *step_events(2, end="stepError")))
+    inv.check_chain_flow(chain(("stepStart", {"stepNumber": 1}), ("chainCancelled", {})))
+
+
+@pytest.mark.parametrize(("events", "rule"), [
+    ([("stepStart", {"stepNumber": 1}), ("stepStart", {"stepNumber": 2})], "a step ends before the next one starts"),
+    ([("stepStart", {"stepNumber": 1}), ("stepComplete", {"stepNumber": 2})], "a step ends as the step that started"),
+    ([("stepComplete", {"stepNumber": 1}), ("chainComplete", {})], "a step ends only after it started"),
+    ([*step_events(1), ("chainComplete", {}), *step_events(2)], "the chain's ending event is the last event"),
+    ([*step_events(1, end="stepError"), ("chainComplete", {})], "a failed step ends the run"),
+    ([*step_events(1)], "a run that did not fail ends with exactly one ending event"),
+    ([("stepStart", {"stepNumber": 1}), ("chainComplete", {})], "the chain ends only between steps"),
+    ([*step_events(1, total=3), *step_events(2, total=2), ("chainComplete", {})], "totalSteps never shrinks"),
+])
+def test_a_broken_chain_run_fails_showing_the_events(events: list[tuple[str, dict[str, Any]]], rule: str) -> None:
+    with pytest.raises(inv.InvariantError) as info:
+        inv.check_chain_flow(chain(*events))
+    message = str(info.value)
+    assert message.startswith(f"invariant broken: {rule}")
+    assert "EVENT TYPE" in message and "   <-- " in message  # the table, with the offending events marked

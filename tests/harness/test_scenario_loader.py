@@ -71,3 +71,20 @@ def test_yaml_is_loaded_safely(tmp_path: Path) -> None:
 def test_a_missing_file_is_a_scenario_error(tmp_path: Path) -> None:
     with pytest.raises(ScenarioError, match="cannot read the file"):
         load_scenario(tmp_path / "nope.yaml")
+
+
+def test_a_chain_plan_with_an_unknown_step_key_names_it(tmp_path: Path) -> None:
+    path = write(tmp_path, "runner: chain\nprompt: hi\nplan:\n  steps:\n    - {toolName: x, toolname: y}\n")
+    with pytest.raises(ScenarioError) as info:
+        load_scenario(path)
+    assert str(info.value).startswith(f"{path}:4: plan: Value error, plan.steps[0]: unknown key(s) ['toolname']")
+
+
+def test_chain_scenario_documents_and_policies_are_validated(tmp_path: Path) -> None:
+    path = write(tmp_path, "runner: chain\nprompt: hi\ndocuments:\n  - {uri: not-a-uri, text: t}\n"
+                           "policies:\n  - {name: p, rules: []}\n")
+    with pytest.raises(ScenarioError) as info:
+        load_scenario(path)
+    lines = str(info.value).splitlines()
+    assert lines[0].startswith(f"{path}:4: documents[0].uri: String should match pattern")
+    assert lines[1].startswith(f"{path}:6: policies[0].rules: List should have at least 1 item")

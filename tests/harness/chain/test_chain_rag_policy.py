@@ -157,8 +157,8 @@ def test_e4_complex_rules_traverse_every_rule(condition: str, permit: bool) -> N
     assert done.steps[1].step_status is (StepStatus.COMPLETED if permit else StepStatus.GATED)
     assert len(b.bodies) == 3  # the validation question was asked: both rules were evaluated
     effect = "PERMIT" if permit else "DENY"
-    assert done.steps[1].summary_text == (f"{effect} by policy checked: rule polite ({'ALL'}) -> fails; "
-                                          f"policy checked ({condition}) -> {effect}")
+    assert done.steps[1].summary_text == (f"{effect} by policy checked: rule long-enough (ALL) -> holds; "
+                                          f"rule polite (ALL) -> fails")
 
 
 def test_e4_expression_patterns() -> None:
