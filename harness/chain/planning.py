@@ -7,11 +7,8 @@ instruction chain scripts the plan and everything after it.
 
 from __future__ import annotations
 
-import json
-
-from pydantic import ValidationError
-
-from harness.chain.models import PlanStep, StepType
+from harness.chain.model_json import read_json_object, read_steps
+from harness.chain.models import PlanStep
 
 __all__ = ["PLAN_PROMPT", "PlanningError", "parse_plan_reply"]
 
@@ -31,26 +28,13 @@ class PlanningError(ValueError):
 
 def parse_plan_reply(text: str, max_steps: int) -> list[PlanStep]:
     """The steps of a planning answer (a JSON object with ``steps``), numbered from 1."""
-    start, end = text.find("{"), text.rfind("}")
-    if start < 0 or end < start:
-        raise PlanningError(f"no JSON object in the planning reply {text[:80]!r}")
     try:
-        data = json.loads(text[start:end + 1])
+        raw_steps = read_json_object(text, "planning").get("steps")
+        if not isinstance(raw_steps, list) or not raw_steps:
+            raise ValueError("the planning reply needs a non-empty 'steps' list")
+        steps = read_steps(raw_steps[:max_steps], "steps")
     except ValueError as exc:
-        raise PlanningError(f"the planning reply is not valid JSON ({exc})") from exc
-    raw_steps = data.get("steps")
-    if not isinstance(raw_steps, list) or not raw_steps:
-        raise PlanningError("the planning reply needs a non-empty 'steps' list")
-    steps = []
-    for number, raw in enumerate(raw_steps[:max_steps], start=1):
-        try:
-            step = PlanStep.model_validate(raw)
-        except ValidationError as exc:
-            problem = exc.errors()[0]
-            where = ".".join(str(p) for p in problem["loc"]) or "step"
-            raise PlanningError(f"steps[{number - 1}].{where}: {problem['msg']}") from exc
-        if step.step_type is StepType.UNKNOWN:
-            raise PlanningError(f"steps[{number - 1}].stepType: UNKNOWN cannot run")
+        raise PlanningError(str(exc)) from exc
+    for number, step in enumerate(steps, start=1):
         step.step_number = number
-        steps.append(step)
     return steps

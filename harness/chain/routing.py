@@ -7,12 +7,10 @@ JSON ``{"complete": bool, "reason": str, "nextSteps": [step, ...]}``. At most
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 
-from pydantic import ValidationError
-
-from harness.chain.models import PlanStep, StepType
+from harness.chain.model_json import read_json_object, read_steps
+from harness.chain.models import PlanStep
 
 __all__ = ["MAX_INSERTED_PER_DECISION", "ROUTE_PROMPT", "RoutingDecision", "RoutingError", "parse_routing"]
 
@@ -41,27 +39,14 @@ class RoutingDecision:
 
 def parse_routing(text: str) -> RoutingDecision:
     """Read a routing answer (a JSON object, possibly wrapped in prose or a fence)."""
-    start, end = text.find("{"), text.rfind("}")
-    if start < 0 or end < start:
-        raise RoutingError(f"no JSON object in the routing reply {text[:80]!r}")
     try:
-        data = json.loads(text[start:end + 1])
+        data = read_json_object(text, "routing")
+        if not isinstance(data.get("complete", True), bool):
+            raise ValueError(f"'complete' must be true or false, got {data.get('complete')!r}")
+        proposed = data.get("nextSteps") or []
+        if not isinstance(proposed, list):
+            raise ValueError(f"'nextSteps' must be a list, got {type(proposed).__name__}")
+        steps = read_steps(proposed[:MAX_INSERTED_PER_DECISION], "nextSteps")
     except ValueError as exc:
-        raise RoutingError(f"the routing reply is not valid JSON ({exc})") from exc
-    if not isinstance(data.get("complete", True), bool):
-        raise RoutingError(f"'complete' must be true or false, got {data.get('complete')!r}")
-    proposed = data.get("nextSteps") or []
-    if not isinstance(proposed, list):
-        raise RoutingError(f"'nextSteps' must be a list, got {type(proposed).__name__}")
-    steps = []
-    for number, raw in enumerate(proposed[:MAX_INSERTED_PER_DECISION], start=1):
-        try:
-            step = PlanStep.model_validate(raw)
-        except ValidationError as exc:
-            problem = exc.errors()[0]
-            where = ".".join(str(p) for p in problem["loc"]) or "step"
-            raise RoutingError(f"nextSteps[{number - 1}].{where}: {problem['msg']}") from exc
-        if step.step_type is StepType.UNKNOWN:
-            raise RoutingError(f"nextSteps[{number - 1}].stepType: UNKNOWN cannot run")
-        steps.append(step)
+        raise RoutingError(str(exc)) from exc
     return RoutingDecision(bool(data.get("complete", True)), str(data.get("reason", "")), steps)
