@@ -14,7 +14,8 @@ Messages are JSON objects. From the client:
 From the server:
 
 - ``{"type": "authenticated", "user": ..., "organization": ...}``;
-- ``{"type": "chainStarted", "planId": ..., "planUri": ...}``;
+- ``{"type": "chainStarted", "planId", "planUri", "name", "totalSteps", "steps"}`` — the
+  plan about to run, its steps as in the result (all ``PENDING``);
 - ``{"chirps": ["chainEvent", <eventType>, <event JSON text>]}`` for every chain event,
   in order, as it happens (the seed's chirp form);
 - ``{"type": "chainResult", ...}`` once the chain has ended, however it ended: the plan
@@ -39,7 +40,7 @@ from typing import Any
 
 from starlette.websockets import WebSocket
 
-from harness.chain import ChainEvent, ChainPlan, plan_uri
+from harness.chain import ChainEvent, ChainPlan
 from harness.service.core import (
     BadRequest,
     ChainRequest,
@@ -58,6 +59,7 @@ POLICY_VIOLATION = 1008
 
 PlanResult = Callable[[ChainStatus, ChainPlan], dict[str, Any]]
 _MESSAGE_TYPES = ("auth", "chain", "watch", "cancel", "status")
+_STARTED = ("planId", "planUri", "name", "totalSteps", "steps")
 
 
 @dataclass(frozen=True)
@@ -188,8 +190,8 @@ class ChainSocket:
     def _start(self, principal: Principal, fields: dict[str, Any]) -> None:
         plan_id = self.service.start(principal, ChainRequest.parse(fields), self._forward)
         # The run has not begun yet (it starts at our next await), so this comes first.
-        self.outbox.put_nowait({"type": "chainStarted", "planId": plan_id,
-                                "planUri": plan_uri(principal.organization, plan_id)})
+        planned = self.result(self.service.status(principal, plan_id), self.service.plan(principal, plan_id))
+        self.outbox.put_nowait({"type": "chainStarted", **{key: planned[key] for key in _STARTED}})
         self._follow(principal, plan_id, subscribe=False)
 
     def _follow(self, principal: Principal, plan_id: str, *, subscribe: bool) -> None:

@@ -30,12 +30,15 @@ function plural(count, word) {
 
 /** One chain's progress, fed by its events (the seed's newChainStream). */
 class ChainStream {
-  constructor(planId, planUri) {
-    this.planId = planId;
-    this.planUri = planUri;
+  constructor(started) {
+    this.planId = started.planId;
+    this.planUri = started.planUri;
     this.steps = new Map();  // number -> {type, status, summary}
+    for (const step of started.steps ?? []) {
+      this.steps.set(step.number, { type: step.type, status: step.status, summary: step.summary });
+    }
     this.currentStep = 0;
-    this.totalSteps = 0;
+    this.totalSteps = started.totalSteps ?? this.steps.size;
     this.isRunning = true;
     this.note = "";
   }
@@ -52,7 +55,7 @@ class ChainStream {
   onstepStart(event) {
     this.currentStep = event.stepNumber;
     this.totalSteps = event.totalSteps;
-    this.step(event, "EXECUTING", event.toolName ? `running ${event.toolName}` : "running");
+    this.step(event, "EXECUTING", event.stepSummary);
   }
 
   onstepComplete(event) {
@@ -65,6 +68,14 @@ class ChainStream {
   }
 
   onstepsInserted(event) {
+    // New steps go right after the current one: the planned steps after it move down.
+    const added = event.totalSteps - this.totalSteps;
+    const moved = [...this.steps].filter(([number]) => number > event.stepNumber);
+    for (const [number] of moved) this.steps.delete(number);
+    for (const [number, step] of moved) this.steps.set(number + added, step);
+    for (let n = 1; n <= added; n += 1) {
+      this.steps.set(event.stepNumber + n, { type: "UNKNOWN", status: "PENDING", summary: "inserted by the model" });
+    }
     this.totalSteps = event.totalSteps;
     this.note = event.stepSummary ?? "";
   }
@@ -141,6 +152,7 @@ class ChainPage {
     this.pending = request;
     $("send").disabled = true;
     this.addMessage("user", stripInstructions(request.planQuery));
+    $("query").value = "";
     this.say("Sending the chain request…");
     if (this.socket && this.authenticated) this.flush();
     else if (!this.socket) this.connect();
@@ -188,7 +200,7 @@ class ChainPage {
         this.flush();
         break;
       case "chainStarted":
-        this.stream = new ChainStream(message.planId, message.planUri);
+        this.stream = new ChainStream(message);
         this.say("The chain is running.");
         this.renderProgress();
         break;

@@ -19,6 +19,7 @@ import httpx2
 import pytest
 import uvicorn
 from starlette.applications import Starlette
+from starlette.testclient import TestClient
 
 from harness.chain import CITATION_SCHEMA, InMemoryVectorStore, McpContextBuilder, Policy, SQLitePlanStore
 from harness.llm import model_client
@@ -31,6 +32,7 @@ from mockllm.transports import HTTPX2Transport
 TOKENS = {"tok-ada": {"user": "ada", "organization": "acme"},
           "tok-bob": {"user": "bob", "organization": "acme"},
           "tok-eve": {"user": "eve", "organization": "globex"}}
+# Pass a copy to TestClient.websocket_connect: it adds its handshake headers to the dict.
 ADA = {"Authorization": "Bearer tok-ada"}
 EVE = {"Authorization": "Bearer tok-eve"}
 DONE = json.dumps({"complete": True, "reason": "enough", "nextSteps": []})
@@ -143,6 +145,16 @@ def bench() -> Iterator[ServiceBench]:
     finally:
         bench.release_all()  # a held tool's worker thread must not outlive the test
         bench.config.store.close()
+
+
+@pytest.fixture
+def client(bench: ServiceBench) -> Iterator[TestClient]:
+    """``bench``'s app in-process, one event loop for the whole test."""
+    with TestClient(bench.app) as client:
+        try:
+            yield client
+        finally:
+            bench.release_all()  # before the loop closes: it waits for the tools' threads
 
 
 class LiveServer:

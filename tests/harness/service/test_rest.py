@@ -23,12 +23,6 @@ if TYPE_CHECKING:
     from conftest import LiveServer, ServiceBench
 
 
-@pytest.fixture
-def client(bench: ServiceBench) -> Iterator[TestClient]:
-    with TestClient(bench.app) as client:
-        yield client
-
-
 def assert_error(response: httpx.Response, status: int, *phrases: str) -> str:
     """The response is the structured error ``{status, detail}`` with ``status``."""
     assert response.status_code == status, response.text
@@ -73,7 +67,7 @@ def test_a_colleague_in_the_organization_reads_the_status(client: TestClient) ->
 
 def test_status_while_running_and_after(bench: ServiceBench, client: TestClient) -> None:
     bench.compose.hold()
-    with client.websocket_connect("/chat/chain/ws", headers=ADA) as socket:
+    with client.websocket_connect("/chat/chain/ws", headers={**ADA}) as socket:
         assert socket.receive_json()["type"] == "authenticated"
         socket.send_json({"type": "chain", **capital_chain()})
         plan_id = socket.receive_json()["planId"]
@@ -92,7 +86,7 @@ def test_status_while_running_and_after(bench: ServiceBench, client: TestClient)
                           "step ends, not when it starts: while step 4 runs, status says step 3", strict=True)
 def test_status_names_the_running_step(bench: ServiceBench, client: TestClient) -> None:
     bench.compose.hold()
-    with client.websocket_connect("/chat/chain/ws", headers=ADA) as socket:
+    with client.websocket_connect("/chat/chain/ws", headers={**ADA}) as socket:
         assert socket.receive_json()["type"] == "authenticated"
         socket.send_json({"type": "chain", **capital_chain()})
         plan_id = socket.receive_json()["planId"]
