@@ -94,6 +94,7 @@ class ChainSocket:
         return endpoint
 
     async def serve(self) -> None:
+        """Serve the connection until the client goes away or fails to authenticate."""
         await self.websocket.accept()
         sender = asyncio.ensure_future(self._drain())
         try:
