@@ -243,6 +243,7 @@ class _ChainRun:
         """Run one step; returns the plan when the chain ends here."""
         self.plan.total_executed_steps += 1
         step.step_status = StepStatus.EXECUTING
+        self.save()  # a status read while the step runs names it
         await self.emit("stepStart", step)
         try:
             output = await self.interruptible(self.dispatch(step))

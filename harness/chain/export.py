@@ -35,7 +35,12 @@ def chain_chat_history(plan: ChainPlan) -> dict[str, Any]:
                  and parse_context(s.output).blocks]
     if citations:
         messages.append({"role": "system", "content": "\n".join(citations)})
-    if plan.output is not None:
+    gated = next((s for s in ran if s.step_status is StepStatus.GATED), None)
+    if gated is not None:
+        # The plan's output is then the very text the gate denied: never the answer.
+        messages.append({"role": "assistant", "content": f"The chain was halted at step {gated.step_number}: "
+                                                         f"policy {gated.policy_name!r} denied it."})
+    elif plan.output is not None:
         output = plan.output if isinstance(plan.output, str) else str(plan.output)
         messages.append({"role": "assistant", "content": output})
     return {"chatHistory": {"messages": messages}, "planName": plan.name, "executed": plan.executed}

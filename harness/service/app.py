@@ -43,14 +43,12 @@ def plan_result(status: ChainStatus, plan: ChainPlan) -> dict[str, Any]:
     """A finished chain as the doors answer it: its status, output, steps (number,
     type and label, status, summary) and its chat history.
 
-    A gated chain has no output and no assistant message: the plan's output is then
-    the very fact the gate denied, which must not reach the user as the answer.
+    A gated chain has no output: the plan's output is then the very fact the gate
+    denied, which must not reach the user as the answer (the chat history says the
+    chain was halted instead).
     """
-    output = plan.model_dump(mode="json", include={"output"})["output"]
+    output = None if status.status == "gated" else plan.model_dump(mode="json", include={"output"})["output"]
     history = chain_chat_history(plan)["chatHistory"]
-    if status.status == "gated":
-        output = None
-        history = {**history, "messages": [m for m in history["messages"] if m["role"] != "assistant"]}
     steps = [{"number": s.step_number, "type": s.step_type.value, "label": TYPE_LABELS[s.step_type],
               "status": s.step_status.value, "summary": s.summary_text or s.description,
               "toolName": s.tool_name, "dynamic": s.dynamic} for s in plan.steps]

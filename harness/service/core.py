@@ -208,6 +208,7 @@ class _Live:
 
 
 _ENDINGS = {"chainComplete", "chainMaxSteps", "chainCancelled"}
+KEEP_FINISHED = 256
 
 
 class ChainService:
@@ -286,7 +287,11 @@ class ChainService:
 
     async def run(self, principal: Principal, request: ChainRequest,
                   on_event: EventCallback | None = None) -> ChainPlan:
-        """Run to the end and return the plan (a failed step's plan too: see its steps)."""
+        """Run to the end and return the plan (a failed step's plan too: see its steps).
+
+        Cancelling the caller cancels the chain (what an MCP tool call's cancellation
+        means); a door that must outlive its caller uses ``start`` and ``wait``.
+        """
         plan_id = self.start(principal, request, on_event)
         live = self._live[(principal.organization, plan_id)]
         assert live.task is not None
@@ -319,6 +324,15 @@ class ChainService:
             live.error = str(exc)
             assert exc.plan is not None
             return exc.plan
+        finally:
+            live.subscribers.clear()
+            self._forget_finished()
+
+    def _forget_finished(self) -> None:
+        """Keep the last ``KEEP_FINISHED`` finished runs' live state; the store keeps the plans."""
+        finished = [key for key, live in self._live.items() if live.task is not None and live.task.done()]
+        for key in finished[:max(0, len(finished) - KEEP_FINISHED)]:
+            del self._live[key]
 
     def subscribe(self, principal: Principal, plan_id: str, callback: EventCallback) -> bool:
         """Add ``callback`` to a running chain's events; ``False`` if it is not running."""

@@ -105,6 +105,17 @@ def test_k_chain_result_as_chat_history() -> None:
     assert history["executed"] is True
 
 
+def test_k_a_gated_chain_never_exports_the_denied_text_as_the_answer() -> None:
+    from harness.chain import Policy
+    never = Policy.model_validate({"name": "never", "rules": [
+        {"patterns": [{"type": "expression", "check": "equals", "value": "-"}]}]})
+    done = Bench(policies=[never]).run(ChainPlan(plan_query=answers("q", "secret draft"), steps=[
+        llm(1), step(2, stepType="POLICY_GATE", policyName="never")]))
+    messages = chain_chat_history(done)["chatHistory"]["messages"]
+    assert messages[-1] == {"role": "assistant", "content": "The chain was halted at step 2: policy 'never' denied it."}
+    assert "[Gate] GATED" in messages[1]["content"]
+
+
 # -- Group L: MCP context format -------------------------------------------------------
 
 def test_l1_rag_output_is_mcp_context_blocks() -> None:
