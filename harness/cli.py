@@ -145,7 +145,7 @@ def _raise_stopped(signum: int, frame: FrameType | None) -> None:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    """The chain service (REST, WebSocket, progress page) until SIGINT or SIGTERM."""
+    """The chain service (REST, WebSocket, progress page, MCP) until SIGINT or SIGTERM."""
     import uvicorn
 
     from harness.service.app import create_app
@@ -188,8 +188,9 @@ def _serve(args: argparse.Namespace) -> int:
         app.mount("/llm", create_mock_app(MockLLM()))
     print(f"harness chain service on {base_url}", flush=True)
     print(f"  progress page: {base_url}/chain#token=<token>", flush=True)
+    print(f"  MCP (streamable HTTP): {base_url}/mcp", flush=True)
     print(f"  model: {llm_url or 'an in-process mock LLM'}", flush=True)
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off",
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on",
                                            ws="websockets-sansio", timeout_graceful_shutdown=2))
     # uvicorn shuts down gracefully on SIGINT/SIGTERM and then re-raises the signal with
     # the handlers it found; make those end the process quietly (exit status 0).

@@ -24,6 +24,8 @@ class PlanStore(Protocol):
 
     def load(self, plan_id: str, organization: str) -> ChainPlan | None: ...
 
+    def list_ids(self, organization: str) -> list[str]: ...
+
 
 class SQLitePlanStore(PlanStore):
     """Plans in one SQLite database (``":memory:"`` by default); safe across threads."""

@@ -19,6 +19,7 @@ an unknown route, 405 for a wrong method.
 from __future__ import annotations
 
 import json
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
 
@@ -81,8 +82,12 @@ async def _internal_error(request: Request, exc: Exception) -> Response:
                        f"{type(exc).__name__}: {exc}")
 
 
-def create_app(service: ChainService, auth: TokenAuth) -> Starlette:
-    """The Starlette app serving ``service`` to the holders of ``auth``'s tokens."""
+def create_app(service: ChainService, auth: TokenAuth, *, mcp: bool = True) -> Starlette:
+    """The Starlette app serving ``service`` to the holders of ``auth``'s tokens.
+
+    With ``mcp`` the chain MCP server (streamable HTTP) is routed at ``/mcp``; its
+    session manager runs in the app's lifespan.
+    """
 
     async def run_chain(request: Request) -> Response:
         principal = auth.authenticate(request.headers.get("authorization"))
@@ -108,8 +113,21 @@ def create_app(service: ChainService, auth: TokenAuth) -> Starlette:
         return JSONResponse({"status": "ok"})
 
     socket = ChainSocket.endpoint(service, auth, plan_result)
+    mcp_routes, lifespan = [], None
+    if mcp:
+        from harness.service.mcp_server import mcp_asgi_app
+
+        mcp_app = mcp_asgi_app(service, auth)
+        # A Route, not a Mount (which would redirect /mcp to /mcp/); Starlette does not run
+        # a routed app's lifespan, so the SDK's session manager runs in this one's.
+        mcp_routes = [Route("/mcp", endpoint=mcp_app, methods=["GET", "POST", "DELETE"])]
+
+        def lifespan(_: Starlette) -> AbstractAsyncContextManager[None]:
+            return mcp_app.lifespan()
     return Starlette(
+        lifespan=lifespan,
         routes=[
+            *mcp_routes,
             Route("/chat/chain", run_chain, methods=["POST"]),
             Route("/chat/chain/status/{plan_id}", chain_status, methods=["GET"]),
             WebSocketRoute("/chat/chain/ws", socket),

@@ -111,7 +111,9 @@ def service_config(data: ServiceFile, *, base_url: str | None = None) -> ChainSe
         client=_client_factory(llm),
         tools={name: _import(spec, name) for name, spec in data.tools.items()},
         prompt_configs={name: PromptConfig(p.system, p.max_tokens) for name, p in data.prompt_configs.items()},
-        chat_configs={name: _client_factory(s) for name, s in data.chat_configs.items()},
+        # "default" names the llm section's model, so am7://<org>/chat.config/default resolves.
+        chat_configs={"default": _client_factory(llm)} | {name: _client_factory(s)
+                                                          for name, s in data.chat_configs.items()},
         policies=list(data.policies),
         vector_stores=dict(stores),
         store=SQLitePlanStore(data.database),

@@ -119,7 +119,11 @@ class TokenAuth:
             return cls({})
         source = TOKENS_ENV
         if not raw.startswith("{"):
-            source, raw = raw, Path(raw).read_text(encoding="utf-8")
+            try:
+                source, raw = raw, Path(raw).read_text(encoding="utf-8")
+            except OSError as exc:
+                raise ValueError(f"{TOKENS_ENV}: cannot read the tokens file {raw!r}: "
+                                 f"{exc.strerror or exc}") from exc
         try:
             data = json.loads(raw)
         except ValueError as exc:
@@ -366,8 +370,8 @@ class ChainService:
 
     def plan(self, principal: Principal, plan_id: str) -> ChainPlan:
         plan = self.config.store.load(plan_id, principal.organization)
-        if plan is None:
-            raise NotFound(f"no chain plan {plan_id!r}")
+        if plan is None:  # the same words for an unknown plan and another organization's
+            raise NotFound(f"not found: {plan_uri(principal.organization, plan_id)}")
         return plan
 
     def plan_by_uri(self, principal: Principal, uri: str) -> ChainPlan:

@@ -253,3 +253,15 @@ def test_serve_with_mock_serves_the_model_in_the_same_process(tmp_path: Path) ->
     finally:
         returncode, err = stop(process, signal.SIGTERM)
     assert returncode == 0, err
+
+
+def test_the_app_serves_mcp_at_slash_mcp_with_the_same_tokens(bench: ServiceBench) -> None:
+    """One process, every door: the MCP server is routed at /mcp and needs a bearer token."""
+    initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}
+    headers = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+    with TestClient(bench.app) as client:  # runs the lifespan
+        assert client.post("/mcp", json=initialize, headers=headers).status_code == 401
+        reply = client.post("/mcp", json=initialize, headers={**headers, **ADA})
+        assert reply.status_code == 200, reply.text
+        assert '"serverInfo"' in reply.text and '"tools"' in reply.text  # an MCP server offering tools

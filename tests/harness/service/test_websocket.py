@@ -125,8 +125,8 @@ def test_a_bad_header_token_is_401_too(client: TestClient) -> None:
     ('{"type": "chain", "maxSteps": 3}', 400, "planQuery: Field required"),
     ('{"type": "chain", "planQuery": "q", "steps": [{"stepType": "DANCE"}]}', 400, "steps.0.stepType"),
     ('{"type": "cancel"}', 400, "planId"),
-    ('{"type": "status", "planId": "no-such-plan"}', 404, "no chain plan 'no-such-plan'"),
-    ('{"type": "watch", "planId": "no-such-plan"}', 404, "no chain plan 'no-such-plan'"),
+    ('{"type": "status", "planId": "no-such-plan"}', 404, "not found: am7://acme/tool.plan/no-such-plan"),
+    ('{"type": "watch", "planId": "no-such-plan"}', 404, "not found: am7://acme/tool.plan/no-such-plan"),
 ])
 def test_a_bad_message_is_answered_and_the_connection_stays_open(client: TestClient, sent: str, status: int,
                                                                  phrase: str) -> None:
@@ -145,7 +145,7 @@ def test_another_organizations_plan_is_404_over_the_socket(client: TestClient) -
         for kind in ("status", "cancel", "watch"):
             socket.send_json({"type": kind, "planId": plan_id})
             assert socket.receive_json() == {"type": "error", "status": 404, "planId": plan_id,
-                                             "detail": f"no chain plan {plan_id!r}"}
+                                             "detail": f"not found: am7://globex/tool.plan/{plan_id}"}
 
 
 def test_cancel_stops_the_running_step(bench: ServiceBench, client: TestClient) -> None:
