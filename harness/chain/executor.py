@@ -12,7 +12,8 @@
   chat operations, in the order they happen. Outputs of TOOL/RAG/gate steps that the
   model has not seen and the prompt does not quote are put before the prompt as MCP
   context blocks.
-- After each LLM step a routing call asks for ``{complete, reason, nextSteps}``; at most
+- After each LLM step a routing call (to the default model, whatever the step's chat
+  config) asks for ``{complete, reason, nextSteps}``; at most
   3 steps are inserted after the current one (``dynamic``, ``parentStep``, renumbered)
   within the step limits. A reply that is not that JSON is a ``routingError`` event and
   is otherwise ignored. So a script gives each LLM step two turns: answer, then routing.

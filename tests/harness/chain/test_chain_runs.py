@@ -264,3 +264,28 @@ def test_an_unusable_plan_from_the_model_is_a_clear_error(reply: str, message: s
     with pytest.raises(PlanExecutionError, match=message.replace("[", r"\[").replace("]", r"\]")) as caught:
         b.run(ChainPlan(plan_query=query("q", reply)))
     assert b.kinds() == ["stepError"] and caught.value.plan.steps == []
+
+
+def test_chat_configs_pick_the_model_client_of_a_step() -> None:
+    """Two chat configs in one run: the step's ``chatConfigName`` picks which model (and
+    protocol) answers; the one conversation goes on across them."""
+    import httpx2
+
+    from harness.llm import model_client
+    from mockllm import MockLLM
+    from mockllm.transports import HTTPX2Transport
+
+    b = Bench()  # its default client speaks Anthropic Messages
+    openai_bodies: list[str] = []
+
+    async def record(request: httpx2.Request) -> None:
+        openai_bodies.append(request.url.path)
+
+    b.executor.chat_configs["openai"] = model_client("openai-chat", http_client=httpx2.AsyncClient(
+        transport=HTTPX2Transport(MockLLM()), event_hooks={"request": [record]}))
+    done = b.run(ChainPlan(plan_query=answers("q", "from claude", "from gpt"), steps=[
+        llm(1, "first"), llm(2, "second", chatConfigName="openai")]))
+    assert [s.output for s in done.steps] == ["from claude", "from gpt"]
+    assert openai_bodies == ["/v1/chat/completions"]  # step 2 only: routing is the default model's
+    with pytest.raises(PlanExecutionError, match=r"step 1: no chat config named 'ghost'; known: \['openai'\]"):
+        b.run(ChainPlan(plan_query=answers("q", "x"), steps=[llm(1, chatConfigName="ghost")]))
