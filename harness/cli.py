@@ -11,15 +11,11 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import signal
 import subprocess
 import sys
 import tempfile
-import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from types import FrameType
-from typing import Any
 
 from harness.replay import ReplayOutcome, replay_scenario, unused_goldens
 from harness.scenario import SCENARIO_PROTOCOLS, Scenario, ScenarioError, load_scenario
@@ -136,14 +132,6 @@ def _diff(args: argparse.Namespace) -> int:
     return 0
 
 
-class _Stopped(Exception):
-    """Raised by the SIGTERM handler so that serving ends normally."""
-
-
-def _raise_stopped(signum: int, frame: FrameType | None) -> None:
-    raise _Stopped
-
-
 def _serve(args: argparse.Namespace) -> int:
     """The chain service (REST, WebSocket, progress page, MCP) until SIGINT or SIGTERM."""
     import uvicorn
@@ -151,7 +139,7 @@ def _serve(args: argparse.Namespace) -> int:
     from harness.service.app import create_app
     from harness.service.config import load_service_config
     from harness.service.core import TOKENS_ENV, ChainService, TokenAuth
-    from mockllm.server import bind_socket
+    from mockllm.server import bind_socket, run_until_signalled
 
     try:
         auth = TokenAuth.from_env()
@@ -192,18 +180,7 @@ def _serve(args: argparse.Namespace) -> int:
     print(f"  model: {llm_url or 'an in-process mock LLM'}", flush=True)
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on",
                                            ws="websockets-sansio", timeout_graceful_shutdown=2))
-    # uvicorn shuts down gracefully on SIGINT/SIGTERM and then re-raises the signal with
-    # the handlers it found; make those end the process quietly (exit status 0).
-    in_main = threading.current_thread() is threading.main_thread()
-    previous: Any = signal.signal(signal.SIGTERM, _raise_stopped) if in_main else None
-    try:
-        server.run(sockets=[sock])
-    except (KeyboardInterrupt, _Stopped):
-        pass
-    finally:
-        sock.close()
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
+    run_until_signalled(server, sock)
     print("harness chain service stopped", flush=True)
     return 0
 

@@ -21,6 +21,7 @@ import socket
 import threading
 from collections.abc import Callable
 from types import FrameType
+from typing import Any
 
 import anyio
 from starlette.applications import Starlette
@@ -142,6 +143,12 @@ def serve(mock: MockLLM, *, host: str = "127.0.0.1", port: int = 8000,
     server = uvicorn.Server(config)
     if on_ready is not None:
         on_ready(f"http://{shown_host}:{bound_port}")
+    run_until_signalled(server, sock)
+
+
+def run_until_signalled(server: Any, sock: socket.socket) -> None:
+    """Run uvicorn ``server`` on ``sock`` until SIGINT or SIGTERM, then return normally
+    (the process can exit 0); ``sock`` is closed either way."""
     # uvicorn shuts down gracefully on SIGINT/SIGTERM and then re-raises the signal
     # with the handlers it found installed; make those end the process quietly.
     in_main = threading.current_thread() is threading.main_thread()

@@ -29,7 +29,6 @@ from harness.service.mcp_subscriptions import PlanSubscriptions
 from harness.service.mcp_tools import (
     CANCEL,
     EXECUTE,
-    STATUS,
     TOOLS,
     chain_result,
     error_result,

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import Any
 
 import pytest
 
@@ -14,7 +13,6 @@ from harness.chain import (
     ChainPlan,
     PlanExecutionError,
     PlanStep,
-    PromptConfig,
     StepStatus,
     StepType,
     restore_context,

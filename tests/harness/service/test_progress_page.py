@@ -19,11 +19,11 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from playwright.sync_api import Browser, Locator, Page, expect, sync_playwright
 
-from conftest import ANSWER, ATLAS, REASONING, capital_chain, composed_answer, tool_chain
+from service_support import ANSWER, ATLAS, REASONING, capital_chain, composed_answer, tool_chain
 from harness.chain import CITATION_SCHEMA, McpContextBuilder, filter_context
 
 if TYPE_CHECKING:
-    from conftest import LiveServer, ServiceBench
+    from service_support import LiveServer, ServiceBench
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",

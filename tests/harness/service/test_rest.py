@@ -16,10 +16,10 @@ import httpx
 import pytest
 from starlette.testclient import TestClient
 
-from conftest import ADA, ANSWER, EVE, capital_chain, scripted, tool_chain
+from service_support import ADA, ANSWER, EVE, capital_chain, scripted, tool_chain
 
 if TYPE_CHECKING:
-    from conftest import LiveServer, ServiceBench
+    from service_support import LiveServer, ServiceBench
 
 
 def assert_error(response: httpx.Response, status: int, *phrases: str) -> str:

@@ -16,10 +16,10 @@ from starlette.testclient import TestClient, WebSocketTestSession
 from starlette.websockets import WebSocketDisconnect
 from websockets.sync.client import ClientConnection, connect
 
-from conftest import ADA, ANSWER, capital_chain, tool_chain
+from service_support import ADA, ANSWER, capital_chain, tool_chain
 
 if TYPE_CHECKING:
-    from conftest import LiveServer, ServiceBench
+    from service_support import LiveServer, ServiceBench
 
 Message = dict[str, Any]
 CAPITAL_EVENTS = [("stepStart", 1), ("stepComplete", 1), ("stepStart", 2), ("stepComplete", 2),
