@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import inspect
 import re
 import time
@@ -88,7 +87,6 @@ class PromptConfig:
     max_tokens: int = 1024
 
 
-@functools.lru_cache(maxsize=256)
 def _validated(tool: Callable[..., Any]) -> Callable[..., Any]:
     """``tool`` with its arguments checked against its annotations (unannotated: any)."""
     try:
@@ -132,6 +130,15 @@ class ChainExecutor:
         self.organization = organization
         self.routing = routing
         self._listeners: list[ChainListener] = []
+        self._checked: dict[str, tuple[Callable[..., Any], Callable[..., Any]]] = {}
+
+    def checked_tool(self, name: str, tool: Callable[..., Any]) -> Callable[..., Any]:
+        """``tool`` wrapped to check its arguments, built once per registered tool (keyed
+        by name: a callable object need not be hashable)."""
+        cached = self._checked.get(name)
+        if cached is None or cached[0] is not tool:
+            cached = self._checked[name] = (tool, _validated(tool))
+        return cached[1]
 
     def add_listener(self, listener: ChainListener) -> None:
         """Call ``listener`` (sync or async) with every event of every run."""
@@ -186,14 +193,18 @@ class _ChainRun:
             if inspect.isawaitable(outcome):
                 await outcome
 
-    def save(self) -> None:
+    def save(self, *, leaving: bool = False) -> None:
+        """Write the plan to the store. The context is serialised only when something
+        reads it: the store, or the caller the plan is ``leaving`` the run for."""
+        if self.executor.store is None and not leaving:
+            return
         self.plan.chain_context_json = save_context(self.context, self.plan.object_id or "")
         if self.executor.store is not None:
             self.executor.store.save(self.plan, self.executor.organization)
 
     async def finish(self, event_type: str, **fields: Any) -> ChainPlan:
         self.plan.executed = True
-        self.save()
+        self.save(leaving=True)
         await self.emit(event_type, **fields)
         return self.plan
 
@@ -234,7 +245,7 @@ class _ChainRun:
             if step is not None and step.step_status is StepStatus.EXECUTING:
                 step.step_status = StepStatus.SKIPPED
                 step.summary_text = "cancelled while running"
-            self.save()
+            self.save(leaving=True)
             await self.emit("chainCancelled", error_message="the chain was cancelled")
             if isinstance(exc, asyncio.CancelledError):
                 raise
@@ -251,7 +262,7 @@ class _ChainRun:
         except PlanExecutionError as exc:
             step.step_status = StepStatus.FAILED
             step.summary_text = str(exc)
-            self.save()
+            self.save(leaving=True)
             await self.emit("stepError", step, error_message=str(exc))
             raise PlanExecutionError(str(exc), self.plan) from exc.__cause__
         step.output = output
@@ -301,11 +312,11 @@ class _ChainRun:
         try:
             self.plan.steps = parse_plan_reply((await self.ask(prompt, "planning")).text, limit)
         except PlanningError as exc:
-            self.save()
+            self.save(leaving=True)
             await self.emit("stepError", error_message=f"planning failed: {exc}")
             raise PlanExecutionError(f"planning failed: {exc}", self.plan) from exc
         except PlanExecutionError as exc:
-            self.save()
+            self.save(leaving=True)
             await self.emit("stepError", error_message=str(exc))
             raise PlanExecutionError(str(exc), self.plan) from exc
         self.save()
@@ -384,7 +395,7 @@ class _ChainRun:
             raise PlanExecutionError(f"step {step.step_number}: tool {step.tool_name!r} cannot take "
                                      f"{sorted(arguments)}: {exc}") from exc
         try:
-            result = _validated(tool)(**arguments)
+            result = self.executor.checked_tool(step.tool_name or "", tool)(**arguments)
             if inspect.isawaitable(result):
                 result = await result
         except ValidationError as exc:

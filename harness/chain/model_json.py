@@ -13,6 +13,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from harness.chain.models import PlanStep, StepType
+from harness.validation_problems import validation_problems
 
 __all__ = ["read_json_object", "read_steps"]
 
@@ -36,9 +37,7 @@ def read_steps(raw_steps: list[Any], field: str) -> list[PlanStep]:
         try:
             step = PlanStep.model_validate(raw)
         except ValidationError as exc:
-            problem = exc.errors()[0]
-            where = ".".join(str(p) for p in problem["loc"]) or "step"
-            raise ValueError(f"{field}[{index}].{where}: {problem['msg']}") from exc
+            raise ValueError(f"{field}[{index}].{validation_problems(exc, 'step')[0]}") from exc
         if step.step_type is StepType.UNKNOWN:
             raise ValueError(f"{field}[{index}].stepType: UNKNOWN cannot run")
         steps.append(step)

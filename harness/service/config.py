@@ -34,6 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from harness.chain import InMemoryVectorStore, Policy, PromptConfig, SQLitePlanStore
 from harness.llm import ModelClient, model_client
 from harness.service.core import ChainServiceConfig
+from harness.validation_problems import validation_problems
 
 __all__ = ["LLMSettings", "ServiceFile", "load_service_config", "service_config"]
 
@@ -131,7 +132,5 @@ def load_service_config(path: str | Path | None = None, *, base_url: str | None 
     try:
         data = ServiceFile.model_validate(raw)
     except ValidationError as exc:
-        problem = exc.errors()[0]
-        where = ".".join(str(p) for p in problem["loc"]) or "file"
-        raise ValueError(f"{path}: {where}: {problem['msg']}") from exc
+        raise ValueError(f"{path}: {validation_problems(exc, 'file')[0]}") from exc
     return service_config(data, base_url=base_url)

@@ -40,6 +40,7 @@ from harness.chain import (
     plan_uri,
 )
 from harness.llm import ModelClient
+from harness.validation_problems import validation_problems
 from mockllm.instructions import strip_instructions
 
 __all__ = [
@@ -165,8 +166,7 @@ class ChainRequest(BaseModel):
         try:
             return cls.model_validate(data)
         except ValidationError as exc:
-            problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'body'}: {e['msg']}"
-                                 for e in exc.errors())
+            problems = "; ".join(validation_problems(exc, "body"))
             raise BadRequest(f"invalid chain request: {problems}") from exc
 
 
@@ -231,29 +231,29 @@ class ChainService:
             self._clients[key] = (self.config.client if name is None else self.config.chat_configs[name])()
         return self._clients[key]
 
-    def _resolve(self, principal: Principal, uri: str, type_: str, known: Mapping[str, Any], field_: str) -> str:
-        try:
-            ref = Am7Uri.parse(uri)
-        except ValueError as exc:
-            raise BadRequest(f"{field_}: {exc}") from exc
-        if ref.organization != principal.organization or ref.type != type_ or ref.object_id not in known:
-            raise NotFound(f"{field_}: not found: {uri}")
-        return ref.object_id
+    @staticmethod
+    def _config_name(principal: Principal, name: str | None, uri: str | None, kind: str,
+                     known: Mapping[str, Any]) -> str | None:
+        """The config a request names (``<kind>ConfigName``) or points at (``<kind>ConfigUri``,
+        ``am7://<org>/<kind>.config/<name>``); an unknown one, or another organization's, is NotFound."""
+        if uri:
+            try:
+                ref = Am7Uri.parse(uri)
+            except ValueError as exc:
+                raise BadRequest(f"{kind}ConfigUri: {exc}") from exc
+            if ref.organization != principal.organization or ref.type != f"{kind}.config" or ref.object_id not in known:
+                raise NotFound(f"{kind}ConfigUri: not found: {uri}")
+            return ref.object_id
+        if name is not None and name not in known:
+            raise NotFound(f"{kind}ConfigName: no {kind} config named {name!r}")
+        return name
 
     def make_plan(self, principal: Principal, request: ChainRequest) -> ChainPlan:
         """The plan ``request`` asks for, with a fresh id; a ``ChainServiceError`` if not."""
-        chat = request.chat_config
-        if request.chat_config_uri:
-            chat = self._resolve(principal, request.chat_config_uri, "chat.config", self.config.chat_configs,
-                                 "chatConfigUri")
-        elif chat is not None and chat not in self.config.chat_configs:
-            raise NotFound(f"chatConfigName: no chat config named {chat!r}")
-        prompt = request.prompt_config
-        if request.prompt_config_uri:
-            prompt = self._resolve(principal, request.prompt_config_uri, "prompt.config", self.config.prompt_configs,
-                                   "promptConfigUri")
-        elif prompt is not None and prompt not in self.config.prompt_configs:
-            raise NotFound(f"promptConfigName: no prompt config named {prompt!r}")
+        chat = self._config_name(principal, request.chat_config, request.chat_config_uri, "chat",
+                                 self.config.chat_configs)
+        prompt = self._config_name(principal, request.prompt_config, request.prompt_config_uri, "prompt",
+                                   self.config.prompt_configs)
         store = self.config.vector_stores.get(principal.organization)
         for ref in request.data_references:
             try:
@@ -381,7 +381,10 @@ class ChainService:
             raise BadRequest(str(exc)) from exc
         if ref.type != "tool.plan" or ref.organization != principal.organization:
             raise NotFound(f"not found: {uri}")
-        return self.plan(principal, ref.object_id)
+        try:
+            return self.plan(principal, ref.object_id)
+        except NotFound as exc:  # in the caller's own spelling of the URI
+            raise NotFound(f"not found: {uri}") from exc
 
     def status(self, principal: Principal, plan_id: str) -> ChainStatus:
         plan = self.plan(principal, plan_id)

@@ -33,7 +33,6 @@ from harness.service.mcp_tools import (
     chain_result,
     error_result,
     execute_request,
-    find_plan,
     plan_uri_argument,
     started_result,
     status_result,
@@ -115,7 +114,7 @@ class _ChainHandlers:
 
     def plan_id(self, principal: Principal, uri: str) -> str:
         try:
-            plan_id = find_plan(self.service, principal, uri).object_id
+            plan_id = self.service.plan_by_uri(principal, uri).object_id
         except BadRequest as exc:
             raise BadRequest(f"planUri: {exc.detail}") from exc
         assert plan_id is not None
@@ -160,7 +159,7 @@ class _ChainHandlers:
 
     async def read_resource(self, ctx: Context, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
         try:
-            plan = find_plan(self.service, self.principal(ctx), params.uri)
+            plan = self.service.plan_by_uri(self.principal(ctx), params.uri)
         except ChainServiceError as exc:
             raise _not_found(exc, params.uri) from exc
         return types.ReadResourceResult(contents=[types.TextResourceContents(

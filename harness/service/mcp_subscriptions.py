@@ -29,7 +29,6 @@ from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, Res
 
 from harness.chain import ChainEvent, plan_uri
 from harness.service.core import ChainService, Principal
-from harness.service.mcp_tools import find_plan
 
 __all__ = ["PlanSubscriptions"]
 
@@ -55,7 +54,7 @@ class PlanSubscriptions:
 
     def plan(self, principal: Principal, uri: str) -> tuple[str, str]:
         """The plan's id and URI as the service spells it; ``NotFound`` for another organization's plan."""
-        plan_id = find_plan(self.service, principal, uri).object_id
+        plan_id = self.service.plan_by_uri(principal, uri).object_id
         assert plan_id is not None
         return plan_id, plan_uri(principal.organization, plan_id)
 

@@ -25,15 +25,12 @@ from harness.chain import TYPE_LABELS, ChainPlan
 from harness.service.core import (
     BadRequest,
     ChainRequest,
-    ChainService,
     ChainServiceError,
     ChainStatus,
-    NotFound,
-    Principal,
 )
 
 __all__ = ["CANCEL", "EXECUTE", "STATUS", "TOOLS", "chain_result", "check_arguments", "error_result",
-           "execute_request", "find_plan", "plan_uri_argument", "started_result", "status_result"]
+           "execute_request", "plan_uri_argument", "started_result", "status_result"]
 
 EXECUTE = "am7_chain_execute"
 STATUS = "am7_chain_status"
@@ -100,14 +97,6 @@ def execute_request(arguments: Mapping[str, Any] | None) -> tuple[ChainRequest, 
     wait = data.pop("wait", True)
     data["planQuery"] = data.pop("query")
     return ChainRequest.parse(data), wait
-
-
-def find_plan(service: ChainService, principal: Principal, uri: str) -> ChainPlan:
-    """The caller's plan at ``uri``; a missing plan, or another organization's, is ``NotFound`` naming ``uri``."""
-    try:
-        return service.plan_by_uri(principal, uri)
-    except NotFound as exc:
-        raise NotFound(f"not found: {uri}") from exc
 
 
 def plan_uri_argument(name: str, arguments: Mapping[str, Any] | None) -> str:

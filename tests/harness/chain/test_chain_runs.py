@@ -289,3 +289,16 @@ def test_chat_configs_pick_the_model_client_of_a_step() -> None:
     assert openai_bodies == ["/v1/chat/completions"]  # step 2 only: routing is the default model's
     with pytest.raises(PlanExecutionError, match=r"step 1: no chat config named 'ghost'; known: \['openai'\]"):
         b.run(ChainPlan(plan_query=answers("q", "x"), steps=[llm(1, chatConfigName="ghost")]))
+
+
+def test_a_callable_object_that_is_not_hashable_is_a_tool_too() -> None:
+    class Greeter:
+        def __eq__(self, other: object) -> bool:  # defining __eq__ drops __hash__
+            return isinstance(other, Greeter)
+
+        def __call__(self, name: str) -> str:
+            return f"hello {name}"
+
+    b = Bench()
+    b.executor.tools["greet"] = Greeter()
+    assert b.run(ChainPlan(steps=[step(1, toolName="greet", inputs={"name": "Ada"})])).output == "hello Ada"

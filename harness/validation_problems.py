@@ -1,0 +1,12 @@
+"""Pydantic validation errors as the sentences the harness shows: ``field.path: message``."""
+
+from __future__ import annotations
+
+from pydantic import ValidationError
+
+__all__ = ["validation_problems"]
+
+
+def validation_problems(exc: ValidationError, default: str) -> list[str]:
+    """One ``where: what`` per error; ``default`` names the place when the error has no location."""
+    return [f"{'.'.join(str(p) for p in error['loc']) or default}: {error['msg']}" for error in exc.errors()]
