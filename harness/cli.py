@@ -17,8 +17,8 @@ import tempfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from harness.replay import ReplayOutcome, replay_scenario, unused_goldens
-from harness.scenario import SCENARIO_PROTOCOLS, Scenario, ScenarioError, load_scenario
+from harness.scenarios.replay import ReplayOutcome, replay_scenario, unused_goldens
+from harness.scenarios.model import SCENARIO_PROTOCOLS, Scenario, ScenarioError, load_scenario
 
 __all__ = ["main"]
 
@@ -56,7 +56,7 @@ def _server(enabled: bool) -> Iterator[str | None]:
     if not enabled:
         yield None
         return
-    from harness.mock_fixtures import start_server
+    from harness.plugin.fixtures import start_server
 
     with tempfile.TemporaryDirectory() as workdir, start_server(Path(workdir)) as server:
         yield server.base_url

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from harness.event_table import CHUNK_TYPES, render_event_table
+from harness.golden.table import CHUNK_TYPES, render_event_table
 from harness.events import Event
 
 __all__ = [

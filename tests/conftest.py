@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from harness.mock_fixtures import MockLLMFixture, MockLLMServer, start_server
+from harness.plugin.fixtures import MockLLMFixture, MockLLMServer, start_server
 from mockllm.engine import MockLLM
 
 
@@ -26,7 +26,7 @@ def mock_server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 class Door:
     """One way into the mock, for the project's tests: the plugin's client builders
-    (``harness.mock_fixtures``) plus the journal as JSON-like dicts."""
+    (``harness.plugin.fixtures``) plus the journal as JSON-like dicts."""
 
     def __init__(self, name: str, clients: MockLLMFixture | MockLLMServer) -> None:
         self.name = name

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
-from harness.replay import golden_text_for, replay_scenario, run_scenario
-from harness.scenario import load_scenario
+from harness.scenarios.replay import golden_text_for, replay_scenario, run_scenario
+from harness.scenarios.model import load_scenario
 
 ROOT = Path(__file__).resolve().parents[2]
 TOOL_USE = (ROOT / "scenarios" / "tool_use.yaml").read_text()

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.scenario import ScenarioError, load_scenario
+from harness.scenarios.model import ScenarioError, load_scenario
 
 
 def write(tmp_path: Path, text: str, name: str = "case.yaml") -> Path:

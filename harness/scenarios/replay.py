@@ -21,10 +21,10 @@ from typing import Literal
 import httpx2
 
 from harness import invariants
-from harness.event_table import render_event_table
+from harness.golden.table import render_event_table
 from harness.llm import model_client
-from harness.scenario import Scenario
-from harness.scenario_runners import ScenarioRun, get_runner
+from harness.scenarios.model import Scenario
+from harness.scenarios.runners import ScenarioRun, get_runner
 from mockllm.engine import MockLLM
 from mockllm.transports import HTTPX2Transport
 

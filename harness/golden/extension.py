@@ -1,6 +1,6 @@
 """Golden snapshots: a syrupy extension that stores event tables under ``golden/``.
 
-A golden file is the readable table of ``harness.event_table`` — one file per test,
+A golden file is the readable table of ``harness.golden.table`` — one file per test,
 at ``golden/<test file>/<test name>.golden`` — so a change in an agent's behaviour is a
 reviewable diff. ``pytest --snapshot-update`` writes them; syrupy reports the unused
 ones and shows a line diff of the table on failure.
@@ -20,7 +20,7 @@ from typing import Any
 
 from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 
-from harness.event_table import render_event_table
+from harness.golden.table import render_event_table
 from harness.events import Event
 
 __all__ = ["GOLDEN_SUFFIX", "GoldenExtension", "golden_text"]

@@ -15,7 +15,7 @@ from harness.agent import AgentOptions, AgentRunner, ApprovalManager, FileStore,
 from harness.agent.approvals import ApprovalRequest
 from harness.events import Event, Persistence
 from harness.llm import ModelClient
-from harness.scenario import Scenario, ScenarioTool
+from harness.scenarios.model import Scenario, ScenarioTool
 
 __all__ = ["ScenarioRun", "get_runner", "register_runner", "run_agent_scenario"]
 

@@ -12,7 +12,7 @@ Fixtures:
 - ``golden`` — syrupy's ``snapshot`` with the golden-table extension (``golden/``).
 
 Scenario files under a ``scenarios/`` folder are collected as test items (see
-``harness.scenario_items``).
+``harness.plugin.scenario_items``).
 
 Configure a test with the marker of the same name::
 
@@ -31,9 +31,9 @@ from typing import Any
 import pytest
 
 from harness.agent import AgentRunner
-from harness.golden import GoldenExtension
-from harness.mock_fixtures import MockLLMFixture, MockLLMServer, start_server
-from harness.scenario_items import pytest_collect_file
+from harness.golden.extension import GoldenExtension
+from harness.plugin.fixtures import MockLLMFixture, MockLLMServer, start_server
+from harness.plugin.scenario_items import pytest_collect_file
 from mockllm.engine import MockLLM
 
 __all__ = ["MockLLMFixture", "MockLLMServer", "pytest_collect_file"]

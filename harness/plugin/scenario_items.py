@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from harness.replay import replay_scenario
-from harness.scenario import Scenario, ScenarioError, load_scenario
+from harness.scenarios.replay import replay_scenario
+from harness.scenarios.model import Scenario, ScenarioError, load_scenario
 
 __all__ = ["ScenarioFile", "ScenarioItem", "pytest_collect_file"]
 

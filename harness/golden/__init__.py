@@ -1,0 +1,1 @@
+"""Golden snapshots: the event table format and the syrupy extension that stores it."""
