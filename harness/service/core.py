@@ -16,7 +16,7 @@ import asyncio
 import json
 import os
 import uuid
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,6 +39,7 @@ from harness.chain import (
     VectorStore,
     plan_uri,
 )
+from harness.events import Listener, notify
 from harness.llm import ModelClient
 from harness.validation_problems import validation_problems
 from mockllm.instructions import strip_instructions
@@ -60,7 +61,7 @@ __all__ = [
 TOKENS_ENV = "HARNESS_CHAIN_TOKENS"
 """Names a JSON file, or holds JSON: ``{"<token>": {"user": "...", "organization": "..."}}``."""
 
-EventCallback = Callable[[ChainEvent], "None | Awaitable[None]"]
+EventCallback = Listener[ChainEvent]
 
 
 class ChainServiceError(Exception):
@@ -316,9 +317,7 @@ class ChainService:
             live.last_event = event
             for callback in list(live.subscribers):
                 try:
-                    outcome = callback(event)
-                    if asyncio.iscoroutine(outcome) or isinstance(outcome, asyncio.Future):
-                        await outcome
+                    await notify((callback,), event)
                 except Exception:  # a subscriber that went away must not stop the chain
                     live.subscribers.remove(callback)
 
