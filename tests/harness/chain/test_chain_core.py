@@ -17,7 +17,7 @@ from harness.chain import (
     StepType,
     restore_context,
 )
-from chain_support import (
+from tests.harness.chain.chain_support import (
     TOOLS,
     Bench,
     answers,
