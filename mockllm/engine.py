@@ -25,29 +25,11 @@ from pydantic import BaseModel
 
 from mockllm.plan import Pacing
 from mockllm.replies import build_reply_plan
-from mockllm.selection import Selection, select
-from mockllm.wire.anthropic_messages import anthropic_messages
+from mockllm.selection import Selection, select_in_conversation
 from mockllm.wire.base import RequestRejected, WireCodec, dumps
-from mockllm.wire.openai_chat import openai_chat
-from mockllm.wire.openai_responses import openai_responses
+from mockllm.wire.registry import CODECS, codec_for_path
 
-__all__ = ["CODECS", "JournalEntry", "MockLLM", "MockResponse", "UnusedStep", "codec_for"]
-
-# Routed by path suffix, so a base URL with any prefix (``/v1``, ``/api/v1``) works.
-CODECS: dict[str, WireCodec] = {
-    "/chat/completions": openai_chat,
-    "/messages": anthropic_messages,
-    "/responses": openai_responses,
-}
-
-
-def codec_for(path: str) -> WireCodec | None:
-    """The codec serving ``path``, or None."""
-    path = path.rstrip("/")
-    for suffix, codec in CODECS.items():
-        if path.endswith(suffix):
-            return codec
-    return None
+__all__ = ["JournalEntry", "MockLLM", "MockResponse", "UnusedStep"]
 
 JOURNAL_SIZE = 1000
 _HEADER_VALUE_MAX = 400
@@ -187,7 +169,7 @@ class MockLLM:
     def handle(self, method: str, path: str, headers: Mapping[str, str], body: bytes) -> MockResponse:
         """Answer one request. ``headers`` is looked up by lower-case name (httpx's and
         Starlette's header mappings are case-insensitive)."""
-        codec = codec_for(path)
+        codec = codec_for_path(path)
         if codec is None:
             return self._not_found(method, path)
         if method != "POST":
@@ -204,18 +186,19 @@ class MockLLM:
             return self._error_response(codec, 400, "invalid_request_error", message, None,
                                         _rejection_headers(codec, body))
         try:
-            codec.validate(parsed, lenient=self.lenient)
+            # One reading of the body serves validation and selection alike.
+            conversation = codec.read_request(parsed, lenient=self.lenient)
         except RequestRejected as exc:
             self._record(method=method, path=path, protocol=codec.name, status=exc.status,
                          error=exc.message, model=_model_of(parsed))
             return self._error_response(codec, exc.status, exc.type, exc.message, exc.param,
                                         _rejection_headers(codec, body))
 
-        selection = select(parsed, codec.name)
+        selection = select_in_conversation(conversation, codec.name)
         self._note_step(selection)
         attempt = _attempt(headers)
-        plan = build_reply_plan(selection, protocol=codec.name, seed=self.seed, attempt=attempt,
-                                input_tokens=len(body) // 4)
+        plan = build_reply_plan(selection, tool_call_prefix=codec.tool_call_prefix, seed=self.seed,
+                                attempt=attempt, input_tokens=len(body) // 4)
         stream = codec.wants_stream(parsed)
         mock_headers = dict(plan.headers)
         mock_headers["x-mockllm-protocol"] = codec.name
@@ -258,7 +241,7 @@ class MockLLM:
         return MockResponse(status, _with_headers(headers, content_type=_JSON), body)
 
     def _not_found(self, method: str, path: str) -> MockResponse:
-        routes = [f"/v1{suffix}" for suffix in CODECS]
+        routes = [f"/v1{codec.route}" for codec in CODECS]
         message = f"Unknown route {method} {path}. The mock serves POST {', '.join(routes)}."
         self._record(method=method, path=path, protocol=None, status=404, error=message)
         # OpenAI's shape for an unknown URL: ``code`` is null (its 404 default,

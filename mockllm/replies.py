@@ -22,8 +22,6 @@ DEFAULT_CHUNK_WORDS = 1
 # What an error-only instruction answers once its ``times`` are used up.
 RECOVERED_WORDS = 12
 
-_TOOL_ID_PREFIX = {"anthropic-messages": "toolu"}
-
 
 def fallback_text(reason: str) -> str:
     return f"mockllm fallback reply: {reason}."
@@ -54,7 +52,7 @@ def _estimate_tokens(text: str) -> int:
 def build_reply_plan(
     selection: Selection,
     *,
-    protocol: str,
+    tool_call_prefix: str = "call",
     seed: int = 0,
     attempt: int = 0,
     input_tokens: int = 1,
@@ -64,6 +62,8 @@ def build_reply_plan(
     ``attempt`` is the client's retry count (``x-stainless-retry-count``): an
     instruction's ``error`` with ``times: N`` fails attempts 0..N-1 only.
     ``input_tokens`` is reported in usage (callers estimate it from the body size).
+    ``tool_call_prefix`` starts the ids of tool calls the script leaves unnamed (each
+    codec has its provider's: ``call`` for OpenAI, ``toolu`` for Anthropic).
     """
     turn = selection.turn_index if selection.turn_index is not None else 0
     chain = selection.chain_id or "nochain"
@@ -81,7 +81,6 @@ def build_reply_plan(
     reasoning = _content(instruction.reasoning, *key, "reasoning") if instruction.reasoning else None
     parts: list[ReplyPart] = []
     calls = 0
-    prefix = _TOOL_ID_PREFIX.get(protocol, "call")
     messages = instruction.messages
     if messages is None and reasoning is None:
         # Error-only instruction: what the retry that succeeds gets.
@@ -91,7 +90,7 @@ def build_reply_plan(
             parts.append(TextPart(_content(message.text_message, *key, "text", position)))
             continue
         for call in message.tool_call:
-            call_id = call.id or tool_call_id(prefix, chain, turn, calls)
+            call_id = call.id or tool_call_id(tool_call_prefix, chain, turn, calls)
             arguments = json.dumps(call.args, separators=(",", ":"), ensure_ascii=False)
             parts.append(ToolCallPart(call_id, call.name, arguments))
             calls += 1
