@@ -23,6 +23,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from mockllm.attempts import AttemptCounter, AttemptRule
 from mockllm.plan import Pacing
 from mockllm.replies import build_reply_plan
 from mockllm.selection import Selection, select_in_conversation
@@ -46,6 +47,9 @@ class JournalEntry(BaseModel):
     stream: bool = False
     status: int
     attempt: int = 0
+    attempt_rule: AttemptRule | None = None
+    """How ``attempt`` was counted: ``header`` (``x-stainless-retry-count``) or ``repeat``
+    (the Nth identical request); see ``mockllm.attempts``."""
     chain_id: str | None = None
     chain_length: int = 0
     turn_index: int | None = None
@@ -103,13 +107,6 @@ def _header_value(value: str) -> str:
     return value if len(value) <= _HEADER_VALUE_MAX else value[: _HEADER_VALUE_MAX - 3] + "..."
 
 
-def _attempt(headers: Mapping[str, str]) -> int:
-    try:
-        return max(0, int(headers.get("x-stainless-retry-count", "0")))
-    except ValueError:
-        return 0
-
-
 _JSON = "application/json"
 _SSE = "text/event-stream; charset=utf-8"
 
@@ -129,6 +126,7 @@ class MockLLM:
         self._lock = threading.Lock()
         # chain id -> (step labels, turn indexes served): what unused_steps() reports.
         self._chains: dict[str, tuple[tuple[str, ...], set[int]]] = {}
+        self._attempts = AttemptCounter()
 
     # -- journal ---------------------------------------------------------------------
 
@@ -139,7 +137,8 @@ class MockLLM:
             return list(self._journal)
 
     def reset(self) -> None:
-        """Forget the journal and which scripted steps were used."""
+        """Forget the journal, which scripted steps were used and the repeat counts."""
+        self._attempts.clear()
         with self._lock:
             self._journal.clear()
             self._chains.clear()
@@ -196,7 +195,8 @@ class MockLLM:
 
         selection = select_in_conversation(conversation, codec.name)
         self._note_step(selection)
-        attempt = _attempt(headers)
+        scripted_error = selection.instruction is not None and selection.instruction.error is not None
+        attempt, attempt_rule = self._attempts.attempt(path, headers, body, scripted_error=scripted_error)
         plan = build_reply_plan(selection, tool_call_prefix=codec.tool_call_prefix, seed=self.seed,
                                 attempt=attempt, input_tokens=len(body) // 4)
         stream = codec.wants_stream(parsed)
@@ -206,7 +206,7 @@ class MockLLM:
         mock_headers[codec.request_id_header] = request_id
         record = dict(
             method=method, path=path, protocol=codec.name, model=_model_of(parsed), stream=stream,
-            attempt=attempt, chain_id=selection.chain_id, chain_length=selection.chain_length,
+            attempt=attempt, attempt_rule=attempt_rule, chain_id=selection.chain_id, chain_length=selection.chain_length,
             turn_index=selection.turn_index, instruction_id=selection.instruction_id,
             fallback_reason=selection.fallback_reason, warnings=list(selection.warnings),
         )
