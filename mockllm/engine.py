@@ -27,7 +27,9 @@ from mockllm.attempts import AttemptCounter, AttemptRule
 from mockllm.plan import Pacing
 from mockllm.replies import build_reply_plan
 from mockllm.selection import Selection, select_in_conversation
+from mockllm.usage import prompt_tokens
 from mockllm.wire.base import RequestRejected, WireCodec, dumps
+from mockllm.wire.endpoints import ENDPOINT_ROUTES, answer_endpoint
 from mockllm.wire.registry import CODECS, codec_for_path
 
 __all__ = ["JournalEntry", "MockLLM", "MockResponse", "UnusedStep"]
@@ -168,6 +170,11 @@ class MockLLM:
     def handle(self, method: str, path: str, headers: Mapping[str, str], body: bytes) -> MockResponse:
         """Answer one request. ``headers`` is looked up by lower-case name (httpx's and
         Starlette's header mappings are case-insensitive)."""
+        endpoint = answer_endpoint(method, path, headers, body, lenient=self.lenient)
+        if endpoint is not None:
+            self._record(method=method, path=path, protocol=None, status=endpoint.status, error=endpoint.error)
+            ids = {endpoint.request_id_header: "req_" + hashlib.blake2b(body, digest_size=12).hexdigest()}
+            return MockResponse(endpoint.status, _with_headers(ids, content_type=_JSON), endpoint.body)
         codec = codec_for_path(path)
         if codec is None:
             return self._not_found(method, path)
@@ -198,7 +205,7 @@ class MockLLM:
         scripted_error = selection.instruction is not None and selection.instruction.error is not None
         attempt, attempt_rule = self._attempts.attempt(path, headers, body, scripted_error=scripted_error)
         plan = build_reply_plan(selection, tool_call_prefix=codec.tool_call_prefix, seed=self.seed,
-                                attempt=attempt, input_tokens=len(body) // 4)
+                                attempt=attempt, input_tokens=prompt_tokens(parsed, codec.prompt_fields))
         stream = codec.wants_stream(parsed)
         mock_headers = dict(plan.headers)
         mock_headers["x-mockllm-protocol"] = codec.name
@@ -241,8 +248,8 @@ class MockLLM:
         return MockResponse(status, _with_headers(headers, content_type=_JSON), body)
 
     def _not_found(self, method: str, path: str) -> MockResponse:
-        routes = [f"/v1{codec.route}" for codec in CODECS]
-        message = f"Unknown route {method} {path}. The mock serves POST {', '.join(routes)}."
+        routes = [f"POST /v1{codec.route}" for codec in CODECS] + list(ENDPOINT_ROUTES)
+        message = f"Unknown route {method} {path}. The mock serves {', '.join(routes)}."
         self._record(method=method, path=path, protocol=None, status=404, error=message)
         # OpenAI's shape for an unknown URL: ``code`` is null (its 404 default,
         # ``model_not_found``, would send the reader after the wrong problem).

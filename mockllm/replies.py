@@ -13,6 +13,7 @@ from mockllm.generation import generate_words, stable_hex, tool_call_id
 from mockllm.instructions import ContentSpec, Instruction, TextMessage
 from mockllm.plan import ErrorPlan, Pacing, ReplyPart, ReplyPlan, TextPart, ToolCallPart, Usage
 from mockllm.selection import Selection
+from mockllm.usage import tokens_in
 
 __all__ = ["CREATED_EPOCH", "DEFAULT_CHUNK_WORDS", "build_reply_plan", "fallback_text"]
 
@@ -45,10 +46,6 @@ def _headers(selection: Selection) -> dict[str, str]:
     return headers
 
 
-def _estimate_tokens(text: str) -> int:
-    return max(1, len(text) // 4)
-
-
 def build_reply_plan(
     selection: Selection,
     *,
@@ -61,7 +58,7 @@ def build_reply_plan(
 
     ``attempt`` is the client's retry count (``x-stainless-retry-count``): an
     instruction's ``error`` with ``times: N`` fails attempts 0..N-1 only.
-    ``input_tokens`` is reported in usage (callers estimate it from the body size).
+    ``input_tokens`` is reported in usage (``mockllm.usage`` says how it is counted).
     ``tool_call_prefix`` starts the ids of tool calls the script leaves unnamed (each
     codec has its provider's: ``call`` for OpenAI, ``toolu`` for Anthropic).
     """
@@ -106,7 +103,7 @@ def build_reply_plan(
         reasoning=reasoning,
         parts=tuple(parts),
         stop_reason=stop_reason,
-        usage=Usage(max(1, input_tokens), _estimate_tokens(output_text)),
+        usage=Usage(max(1, input_tokens), tokens_in(output_text)),
         response_id=stable_hex(*key, "response"),
         created=CREATED_EPOCH + turn,
         chunk_words=instruction.chunk_words or DEFAULT_CHUNK_WORDS,

@@ -16,6 +16,7 @@ import json
 from typing import Any
 
 from mockllm.conversation import Conversation, Message, text_of
+from mockllm.generation import TOOL_CALL_ID
 from mockllm.plan import ReplyPlan, TextPart, split_words
 from mockllm.wire.base import RequestRejected, dumps, sse_event
 
@@ -152,7 +153,43 @@ def _pairing_rejection(conversation: Conversation, messages: list[Any]) -> Reque
     return None
 
 
-def _check_thinking(thinking: Any, max_tokens: int) -> None:
+_THINKING_FIRST = (
+    "When `thinking` is enabled, a final `assistant` message must start with a thinking block "
+    "(preceeding the lastmost set of `tool_use` and `tool_result` blocks). We recommend you "
+    "include thinking blocks from previous turns. To avoid this requirement, disable `thinking`. "
+    "Please consult our documentation at "
+    "https://docs.claude.com/en/docs/build-with-claude/extended-thinking"
+)
+
+
+def _thinking_rejection(body: dict[str, Any], messages: list[Any]) -> RequestRejected | None:
+    """With thinking enabled, the final assistant message, when it made tool calls, must
+    start with its thinking block (the client must send it back), as the real API checks.
+
+    A message whose tool calls all carry mock-made ids is a reply of the mock's own: the
+    mock sends a thinking block only where the script gives reasoning, so it does not
+    hold a missing one against the client.
+    """
+    thinking = body.get("thinking")
+    if not isinstance(thinking, dict) or thinking.get("type") != "enabled":
+        return None
+    final = next((i for i in range(len(messages) - 1, -1, -1) if messages[i].get("role") == "assistant"), None)
+    if final is None:
+        return None
+    content = messages[final].get("content")
+    if not isinstance(content, list) or not content:
+        return None
+    kinds = [b.get("type") if isinstance(b, dict) else None for b in content]
+    if "tool_use" not in kinds or kinds[0] in ("thinking", "redacted_thinking"):
+        return None
+    ids = [str(b.get("id")) for b in content if isinstance(b, dict) and b.get("type") == "tool_use"]
+    if all(TOOL_CALL_ID.search(call_id) for call_id in ids):
+        return None
+    return _reject(f"messages.{final}.content.0.type: Expected `thinking` or `redacted_thinking`, "
+                   f"but found `{kinds[0]}`. {_THINKING_FIRST}")
+
+
+def _check_thinking(thinking: Any, max_tokens: int | None) -> None:
     if not isinstance(thinking, dict) or thinking.get("type") != "enabled":
         return
     budget = thinking.get("budget_tokens")
@@ -165,7 +202,7 @@ def _check_thinking(thinking: Any, max_tokens: int) -> None:
             "thinking.enabled.budget_tokens: Input should be greater than or equal to "
             f"{THINKING_MIN_BUDGET}"
         )
-    if budget >= max_tokens:
+    if max_tokens is not None and budget >= max_tokens:
         raise _reject(_BUDGET_ABOVE_MAX_TOKENS)
 
 
@@ -252,6 +289,7 @@ class AnthropicMessagesCodec:
     route = "/messages"
     request_id_header = "request-id"
     tool_call_prefix = "toolu"
+    prompt_fields = ('system', 'messages', 'tools')
 
     def read(self, body: Any) -> Conversation:
         """The neutral conversation: ``system``, then the request's ``messages``."""
@@ -270,17 +308,26 @@ class AnthropicMessagesCodec:
     def read_request(self, body: Any, *, lenient: bool) -> Conversation:
         """Reject what the real API answers with a 400 ``invalid_request_error``; else
         ``read(body)``."""
+        return self._checked(body, lenient=lenient, counting=False)
+
+    def read_count_request(self, body: Any, *, lenient: bool) -> Conversation:
+        """The same checks for ``POST /v1/messages/count_tokens``, which takes no
+        ``max_tokens``."""
+        return self._checked(body, lenient=lenient, counting=True)
+
+    def _checked(self, body: Any, *, lenient: bool, counting: bool) -> Conversation:
         if not isinstance(body, dict):
             raise _reject("Input should be a valid dictionary or object to extract fields from")
         if "model" not in body:
             raise _reject("model: Field required")
         if not isinstance(body["model"], str):
             raise _reject("model: Input should be a valid string")
-        if "max_tokens" not in body:
-            raise _reject("max_tokens: Field required")
-        max_tokens = body["max_tokens"]
-        if not isinstance(max_tokens, int) or isinstance(max_tokens, bool):
-            raise _reject("max_tokens: Input should be a valid integer")
+        max_tokens = body.get("max_tokens")
+        if not counting:
+            if "max_tokens" not in body:
+                raise _reject("max_tokens: Field required")
+            if not isinstance(max_tokens, int) or isinstance(max_tokens, bool):
+                raise _reject("max_tokens: Input should be a valid integer")
         if "messages" not in body:
             raise _reject("messages: Field required")
         messages = body["messages"]
@@ -291,10 +338,10 @@ class AnthropicMessagesCodec:
                 raise _reject(f"messages.{index}: Input should be a valid dictionary")
             if message.get("role") not in ("user", "assistant"):
                 raise _reject(f"messages.{index}.role: Input should be 'user' or 'assistant'")
-        _check_thinking(body.get("thinking"), max_tokens)
+        _check_thinking(body.get("thinking"), None if counting else max_tokens)
         conversation = self.read(body)
         if not lenient:
-            rejection = _pairing_rejection(conversation, messages)
+            rejection = _pairing_rejection(conversation, messages) or _thinking_rejection(body, messages)
             if rejection is not None:
                 raise rejection
         return conversation

@@ -53,6 +53,8 @@ class WireCodec(Protocol):
     - ``request_id_header``: where the provider puts its request id
       (``x-request-id`` for OpenAI, ``request-id`` for Anthropic).
     - ``tool_call_prefix``: how the provider's tool-call ids start (``call``, ``toolu``).
+    - ``prompt_fields``: the request fields holding the prompt, whose size gives the
+      reported input tokens (``mockllm.usage``).
     - ``read(body)``: the neutral conversation; never raises, skips what it cannot read.
     - ``read_request(body, lenient)``: the same reading, after raising
       ``RequestRejected`` for what the real provider rejects (missing required fields,
@@ -71,6 +73,7 @@ class WireCodec(Protocol):
     route: str
     request_id_header: str
     tool_call_prefix: str
+    prompt_fields: tuple[str, ...]
 
     def read(self, body: Any) -> Conversation: ...
 

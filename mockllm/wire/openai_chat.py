@@ -98,6 +98,7 @@ class OpenAIChatCodec:
     route = "/chat/completions"
     request_id_header = "x-request-id"
     tool_call_prefix = "call"
+    prompt_fields = ('messages', 'tools')
 
     def read(self, body: Any) -> Conversation:
         """The neutral conversation of the request's ``messages``."""

@@ -68,6 +68,7 @@ class OpenAIResponsesCodec:
     route = "/responses"
     request_id_header = "x-request-id"
     tool_call_prefix = "call"
+    prompt_fields = ('instructions', 'input', 'tools')
 
     # -- requests -----------------------------------------------------------------
 
