@@ -27,6 +27,7 @@ from mockllm.attempts import AttemptCounter, AttemptRule
 from mockllm.plan import Pacing
 from mockllm.replies import build_reply_plan
 from mockllm.selection import Selection, select_in_conversation
+from mockllm.threads import ThreadNotFound, ThreadStore, on_thread
 from mockllm.usage import prompt_tokens
 from mockllm.wire.base import RequestRejected, WireCodec, dumps
 from mockllm.wire.endpoints import ENDPOINT_ROUTES, answer_endpoint
@@ -129,6 +130,7 @@ class MockLLM:
         # chain id -> (step labels, turn indexes served): what unused_steps() reports.
         self._chains: dict[str, tuple[tuple[str, ...], set[int]]] = {}
         self._attempts = AttemptCounter()
+        self._threads = ThreadStore()
 
     # -- journal ---------------------------------------------------------------------
 
@@ -139,8 +141,10 @@ class MockLLM:
             return list(self._journal)
 
     def reset(self) -> None:
-        """Forget the journal, which scripted steps were used and the repeat counts."""
+        """Forget the journal, which scripted steps were used, the repeat counts and the
+        conversations held for threads."""
         self._attempts.clear()
+        self._threads.clear()
         with self._lock:
             self._journal.clear()
             self._chains.clear()
@@ -191,6 +195,15 @@ class MockLLM:
             self._record(method=method, path=path, protocol=codec.name, status=400, error=message)
             return self._error_response(codec, 400, "invalid_request_error", message, None,
                                         _rejection_headers(codec, body))
+        threaded = on_thread(parsed)
+        if threaded:
+            try:
+                parsed = self._threads.expand(parsed)
+            except ThreadNotFound as exc:
+                self._record(method=method, path=path, protocol=codec.name, status=exc.status,
+                             error=exc.message, model=_model_of(parsed))
+                return MockResponse(exc.status, _with_headers(_rejection_headers(codec, body), content_type=_JSON),
+                                    exc.body())
         try:
             # One reading of the body serves validation and selection alike.
             conversation = codec.read_request(parsed, lenient=self.lenient)
@@ -227,6 +240,8 @@ class MockLLM:
             self._record(status=error.status, error=f"scripted error {error.status}", **record)
             return self._error_response(codec, error.status, error.type, error.message, None, extra)
 
+        if threaded and error is None:
+            self._threads.keep(parsed, codec.render_json(plan, parsed))
         if stream:
             events = codec.render_events(plan, parsed)
             scripted = f"scripted mid-stream error after {error.after_chunks} events" if error else None
