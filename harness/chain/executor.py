@@ -36,6 +36,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
+import json
 import re
 import time
 import uuid
@@ -489,7 +490,9 @@ class _ChainRun:
             raise PlanExecutionError(f"step {step.step_number}: no policy named {step.policy_name!r}; "
                                      f"known: {sorted(self.executor.policies)}")
         fact = self.substitute(step.inputs["fact"], step) if "fact" in step.inputs else self.plan.output
-        fact = "" if fact is None else fact if isinstance(fact, str) else str(fact)
+        # A structured fact (a tool's JSON: an identity operation's SCIM resource, say) is
+        # judged as the JSON a client would see, so patterns can match its fields.
+        fact = "" if fact is None else fact if isinstance(fact, str) else json.dumps(fact, default=str)
 
         async def chat(prompt: str, config_name: str | None) -> str:
             return (await self.ask(prompt, f"step {step.step_number} (policy {policy.name})",

@@ -92,6 +92,11 @@ class ScimAdapter:
         A URI into another organization, of another type, or naming nothing is
         ``NotFoundException`` in the caller's own words.
         """
+        if isinstance(reference, Mapping) and isinstance(reference.get("Resources"), list):
+            found = reference["Resources"]  # a findUsers answer: it must have found exactly one
+            if len(found) != 1:
+                raise InvalidValueException(detail=f"expected a search that found one {kind}, it found {len(found)}")
+            reference = found[0]
         if isinstance(reference, Mapping):
             reference = reference.get("id")
         if not isinstance(reference, str) or not reference:
