@@ -25,7 +25,7 @@ from collections.abc import Callable
 from datetime import datetime, timezone
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 from scim2_models import SCIMException
 
 from harness.identity.adapter import ScimAdapter
@@ -40,19 +40,41 @@ _SCHEMAS = {"User": "urn:ietf:params:scim:schemas:core:2.0:User",
 
 
 class OrganizationSeed(BaseModel):
-    """One organization's users and groups (SCIM payloads)."""
+    """One organization's users and groups (SCIM payloads); each is checked as a
+    ``POST`` would be when the scenario file loads."""
 
     model_config = ConfigDict(extra="forbid")
 
     users: list[dict[str, Any]] = Field(default_factory=list)
     groups: list[dict[str, Any]] = Field(default_factory=list)
 
+    @model_validator(mode="after")
+    def _seeds_as_scim(self) -> OrganizationSeed:
+        with SQLiteIdentityStore() as store:
+            _seed(store, "check", self)
+        return self
+
+
+def _seed(store: SQLiteIdentityStore, organization: str, entries: OrganizationSeed) -> None:
+    """Create ``entries`` in ``organization``; a refused entry is a ``ValueError`` naming it."""
+    adapter = ScimAdapter(store, organization)
+    names: dict[str, str] = {}
+    for kind, payloads in (("User", entries.users), ("Group", entries.groups)):
+        for index, payload in enumerate(payloads):
+            data = {"schemas": [_SCHEMAS[kind]], **payload}
+            if kind == "Group" and isinstance(payload.get("members"), list):
+                data["members"] = [{**m, "value": names.get(str(m.get("value")), m.get("value"))}
+                                   if isinstance(m, dict) else m for m in payload["members"]]
+            try:
+                resource = adapter.create(kind, data)  # type: ignore[arg-type]
+            except SCIMException as exc:
+                raise ValueError(f"{kind.lower()}s[{index}]: {exc.detail}") from exc
+            assert resource.id is not None
+            names[str(payload.get("userName") or payload.get("displayName"))] = resource.id
+
 
 def scenario_identity_store(seed: dict[str, OrganizationSeed]) -> SQLiteIdentityStore:
-    """A fresh in-memory store with deterministic ids and times, holding ``seed``.
-
-    A seed the SCIM layer refuses is a ``ValueError`` naming the organization and entry.
-    """
+    """A fresh in-memory store with deterministic ids and times, holding ``seed``."""
     counters: dict[str, itertools.count[int]] = {}
 
     def ids(kind: ResourceKind) -> str:
@@ -60,21 +82,7 @@ def scenario_identity_store(seed: dict[str, OrganizationSeed]) -> SQLiteIdentity
 
     store = SQLiteIdentityStore(ids=ids, clock=lambda: SCENARIO_TIME)
     for organization, entries in seed.items():
-        adapter = ScimAdapter(store, organization)
-        names: dict[str, str] = {}
-        for kind, payloads in (("User", entries.users), ("Group", entries.groups)):
-            for index, payload in enumerate(payloads):
-                where = f"identity.{organization}.{kind.lower()}s[{index}]"
-                data = {"schemas": [_SCHEMAS[kind]], **payload}
-                if kind == "Group":
-                    data["members"] = [{**m, "value": names.get(str(m.get("value")), m.get("value"))}
-                                       if isinstance(m, dict) else m for m in payload.get("members", [])]
-                try:
-                    resource = adapter.create(kind, data)  # type: ignore[arg-type]
-                except SCIMException as exc:
-                    raise ValueError(f"{where}: {exc.detail}") from exc
-                assert resource.id is not None
-                names[str(payload.get("userName") or payload.get("displayName"))] = resource.id
+        _seed(store, organization, entries)
     return store
 
 

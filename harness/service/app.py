@@ -33,8 +33,11 @@ from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 
 from harness.chain import TYPE_LABELS, ChainPlan, chain_chat_history
-from harness.service.core import BadRequest, ChainRequest, ChainService, ChainServiceError, ChainStatus, TokenAuth
+from harness.service.auth import TokenAuth
+from harness.service.core import ChainRequest, ChainService
+from harness.service.errors import BadRequest, ChainServiceError
 from harness.service.scim import scim_mount
+from harness.service.status import ChainStatus
 from harness.service.websocket import ChainSocket
 
 __all__ = ["PAGE_DIR", "create_app", "plan_result"]

@@ -41,7 +41,8 @@ from harness.identity import SQLiteIdentityStore
 from harness.identity.adapter import ScimAdapter, kind_of_endpoint, response_parameters, scim_error
 from harness.identity.bulk import MAX_PAYLOAD_SIZE, run_bulk
 from harness.identity.discovery import resource_types, schemas, service_provider_config
-from harness.service.core import ChainServiceError, Principal
+from harness.service.auth import Principal
+from harness.service.errors import ChainServiceError
 
 __all__ = ["SCIM_MEDIA_TYPE", "SCIM_PREFIX", "scim_mount"]
 

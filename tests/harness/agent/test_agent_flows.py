@@ -64,7 +64,7 @@ class Harness:
 
     def run(self, prompt: str, session: str = "s1", user: str = "user-1", **options: Any) -> AgentResult:
         seen: list[Event] = []
-        result = self.runner.run_graph_sync(prompt, session, seen.append, user, AgentOptions(**options))
+        result = self.runner.run_sync(prompt, session, seen.append, user, AgentOptions(**options))
         assert seen == result.events  # the listener saw every event, in order
         return result
 
@@ -250,7 +250,7 @@ def test_execution_pauses_until_resolved_from_elsewhere(make: Any) -> None:
                 asyncio.get_running_loop().call_later(
                     0.01, lambda: (seen.append("resolving"), approvals.resolve(event.data["approvalId"], True)))
 
-        result = await h.runner.run_graph(APPROVAL_SCRIPT, "s1", listen, "user-1")
+        result = await h.runner.run(APPROVAL_SCRIPT, "s1", listen, "user-1")
         assert seen[seen.index("approval_requested") + 1] == "resolving"
         return result
 
@@ -303,7 +303,7 @@ def test_flow6_file_context_reaches_the_model(mock_server_url: str, request: pyt
 
     async def main() -> AgentResult:
         try:
-            return await runner.run_graph(script("Analyze this file", {"messages": [text("Seen.")]}), "s-files",
+            return await runner.run(script("Analyze this file", {"messages": [text("Seen.")]}), "s-files",
                                           None, "user-1", AgentOptions(attachments=["f1"]))
         finally:
             await client.aclose()
@@ -350,7 +350,7 @@ def test_fifty_concurrent_sessions_keep_their_own_consecutive_numbers(make: Any)
     prompt = script("List", {"messages": [text("Looking."), call("list_all_entities")]}, {"messages": [text("Done.")]})
 
     async def main() -> list[AgentResult]:
-        return await asyncio.gather(*(h.runner.run_graph(prompt, f"session-{i}", None, "u") for i in range(50)))
+        return await asyncio.gather(*(h.runner.run(prompt, f"session-{i}", None, "u") for i in range(50)))
 
     results = asyncio.run(main())
     assert all(r.success for r in results)

@@ -17,7 +17,7 @@ from harness.chain import (
     StepType,
     restore_context,
 )
-from chain_support import (
+from tests.harness.chain.chain_support import (
     TOOLS,
     Bench,
     answers,
@@ -106,7 +106,7 @@ def test_b4_unknown_tool_fails_the_step() -> None:
 
 
 def test_b5_argument_mismatch_fails_with_a_descriptive_message() -> None:
-    with pytest.raises(PlanExecutionError, match=r"tool 'findPersons' cannot take \['wrong'\]"):
+    with pytest.raises(PlanExecutionError, match=r"tool 'findPersons' cannot take the arguments \['wrong'\]"):
         Bench().run(ChainPlan(steps=[step(1, toolName="findPersons", inputs={"wrong": 1})]))
 
 
@@ -279,5 +279,5 @@ def test_g5_concurrent_chains_share_nothing() -> None:
 
     first, second = asyncio.run(both())
     assert first.output == ["person where f0 EQ 0"] and second.output == ["person where f1 EQ 1"]
-    assert restore_context(first.chain_context_json)["qf"]["field"] == "f0"
-    assert restore_context(second.chain_context_json)["qf"]["field"] == "f1"
+    assert restore_context(first.context_blocks)["qf"]["field"] == "f0"
+    assert restore_context(second.context_blocks)["qf"]["field"] == "f1"

@@ -3,12 +3,15 @@ memberships that follow deletions, references by am7:// URI, and scenario seedin
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from scim2_models import InvalidValueException, NotFoundException, UniquenessException
 
 from harness.identity import ScimAdapter, SQLiteIdentityStore
 from harness.identity.seeding import OrganizationSeed, scenario_identity_store, seeded_identity_tools
 from harness.identity.tools import IdentityToolError
+from harness.scenarios.model import ScenarioError, load_scenario
 
 
 @pytest.fixture
@@ -72,9 +75,12 @@ def test_scenario_seeds_are_deterministic_and_named_members_resolve() -> None:
     second.close()
 
 
-def test_a_bad_seed_names_its_entry() -> None:
-    with pytest.raises(ValueError, match=r"identity\.acme\.users\[1\]: .*userName"):
-        scenario_identity_store({"acme": OrganizationSeed(users=[{"userName": "ada"}, {"displayName": "x"}])})
+def test_a_bad_seed_is_refused_when_the_scenario_loads(tmp_path: Path) -> None:
+    path = tmp_path / "bad.yaml"
+    path.write_text("runner: chain\nprompt: p\nidentity:\n  acme:\n    users:\n      - {userName: ada}\n"
+                    "      - {displayName: x}\n", encoding="utf-8")
+    with pytest.raises(ScenarioError, match=r"bad\.yaml:5: identity\.acme: .*users\[1\]: .*userName"):
+        load_scenario(path)
 
 
 def test_tools_say_the_status_of_a_refusal() -> None:

@@ -24,7 +24,8 @@ from starlette.testclient import TestClient
 from harness.chain import CITATION_SCHEMA, InMemoryVectorStore, McpContextBuilder, Policy, SQLitePlanStore
 from harness.llm import model_client
 from harness.service.app import create_app
-from harness.service.core import ChainService, ChainServiceConfig, TokenAuth
+from harness.service.auth import TokenAuth
+from harness.service.core import ChainService, ChainServiceConfig
 from mockllm import InstructionChain, MockLLM
 from mockllm.server import bind_socket
 from mockllm.transports import HTTPX2Transport

@@ -16,7 +16,7 @@ import httpx
 import pytest
 from starlette.testclient import TestClient
 
-from service_support import ADA, ANSWER, EVE, capital_chain, scripted, tool_chain
+from tests.harness.service.service_support import ADA, ANSWER, EVE, capital_chain, scripted, tool_chain
 
 if TYPE_CHECKING:
     from service_support import LiveServer, ServiceBench

@@ -15,10 +15,10 @@ import pytest
 
 from harness.chain import Policy
 from harness.identity import ScimAdapter
-from service_support import ADA, EVE
+from tests.harness.service.service_support import ADA, EVE
 
 if TYPE_CHECKING:
-    from service_support import LiveServer, ServiceBench
+    from tests.harness.service.service_support import LiveServer, ServiceBench
 
 USER = "urn:ietf:params:scim:schemas:core:2.0:User"
 

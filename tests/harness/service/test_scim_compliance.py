@@ -16,7 +16,7 @@ from scim2_client.engines.httpx2 import SyncSCIMClient
 from scim2_tester import Status, check_server
 
 if TYPE_CHECKING:
-    from service_support import LiveServer
+    from tests.harness.service.service_support import LiveServer
 
 PASSING = {Status.SUCCESS, Status.COMPLIANT, Status.ACCEPTABLE}
 ACCEPTED: dict[tuple[str | None, str], str] = {}

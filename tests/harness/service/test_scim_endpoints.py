@@ -10,7 +10,7 @@ import httpx
 import pytest
 from starlette.testclient import TestClient
 
-from service_support import ADA, EVE
+from tests.harness.service.service_support import ADA, EVE
 
 USER = "urn:ietf:params:scim:schemas:core:2.0:User"
 ERROR = "urn:ietf:params:scim:api:messages:2.0:Error"
