@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -58,7 +59,12 @@ class Harness:
 
     def __init__(self, protocol: str, **runner_kwargs: Any) -> None:
         self.mock = MockLLM()
-        self.http = httpx2.AsyncClient(transport=HTTPX2Transport(self.mock))
+        self.requests: list[dict[str, Any]] = []  # every request body the model received
+
+        async def record(request: httpx2.Request) -> None:
+            self.requests.append(json.loads(request.content))
+
+        self.http = httpx2.AsyncClient(transport=HTTPX2Transport(self.mock), event_hooks={"request": [record]})
         runner_kwargs.setdefault("tools", bc_tools())
         self.runner = AgentRunner(model_client(protocol, http_client=self.http), **runner_kwargs)
 
@@ -136,6 +142,9 @@ def test_thinking_is_requested_from_the_model_only_when_enabled(make: Any) -> No
     h.run(script("Hi", {"messages": [text("ok")]}))
     h.run(script("Hi", {"messages": [text("ok")]}), session="s2", enable_thinking=True, thinking_budget=2048)
     assert [e.status for e in h.mock.journal] == [200, 200]
+    off, on = h.requests
+    assert "thinking" not in off
+    assert on["thinking"] == {"type": "enabled", "budget_tokens": 2048}
 
 
 # -- flow 3: tool use -----------------------------------------------------------------
@@ -339,6 +348,10 @@ def test_flow6_attachments_are_injected_cited_and_recorded(make: Any) -> None:
     assert result.events[0].data["attachments"] == ["f1"]
     message = next(e for e in result.events if e.type == "message")
     assert message.data["citations"] == ["ledger.csv"]
+    (sent,) = h.requests
+    user_text = sent["messages"][0]["content"]
+    assert user_text.startswith("Analyze this file")
+    assert '<file name="ledger.csv">\naccount,amount\n4000,120\n</file>' in user_text
     assert [(u.file_id, u.session_id, u.message_id) for u in files.usage] == [("f1", "s1", message.data["messageId"])]
     inv.check_attachment_flow(result.events)
 
@@ -346,7 +359,13 @@ def test_flow6_attachments_are_injected_cited_and_recorded(make: Any) -> None:
 def test_flow6_file_context_reaches_the_model(mock_server_url: str, request: pytest.FixtureRequest) -> None:
     files = FileStore()
     files.add("f1", "ledger.csv", "account,amount\n4000,120", owner="user-1")
-    client = model_client("anthropic-messages", base_url=mock_server_url)
+    sent: list[dict[str, Any]] = []  # the bodies as they went over real HTTP
+
+    async def record(request: httpx2.Request) -> None:
+        sent.append(json.loads(request.content))
+
+    client = model_client("anthropic-messages", base_url=mock_server_url,
+                          http_client=httpx2.AsyncClient(event_hooks={"request": [record]}))
     runner = AgentRunner(client, files=files)
     request.addfinalizer(runner.close)
 
@@ -358,10 +377,11 @@ def test_flow6_file_context_reaches_the_model(mock_server_url: str, request: pyt
             await client.aclose()
 
     result = asyncio.run(main())
-    assert result.success
+    assert result.success and result.final_text == "Seen."
     with httpx2.Client() as client:
         entry = client.get(f"{mock_server_url}/_mockllm/requests").json()[-1]
     assert entry["instruction_id"] == "0"  # the tagged prompt still scripted the reply
+    assert sent and "account,amount\n4000,120" in sent[-1]["messages"][0]["content"]
 
 
 @pytest.mark.parametrize("file_id", ["f-other", "f-missing"])
