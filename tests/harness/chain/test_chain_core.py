@@ -21,9 +21,7 @@ from tests.harness.chain.chain_support import (
     TOOLS,
     Bench,
     answers,
-    find_persons,
     llm,
-    new_query_field,
     query,
     route,
     step,
@@ -87,9 +85,14 @@ def test_a6_backward_compatible_tool_plan_matches_a_sequential_runner() -> None:
         {"stepNumber": 2, "toolName": "findPersons", "inputs": {"query": "{{qf}}"}},
         {"stepNumber": 1, "toolName": "newQueryField", "inputs": {"field": "age", "comparator": "GT", "value": "21"},
          "outputName": "qf"}]})
+    assert all(s.step_type is StepType.TOOL for s in plan.steps)  # old data: no stepType, TOOL by default
     done = Bench().run(plan)
-    expected = asyncio.run(find_persons(new_query_field("age", "GT", "21")))
-    assert done.output == expected and done.executed
+    # Recorded outputs of the legacy sequential run (steps in stepNumber order, each
+    # output bound to its outputName), written out rather than recomputed by calling the
+    # same tools, so a change in ordering, binding or conversion shows here.
+    legacy = {1: {"field": "age", "comparator": "GT", "value": "21"}, 2: ["person where age GT 21"]}
+    assert {s.step_number: s.output for s in done.steps} == legacy
+    assert done.output == legacy[2] and done.executed
     assert [s.step_status for s in done.steps] == [StepStatus.COMPLETED, StepStatus.COMPLETED]
 
 
@@ -99,8 +102,11 @@ def test_b1_b2_tool_step_basic_and_with_inputs() -> None:
     done = Bench().run(ChainPlan(steps=[step(1, toolName="describeAllModels"),
                                         step(2, toolName="newQueryField",
                                              inputs={"field": "hairColor", "comparator": "EQUALS", "value": "red"})]))
-    assert "olio.charPerson" in done.steps[0].output
+    assert [s.step_status for s in done.steps] == [StepStatus.COMPLETED, StepStatus.COMPLETED]
+    assert isinstance(done.steps[0].output, str) and "olio.charPerson" in done.steps[0].output  # valueType STRING
+    assert (done.steps[0].summary_text or "").startswith("describeAllModels returned ")
     assert done.steps[1].output == {"field": "hairColor", "comparator": "EQUALS", "value": "red"}
+    assert (done.steps[1].summary_text or "").startswith("newQueryField returned ")
 
 
 def test_b3_context_passing_keeps_the_value_type() -> None:
@@ -112,9 +118,14 @@ def test_b3_context_passing_keeps_the_value_type() -> None:
 
 def test_b4_unknown_tool_fails_the_step() -> None:
     b = Bench()
-    with pytest.raises(PlanExecutionError, match="unknown tool 'nonExistentTool'"):
+    with pytest.raises(PlanExecutionError, match="unknown tool 'nonExistentTool'") as info:
         b.run(ChainPlan(steps=[step(1, toolName="nonExistentTool")]))
     assert [e.event_type for e in b.events] == ["stepStart", "stepError"]
+    assert info.value.plan is not None
+    (failed,) = info.value.plan.steps
+    assert failed.step_status is StepStatus.FAILED
+    assert "unknown tool 'nonExistentTool'" in (failed.summary_text or "")
+    assert b.events[-1].step_status == "FAILED"
 
 
 def test_b5_argument_mismatch_fails_with_a_descriptive_message() -> None:
@@ -153,9 +164,13 @@ def test_c2_c3_context_injection_and_accumulation_in_one_conversation() -> None:
 
 def test_c4_empty_response_fails_with_summary() -> None:
     b = Bench()
-    with pytest.raises(PlanExecutionError, match="empty response"):
+    with pytest.raises(PlanExecutionError, match="empty response") as info:
         b.run(ChainPlan(plan_query=query("q", " "), steps=[step(1, stepType="LLM", inputs={"prompt": "x"})]))
     assert "empty response" in (b.events[-1].error_message or "")
+    assert info.value.plan is not None
+    (failed,) = info.value.plan.steps
+    assert failed.step_status is StepStatus.FAILED and b.events[-1].step_status == "FAILED"
+    assert "empty response" in (failed.summary_text or "")  # the seed: summaryText describes the error
 
 
 def test_c5_each_step_uses_its_own_prompt_config() -> None:
