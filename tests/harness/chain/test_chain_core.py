@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sqlite3
+from pathlib import Path
 
 import pytest
 
@@ -14,6 +16,7 @@ from harness.chain import (
     PlanExecutionError,
     PlanStep,
     StepStatus,
+    SQLitePlanStore,
     StepType,
     restore_context,
 )
@@ -57,6 +60,21 @@ def test_a3_chain_event_has_every_field_and_serialises() -> None:
     assert data["eventType"] == "stepComplete" and data["mcpContextUri"] == "am7://org/tool.plan/1"
     assert set(data) == {"eventType", "planName", "stepNumber", "totalSteps", "stepType", "stepStatus",
                          "stepSummary", "toolName", "outputPreview", "errorMessage", "timestamp", "mcpContextUri"}
+
+
+def test_a3_chain_events_are_never_persisted(tmp_path: Path) -> None:
+    """The seed's ioConstraints: a chainEvent goes to listeners only, never to a store."""
+    with SQLitePlanStore(tmp_path / "plans.db") as store:
+        b = Bench(store=store)
+        done = b.run(ChainPlan(steps=[step(1, toolName="describeAllModels"), step(2, toolName="describeAllModels")]))
+    assert [e.event_type for e in b.events] == ["stepStart", "stepComplete"] * 2 + ["chainComplete"]
+    as_events = [e.as_event(i, "s") for i, e in enumerate(b.events)]
+    assert {(e.persistence.value, e.sequence_number) for e in as_events} == {("transient", None)}
+    with sqlite3.connect(tmp_path / "plans.db") as db:
+        tables = [name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+        bodies = [body for (body,) in db.execute("SELECT body FROM plans")]
+    assert tables == ["plans"] and len(bodies) == 1 and done.object_id in bodies[0]
+    assert not any(kind in bodies[0] for kind in ("eventType", "stepStart", "chainComplete"))
 
 
 def test_a_chain_event_becomes_a_harness_event_for_goldens_and_invariants() -> None:
