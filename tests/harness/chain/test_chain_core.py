@@ -191,6 +191,20 @@ def test_c4_empty_response_fails_with_summary() -> None:
     assert "empty response" in (failed.summary_text or "")  # the seed: summaryText describes the error
 
 
+def test_mcp_context_blocks_are_removed_from_llm_replies() -> None:
+    """Seed 001 (McpContextFilter): an LLM step's output keeps the reply's text, not the
+    <mcp:context> blocks in it; a reply that is nothing but blocks is an empty response."""
+    reply = ('The answer is 4.\n<mcp:context type="reasoning">"2 and 2 make 4"</mcp:context>\n'
+             '<mcp:context type="resource" uri="am7://org/data.data/1">{"schema": "urn:x", "n": 4}</mcp:context>')
+    done = Bench().run(ChainPlan(plan_query=answers("q", reply), steps=[
+        step(1, stepType="LLM", inputs={"prompt": "What is 2+2?"})]))
+    assert done.steps[0].output == "The answer is 4." and done.output == "The answer is 4."
+    only_blocks = '<mcp:context type="reasoning">"nothing to say"</mcp:context>'
+    with pytest.raises(PlanExecutionError, match="empty response"):
+        Bench().run(ChainPlan(plan_query=query("q", only_blocks), steps=[
+            step(1, stepType="LLM", inputs={"prompt": "x"})]))
+
+
 def test_c5_each_step_uses_its_own_prompt_config() -> None:
     b = Bench()
     b.run(ChainPlan(plan_query=answers("q", "Formal.", "Casual!"), steps=[
