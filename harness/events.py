@@ -53,8 +53,8 @@ class Event(BaseModel):
     """One event of a run.
 
     ``event_index`` orders all events of a run (the frontend's order);
-    ``sequence_number`` is set on persisted events only, consecutive from 0 per
-    session (the store's order). ``timestamp`` is milliseconds since the epoch.
+    ``sequence_number`` is set on persisted events only, consecutive per session
+    from 0 and continuing across the session's runs (the store's order). ``timestamp`` is milliseconds since the epoch.
     The rules between these fields are checked by ``harness.invariants``, not here,
     so that a broken run can be recorded and shown.
     """
