@@ -7,7 +7,8 @@ random JSON and bytes, huge and non-finite numbers, deep nesting, lone surrogate
 random headers, scripted instruction blocks), drawn ahead in batches and sent by
 ``--concurrency`` keep-alive connections. Between batches the script also asks for
 the largest reply the output cap allows. At the end it prints the requests sent, the
-status classes, the 5xx count, connection failures and the server's peak RSS
+status classes, the 5xx count (faults an instruction scripted are counted apart, as
+"scripted 5xx"), connection failures and the server's peak RSS
 (``VmHWM`` in ``/proc/<pid>/status``), and exits 1 if any reply was a 5xx or not
 provider-shaped, or a connection broke.
 """
@@ -32,7 +33,7 @@ sys.path.insert(0, str(ROOT))
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from tests.mockllm.fuzz_strategies import fuzz_request  # noqa: E402
+from tests.mockllm.fuzz_strategies import fuzz_request, is_scripted_fault  # noqa: E402
 
 
 def draw_requests(count: int, seed: int) -> list[tuple[str, dict[str, str], bytes]]:
@@ -77,9 +78,12 @@ def send_all(host: str, port: int, requests: list[tuple[str, dict[str, str], byt
             connection.close()
             connection = HTTPConnection(host, port, timeout=60)
             continue
-        counts[f"{response.status // 100}xx"] += 1
-        counts[str(response.status)] += 1
-        if response.status >= 500:
+        if response.status >= 500 and is_scripted_fault(response.getheaders(), payload):
+            counts["scripted 5xx"] += 1  # an instruction's "error" asked for it
+        else:
+            counts[f"{response.status // 100}xx"] += 1
+            counts[str(response.status)] += 1
+        if response.status >= 500 and not is_scripted_fault(response.getheaders(), payload):
             failures.append(f"{response.status} for {path} {body[:200]!r}: {payload[:300]!r}")
         kind = response.getheader("content-type", "")
         if kind.startswith("application/json"):
@@ -116,7 +120,7 @@ def main() -> int:
         proc.terminate()
         proc.wait(timeout=10)
     elapsed = time.monotonic() - started
-    classes = {k: v for k, v in sorted(counts.items()) if k.endswith("xx")}
+    classes = {k: v for k, v in sorted(counts.items()) if k.endswith("xx")}  # scripted 5xx included
     print(f"requests: {sum(classes.values())} in {elapsed:.0f} s; status classes: {classes}")
     print(f"statuses: {dict(sorted((k, v) for k, v in counts.items() if not k.endswith('xx')))}")
     print(f"5xx: {counts['5xx']}; broken connections or bodies: {len(failures)}")

@@ -89,3 +89,10 @@ def fuzz_request(draw: st.DrawFn) -> tuple[str, dict[str, str], bytes]:
                                    st.text(alphabet=st.characters(min_codepoint=32, max_codepoint=126),
                                            max_size=30), max_size=3))
     return path, headers, draw(_body(path))
+
+
+def is_scripted_fault(headers: list[tuple[str, str]], body: bytes) -> bool:
+    """Whether a 5xx reply is one an instruction's ``error`` scripted (it carries the
+    instruction header), not a failure of the mock (which says "bug in mockllm")."""
+    names = {name.lower() for name, _ in headers}
+    return "x-mockllm-instruction" in names and b"bug in mockllm" not in body
