@@ -29,6 +29,7 @@ __all__ = [
     "clip_text",
     "estimated_output_bytes",
     "header_value",
+    "nested_deeper_than",
     "non_finite_path",
     "surrogate_path",
 ]
@@ -102,6 +103,19 @@ def _walk(value: Any, found: Callable[[Any], bool]) -> str | None:
         elif found(item):
             return path or "(the whole value)"
     return None
+
+
+def nested_deeper_than(value: Any, limit: int) -> bool:
+    """Whether ``value`` nests arrays and objects more than ``limit`` levels deep
+    (checked without recursion, so any depth the JSON parser accepted is safe)."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, (dict, list)):
+            if depth > limit:
+                return True
+            stack.extend((sub, depth + 1) for sub in (item.values() if isinstance(item, dict) else item))
+    return False
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")

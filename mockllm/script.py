@@ -18,7 +18,7 @@ from typing import Any, Union
 from pydantic import BaseModel, ValidationError
 
 from mockllm.instructions import INSTRUCTION_END, INSTRUCTION_START, Instruction
-from mockllm.limits import non_finite_path
+from mockllm.limits import nested_deeper_than, non_finite_path
 
 __all__ = [
     "InvalidInstruction",
@@ -129,17 +129,6 @@ MAX_NESTING = 100
 """Deepest nesting of arrays and objects an instruction block may use."""
 
 
-def _nested_deeper_than(obj: Any, limit: int) -> bool:
-    stack = [(obj, 1)]
-    while stack:
-        value, depth = stack.pop()
-        if isinstance(value, (dict, list)):
-            if depth > limit:
-                return True
-            stack.extend((v, depth + 1) for v in (value.values() if isinstance(value, dict) else value))
-    return False
-
-
 CACHE_BYTES = 16 * 1024 * 1024
 """The parse cache keeps blocks of at most this many characters in all (oldest go first)."""
 _CACHE_ENTRIES = 512
@@ -188,7 +177,7 @@ def _parse_script(block: str) -> Script | ScriptFailure:
         return ScriptFailure("malformed JSON in the instruction block: nested too deeply to parse")
     except ValueError as exc:  # e.g. an integer past Python's 4300-digit conversion limit
         return ScriptFailure(f"unusable number in the instruction block: {exc}")
-    if _nested_deeper_than(obj, MAX_NESTING):
+    if nested_deeper_than(obj, MAX_NESTING):
         # Bounded so that re-serialising args later can never hit the recursion limit.
         return ScriptFailure(f"the instruction block is nested more than {MAX_NESTING} levels deep")
     if not isinstance(obj, dict):

@@ -44,7 +44,7 @@ from harness.service.errors import BadRequest, NotFound
 from harness.service.status import ChainStatus, derive_status
 from harness.validation_problems import validation_problems
 from mockllm.instructions import strip_instructions
-from mockllm.limits import surrogate_path
+from mockllm.limits import nested_deeper_than, surrogate_path
 
 __all__ = ["KEEP_FINISHED", "ChainRequest", "ChainService", "ChainServiceConfig"]
 EventCallback = Listener[ChainEvent]
@@ -70,7 +70,7 @@ class ChainRequest(BaseModel):
     def parse(cls, data: Any) -> ChainRequest:
         """Validate ``data``; a ``BadRequest`` names the field and the problem (nesting
         past ``MAX_NESTING`` and lone surrogates too: neither could be stored)."""
-        if _nested_deeper_than(data, MAX_NESTING):
+        if nested_deeper_than(data, MAX_NESTING):
             raise BadRequest(f"invalid chain request: the body is nested more than {MAX_NESTING} levels deep")
         where = surrogate_path(data)
         if where is not None:
@@ -85,17 +85,6 @@ class ChainRequest(BaseModel):
 
 MAX_NESTING = 64
 """Deepest nesting of arrays and objects a chain request may use."""
-
-
-def _nested_deeper_than(value: Any, limit: int) -> bool:
-    stack = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, (dict, list)):
-            if depth > limit:
-                return True
-            stack.extend((sub, depth + 1) for sub in (item.values() if isinstance(item, dict) else item))
-    return False
 
 
 @dataclass
