@@ -10,6 +10,7 @@ serve the chain service.
 from __future__ import annotations
 
 import argparse
+import secrets
 import contextlib
 import subprocess
 import sys
@@ -138,7 +139,7 @@ def _serve(args: argparse.Namespace) -> int:
 
     from harness.service.app import create_app
     from harness.service.config import load_service_config
-    from harness.service.auth import TOKENS_ENV, TokenAuth
+    from harness.service.auth import TOKENS_ENV, TokenAuth, token_gate
     from harness.service.core import ChainService
     from mockllm.server import bind_socket, run_until_signalled
 
@@ -163,8 +164,11 @@ def _serve(args: argparse.Namespace) -> int:
     # The service reaches the mounted mock over loopback, whatever address it listens on.
     loopback = base_url.replace(shown, {"0.0.0.0": "127.0.0.1", "::": "[::1]"}.get(args.host, shown), 1)
     llm_url = f"{loopback}/llm" if args.with_mock else args.llm_base_url
+    # The mounted mock is behind the service's tokens; the service itself uses a key of
+    # this process's own, never printed.
+    mock_key = secrets.token_urlsafe(24) if args.with_mock else None
     try:
-        config = load_service_config(args.config, base_url=llm_url)
+        config = load_service_config(args.config, base_url=llm_url, api_key=mock_key)
     except ValueError as exc:
         sock.close()
         print(f"harness serve: {exc}", file=sys.stderr)
@@ -174,7 +178,8 @@ def _serve(args: argparse.Namespace) -> int:
         from mockllm import MockLLM
         from mockllm.server import create_app as create_mock_app
 
-        app.mount("/llm", create_mock_app(MockLLM()))
+        assert mock_key is not None
+        app.mount("/llm", token_gate(create_mock_app(MockLLM()), auth, also=(mock_key,)))
     print(f"harness chain service on {base_url}", flush=True)
     print(f"  progress page: {base_url}/chain#token=<token>", flush=True)
     print(f"  MCP (streamable HTTP): {base_url}/mcp", flush=True)
@@ -205,7 +210,8 @@ def _parser() -> argparse.ArgumentParser:
     model = serve.add_mutually_exclusive_group()
     model.add_argument("--llm-base-url", metavar="URL", help="the model server (e.g. python -m mockllm serve)")
     model.add_argument("--with-mock", action="store_true",
-                       help="serve the mock LLM under /llm in the same process and use it")
+                       help="serve the mock LLM under /llm in the same process and use it "
+                            "(behind the same tokens)")
     return parser
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from mockllm.engine import JournalEntry, MockLLM
 from mockllm.conversation import Conversation, Message
 from mockllm.explain import explain, read_conversation, select
+from mockllm.limits import Limits
 from mockllm.instructions import (
     INSTRUCTION_END,
     INSTRUCTION_START,
@@ -37,6 +38,7 @@ __all__ = [
     "Instruction",
     "InstructionChain",
     "JournalEntry",
+    "Limits",
     "Message",
     "MockLLM",
     "ReplyPlan",

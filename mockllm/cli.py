@@ -1,6 +1,7 @@
 """``python -m mockllm``: serve the mock, or explain a request body.
 
     python -m mockllm serve [--host 127.0.0.1] [--port 8000] [--seed 0] [--lenient]
+                            [--max-output-bytes N] [--max-delay-ms MS]
     python -m mockllm explain request.json [--protocol openai-chat]
 """
 
@@ -13,6 +14,7 @@ from pathlib import Path
 
 from mockllm.engine import MockLLM
 from mockllm.explain import explain
+from mockllm.limits import Limits
 from mockllm.wire.registry import PROTOCOLS
 
 __all__ = ["main"]
@@ -28,6 +30,11 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--seed", type=int, default=0, help="seed for generated words (default 0)")
     serve.add_argument("--lenient", action="store_true",
                        help="accept tool results and tool calls that do not pair up")
+    serve.add_argument("--max-output-bytes", type=int, default=Limits.max_output_bytes, metavar="N",
+                       help="largest reply one request may script; past it the reply is a fallback "
+                            "saying why (default 8 MiB)")
+    serve.add_argument("--max-delay-ms", type=float, default=Limits.max_delay_ms, metavar="MS",
+                       help="longest scripted streaming delay; longer ones are shortened (default 30000)")
 
     explain_ = verbs.add_parser("explain", help="say which instruction a request body would run")
     explain_.add_argument("body", help="a JSON request body file, or - for standard input")
@@ -48,9 +55,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.verb == "serve":
         from mockllm.server import serve
 
+        if args.max_output_bytes < 1024 or not 0 <= args.max_delay_ms < float("inf"):
+            print("mockllm: --max-output-bytes must be at least 1024 and --max-delay-ms a finite "
+                  "number of milliseconds, 0 or more.", file=sys.stderr)
+            return 2
+        limits = Limits(max_output_bytes=args.max_output_bytes, max_delay_ms=args.max_delay_ms)
         try:
-            serve(MockLLM(seed=args.seed, lenient=args.lenient), host=args.host, port=args.port,
-                  on_ready=_announce)
+            serve(MockLLM(seed=args.seed, lenient=args.lenient, limits=limits), host=args.host,
+                  port=args.port, on_ready=_announce)
         except OSError as exc:
             print(f"mockllm: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}. "
                   "Pick another --port (0 picks a free one).", file=sys.stderr)

@@ -16,16 +16,18 @@ import hashlib
 import itertools
 import json
 import threading
-from collections import deque
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pydantic import BaseModel
 
 from mockllm.attempts import AttemptCounter, AttemptRule
-from mockllm.plan import Pacing
+from mockllm.limits import (ByteBoundedLog, Limits, clip_text, estimated_output_bytes, header_value,
+                            surrogate_path)
+from mockllm.plan import Pacing, ReplyPlan
 from mockllm.replies import build_reply_plan
+from mockllm.script import clear_script_cache
 from mockllm.selection import Selection, select_in_conversation
 from mockllm.threads import ThreadNotFound, ThreadStore, on_thread
 from mockllm.usage import prompt_tokens
@@ -36,7 +38,10 @@ from mockllm.wire.registry import CODECS, codec_for_path
 __all__ = ["JournalEntry", "MockLLM", "MockResponse", "UnusedStep"]
 
 JOURNAL_SIZE = 1000
-_HEADER_VALUE_MAX = 400
+# The unused-step table keeps at most this many chains (the oldest seen go first).
+CHAIN_TABLE_SIZE = 1000
+_JOURNAL_TEXT_MAX = 1000
+_JOURNAL_WARNINGS_MAX = 20
 
 
 class JournalEntry(BaseModel):
@@ -104,10 +109,6 @@ class MockResponse:
             yield self.pacing.chunk_s, event
 
 
-def _header_value(value: str) -> str:
-    value = value.encode("ascii", "backslashreplace").decode("ascii")
-    value = value.replace("\r", " ").replace("\n", " ")
-    return value if len(value) <= _HEADER_VALUE_MAX else value[: _HEADER_VALUE_MAX - 3] + "..."
 
 
 _JSON = "application/json"
@@ -119,12 +120,17 @@ class MockLLM:
 
     ``seed`` varies the generated words (the same seed gives the same words);
     ``lenient=True`` turns off the tool-call pairing checks that real providers make.
+    ``limits`` bounds one reply's size, a scripted delay and the journal's bytes
+    (``mockllm.limits``).
     """
 
-    def __init__(self, *, seed: int = 0, lenient: bool = False, journal_size: int = JOURNAL_SIZE) -> None:
+    def __init__(self, *, seed: int = 0, lenient: bool = False, journal_size: int = JOURNAL_SIZE,
+                 limits: Limits | None = None) -> None:
         self.seed = seed
         self.lenient = lenient
-        self._journal: deque[JournalEntry] = deque(maxlen=journal_size)
+        self.limits = limits if limits is not None else Limits()
+        self._journal: ByteBoundedLog[JournalEntry] = ByteBoundedLog(
+            journal_size, self.limits.journal_bytes, _entry_bytes)
         self._counter = itertools.count()
         self._lock = threading.Lock()
         # chain id -> (step labels, turn indexes served): what unused_steps() reports.
@@ -141,14 +147,15 @@ class MockLLM:
             return list(self._journal)
 
     def reset(self) -> None:
-        """Forget the journal, which scripted steps were used, the repeat counts and the
-        conversations held for threads."""
+        """Forget the journal, which scripted steps were used, the parsed scripts, the
+        repeat counts and the conversations held for threads."""
         self._attempts.clear()
         self._threads.clear()
         with self._lock:
             self._journal.clear()
             self._chains.clear()
             self._counter = itertools.count()
+        clear_script_cache()
 
     def unused_steps(self) -> list[UnusedStep]:
         """Scripted instructions of the chains this mock has seen that no request reached."""
@@ -161,11 +168,21 @@ class MockLLM:
         if selection.chain_id is None:
             return
         with self._lock:
-            labels, served = self._chains.setdefault(selection.chain_id, (selection.step_labels, set()))
+            if selection.chain_id not in self._chains and len(self._chains) >= CHAIN_TABLE_SIZE:
+                del self._chains[next(iter(self._chains))]
+            labels, served = self._chains.setdefault(
+                selection.chain_id, (tuple(clip_text(label, 200) for label in selection.step_labels), set()))
             if selection.turn_index is not None and selection.turn_index < len(labels):
                 served.add(selection.turn_index)
 
     def _record(self, **fields: Any) -> None:
+        # Everything a request sent is clipped (and made encodable) before it is kept:
+        # the journal is bounded in bytes, and its route must always render.
+        for name, value in fields.items():
+            if isinstance(value, str):
+                fields[name] = clip_text(value, _JOURNAL_TEXT_MAX)
+        if "warnings" in fields:
+            fields["warnings"] = [clip_text(w, _JOURNAL_TEXT_MAX) for w in fields["warnings"][:_JOURNAL_WARNINGS_MAX]]
         with self._lock:
             self._journal.append(JournalEntry(index=next(self._counter), **fields))
 
@@ -173,7 +190,44 @@ class MockLLM:
 
     def handle(self, method: str, path: str, headers: Mapping[str, str], body: bytes) -> MockResponse:
         """Answer one request. ``headers`` is looked up by lower-case name (httpx's and
-        Starlette's header mappings are case-insensitive)."""
+        Starlette's header mappings are case-insensitive).
+
+        Never raises: input no JSON library can carry back (lone surrogates, nesting
+        past the recursion limit) is a 400 naming where it was; a bug of the mock's own
+        is a JSON 500 carrying the request id, in the protocol's error shape.
+        """
+        try:
+            return self._handle(method, path, headers, body)
+        except (UnicodeError, RecursionError) as exc:
+            return self._unrepresentable(method, path, body, exc)
+        except Exception as exc:  # the mock's own bug: still a provider-shaped reply
+            codec = codec_for_path(path) or CODECS[0]
+            extra = _rejection_headers(codec, body)
+            request_id = extra[codec.request_id_header]
+            message = (f"mockllm failed on this request ({type(exc).__name__}: {clip_text(exc, 300)}); "
+                       f"this is a bug in mockllm, please report it with request id {request_id}.")
+            self._record(method=method, path=path, protocol=codec.name, status=500, error=message)
+            return self._error_response(codec, 500, None, message, None, extra)
+
+    def _unrepresentable(self, method: str, path: str, body: bytes, exc: Exception) -> MockResponse:
+        codec = codec_for_path(path) or CODECS[0]
+        if isinstance(exc, RecursionError):
+            message, param = ("The request body is nested too deeply to process; "
+                              "send JSON nested fewer than 500 levels."), None
+        else:
+            try:
+                parsed = json.loads(body)
+            except (ValueError, RecursionError):
+                parsed = None
+            param = surrogate_path(parsed)
+            where = f" in '{param}'" if param else ""
+            message = (f"The request holds a lone UTF-16 surrogate{where}, which is not valid "
+                       "Unicode; send well-formed UTF-8 text (pair surrogates in \\u escapes).")
+        self._record(method=method, path=path, protocol=codec.name, status=400, error=message)
+        return self._error_response(codec, 400, "invalid_request_error", message, param,
+                                    _rejection_headers(codec, body))
+
+    def _handle(self, method: str, path: str, headers: Mapping[str, str], body: bytes) -> MockResponse:
         endpoint = answer_endpoint(method, path, headers, body, lenient=self.lenient)
         if endpoint is not None:
             self._record(method=method, path=path, protocol=None, status=endpoint.status, error=endpoint.error)
@@ -188,7 +242,7 @@ class MockLLM:
             return self._error_response(codec, 405, "invalid_request_error", message, None,
                                         _rejection_headers(codec, body))
         try:
-            parsed = json.loads(body)
+            parsed = json.loads(body, parse_constant=_reject_constant)
         except ValueError as exc:
             message = (f"The request body is not valid JSON: {exc}. "
                        "Send a JSON object with the request parameters.")
@@ -217,9 +271,11 @@ class MockLLM:
         self._note_step(selection)
         scripted_error = selection.instruction is not None and selection.instruction.error is not None
         attempt, attempt_rule = self._attempts.attempt(path, headers, body, scripted_error=scripted_error)
+        stream = codec.wants_stream(parsed)
+        selection = self._within_output_cap(selection, stream, parsed)
         plan = build_reply_plan(selection, tool_call_prefix=codec.tool_call_prefix, seed=self.seed,
                                 attempt=attempt, input_tokens=prompt_tokens(parsed, codec.prompt_fields))
-        stream = codec.wants_stream(parsed)
+        plan, warnings = self._within_delay_cap(plan)
         mock_headers = dict(plan.headers)
         mock_headers["x-mockllm-protocol"] = codec.name
         request_id = f"req_{plan.response_id}"
@@ -228,7 +284,7 @@ class MockLLM:
             method=method, path=path, protocol=codec.name, model=_model_of(parsed), stream=stream,
             attempt=attempt, attempt_rule=attempt_rule, chain_id=selection.chain_id, chain_length=selection.chain_length,
             turn_index=selection.turn_index, instruction_id=selection.instruction_id,
-            fallback_reason=selection.fallback_reason, warnings=list(selection.warnings),
+            fallback_reason=selection.fallback_reason, warnings=[*selection.warnings, *warnings],
         )
 
         error = plan.error
@@ -244,17 +300,45 @@ class MockLLM:
             self._threads.keep(parsed, codec.render_json(plan, parsed))
         if stream:
             events = codec.render_events(plan, parsed)
-            scripted = f"scripted mid-stream error after {error.after_chunks} events" if error else None
-            self._record(status=200, error=scripted, **record)
-            return MockResponse(
+            reply = MockResponse(
                 200,
                 _with_headers(mock_headers, content_type=_SSE, extra=[("cache-control", "no-cache")]),
                 b"".join(events),
                 events=events,
                 pacing=plan.pacing,
             )
+            scripted = f"scripted mid-stream error after {error.after_chunks} events" if error else None
+            self._record(status=200, error=scripted, **record)
+            return reply
+        rendered = codec.render_json(plan, parsed)
         self._record(status=200, **record)
-        return MockResponse(200, _with_headers(mock_headers, content_type=_JSON), codec.render_json(plan, parsed))
+        return MockResponse(200, _with_headers(mock_headers, content_type=_JSON), rendered)
+
+    def _within_output_cap(self, selection: Selection, stream: bool, body: Any) -> Selection:
+        """``selection``, or its fallback when the scripted reply would pass the output cap
+        (estimated from the script, before a word is generated)."""
+        if selection.instruction is None:
+            return selection
+        model = body.get("model")
+        echo = len(model) if isinstance(model, str) else 0
+        size = estimated_output_bytes(selection.instruction, stream=stream, echo_bytes=echo)
+        cap = self.limits.max_output_bytes
+        if size <= cap:
+            return selection
+        return replace(selection, instruction=None, fallback_reason=(
+            f"instruction {selection.instruction_id!r} scripts about {size} bytes of output, over the "
+            f"cap of {cap} bytes per reply (script less, or raise it with serve --max-output-bytes)"))
+
+    def _within_delay_cap(self, plan: ReplyPlan) -> tuple[ReplyPlan, list[str]]:
+        """``plan`` with every scripted delay at most ``limits.max_delay_ms``."""
+        cap = self.limits.max_delay_ms / 1000
+        pacing = plan.pacing
+        if pacing is None or (pacing.first_chunk_s <= cap and pacing.chunk_s <= cap):
+            return plan, []
+        shortened = Pacing(min(pacing.first_chunk_s, cap), min(pacing.chunk_s, cap))
+        return replace(plan, pacing=shortened), [
+            f"timing shortened to at most {self.limits.max_delay_ms:g} ms per delay "
+            "(raise it with serve --max-delay-ms)"]
 
     def _error_response(self, codec: WireCodec, status: int, type: str | None, message: str | None,
                         param: str | None, extra: dict[str, str]) -> MockResponse:
@@ -279,6 +363,17 @@ def _rejection_headers(codec: WireCodec, body: bytes) -> dict[str, str]:
     return {codec.request_id_header: "req_" + hashlib.blake2b(body, digest_size=12).hexdigest()}
 
 
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number (JSON numbers are finite)")
+
+
+def _entry_bytes(entry: JournalEntry) -> int:
+    """A journal entry's weight for the byte budget: its text, roughly."""
+    texts = (entry.path, entry.model, entry.error, entry.fallback_reason, entry.instruction_id,
+             entry.chain_id, *entry.warnings)
+    return 256 + sum(len(t) for t in texts if t)
+
+
 def _model_of(body: Any) -> str | None:
     model = body.get("model") if isinstance(body, dict) else None
     return model if isinstance(model, str) else None
@@ -287,7 +382,7 @@ def _model_of(body: Any) -> str | None:
 def _with_headers(values: Mapping[str, str], *, content_type: str,
                   extra: list[tuple[str, str]] | None = None) -> list[tuple[str, str]]:
     headers = [("content-type", content_type)]
-    headers.extend((name, _header_value(value)) for name, value in values.items())
+    headers.extend((name, header_value(value)) for name, value in values.items())
     if extra:
         headers.extend(extra)
     return headers

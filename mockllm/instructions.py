@@ -138,10 +138,11 @@ class ErrorSpec(_Model):
 
 
 class TimingSpec(_Model):
-    """Streaming pace in milliseconds. Without it the mock never sleeps."""
+    """Streaming pace in milliseconds. Without it the mock never sleeps. The server
+    shortens any delay past its cap (``serve --max-delay-ms``, default 30 s)."""
 
-    first_chunk_ms: float = Field(default=0, ge=0)
-    chunk_ms: float = Field(default=0, ge=0)
+    first_chunk_ms: float = Field(default=0, ge=0, allow_inf_nan=False)
+    chunk_ms: float = Field(default=0, ge=0, allow_inf_nan=False)
 
 
 class Instruction(_Model):

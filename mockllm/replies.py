@@ -88,7 +88,8 @@ def build_reply_plan(
             continue
         for call in message.tool_call:
             call_id = call.id or tool_call_id(tool_call_prefix, chain, turn, calls)
-            arguments = json.dumps(call.args, separators=(",", ":"), ensure_ascii=False)
+            # allow_nan=False: strict JSON (the script parser already refuses non-finite numbers).
+            arguments = json.dumps(call.args, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
             parts.append(ToolCallPart(call_id, call.name, arguments))
             calls += 1
 

@@ -10,18 +10,21 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any, Union
 
 from pydantic import BaseModel, ValidationError
 
 from mockllm.instructions import INSTRUCTION_END, INSTRUCTION_START, Instruction
+from mockllm.limits import nested_deeper_than, non_finite_path
 
 __all__ = [
     "InvalidInstruction",
     "Script",
     "ScriptFailure",
+    "clear_script_cache",
     "extract_block",
     "parse_script",
 ]
@@ -99,6 +102,13 @@ def _unknown_keys(model: BaseModel, path: str) -> list[str]:
 def _parse_entry(raw: Any, position: int, warnings: list[str], label: str) -> Entry:
     if not isinstance(raw, dict):
         return InvalidInstruction(position, f"{label} must be a JSON object, got {type(raw).__name__}")
+    where = non_finite_path(raw)
+    if where is not None:
+        # Strict JSON has no Infinity or NaN: tool arguments carrying one would go out
+        # unparseable, and a delay of Infinity never ends.
+        reason = f"{label} skipped: {where} is not a finite number (JSON has no Infinity or NaN)"
+        warnings.append(reason)
+        return InvalidInstruction(position, reason)
     try:
         instruction = Instruction.model_validate(raw)
     except ValidationError as exc:
@@ -119,20 +129,43 @@ MAX_NESTING = 100
 """Deepest nesting of arrays and objects an instruction block may use."""
 
 
-def _nested_deeper_than(obj: Any, limit: int) -> bool:
-    stack = [(obj, 1)]
-    while stack:
-        value, depth = stack.pop()
-        if isinstance(value, (dict, list)):
-            if depth > limit:
-                return True
-            stack.extend((v, depth + 1) for v in (value.values() if isinstance(value, dict) else value))
-    return False
+CACHE_BYTES = 16 * 1024 * 1024
+"""The parse cache keeps blocks of at most this many characters in all (oldest go first)."""
+_CACHE_ENTRIES = 512
+_cache: OrderedDict[str, Script | ScriptFailure] = OrderedDict()
+_cache_lock = threading.Lock()
+_cache_size = 0
 
 
-@lru_cache(maxsize=512)
+def clear_script_cache() -> None:
+    """Forget every parsed block (``MockLLM.reset`` calls it)."""
+    global _cache_size
+    with _cache_lock:
+        _cache.clear()
+        _cache_size = 0
+
+
 def parse_script(block: str) -> Script | ScriptFailure:
-    """Parse the JSON text of an instruction block (memoised: a pure function of it)."""
+    """Parse the JSON text of an instruction block (memoised: a pure function of it; the
+    memo is bounded in entries and in characters)."""
+    global _cache_size
+    with _cache_lock:
+        found = _cache.get(block)
+        if found is not None:
+            _cache.move_to_end(block)
+            return found
+    parsed = _parse_script(block)
+    if len(block) <= CACHE_BYTES // 4:
+        with _cache_lock:
+            if block not in _cache:
+                _cache[block] = parsed
+                _cache_size += len(block)
+            while len(_cache) > _CACHE_ENTRIES or _cache_size > CACHE_BYTES:
+                _cache_size -= len(_cache.popitem(last=False)[0])
+    return parsed
+
+
+def _parse_script(block: str) -> Script | ScriptFailure:
     try:
         obj = json.loads(block)
     except json.JSONDecodeError as exc:
@@ -142,7 +175,9 @@ def parse_script(block: str) -> Script | ScriptFailure:
         )
     except RecursionError:
         return ScriptFailure("malformed JSON in the instruction block: nested too deeply to parse")
-    if _nested_deeper_than(obj, MAX_NESTING):
+    except ValueError as exc:  # e.g. an integer past Python's 4300-digit conversion limit
+        return ScriptFailure(f"unusable number in the instruction block: {exc}")
+    if nested_deeper_than(obj, MAX_NESTING):
         # Bounded so that re-serialising args later can never hit the recursion limit.
         return ScriptFailure(f"the instruction block is nested more than {MAX_NESTING} levels deep")
     if not isinstance(obj, dict):

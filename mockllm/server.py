@@ -84,8 +84,14 @@ def create_app(mock: MockLLM | None = None) -> Starlette:
 
     async def provider(request: Request) -> Response:
         body = await request.body()
-        reply = engine.handle(request.method, request.url.path, request.headers, body)
-        return _reply_response(reply)
+        # handle() never raises; this guard keeps even a failure in delivery (a header
+        # that will not encode) a JSON 500, so the keep-alive connection stays usable.
+        try:
+            return _reply_response(engine.handle(request.method, request.url.path, request.headers, body))
+        except Exception as exc:
+            detail = f"mockllm failed to deliver this reply ({type(exc).__name__}); this is a bug in mockllm."
+            return JSONResponse({"error": {"message": detail, "type": "server_error", "param": None,
+                                           "code": None}}, status_code=500)
 
     async def health(request: Request) -> Response:
         return JSONResponse({"status": "ok"})

@@ -84,6 +84,12 @@ class ChainPlan(_Record):
     chain_mode: bool = Field(default=False, alias="chainMode")
     stream_session_id: str | None = Field(default=None, alias="streamSessionId")
     mcp_session_id: str | None = Field(default=None, alias="mcpSessionId")
+    outcome: str | None = None
+    """How the last run ended, as the executor recorded it: ``running`` while it lasts
+    (a plan stored so after its process died was cut off), then ``completed``,
+    ``failed``, ``cancelled``, ``gated`` or ``maxSteps``; None if never run."""
+    error: str | None = None
+    """Why the last run failed or stopped (the ending's message), else None."""
 
 
 class ChainEvent(_Record, EventRecord):

@@ -81,8 +81,14 @@ class ChainRun:
         if self.executor.store is not None:
             self.executor.store.save(self.plan, self.executor.organization)
 
-    async def finish(self, event_type: str, **fields: Any) -> ChainPlan:
+    def record_outcome(self, outcome: str, error: str | None) -> None:
+        """Write how the run ended into the plan (status reads it from the store)."""
+        self.plan.outcome, self.plan.error = outcome, error
+
+    async def finish(self, event_type: str, *, outcome: str | None = None, **fields: Any) -> ChainPlan:
         self.plan.executed = True
+        default = "maxSteps" if event_type == "chainMaxSteps" else "completed"
+        self.record_outcome(outcome or default, fields.get("error_message"))
         self.save_for_caller()
         await self.emit(event_type, **fields)
         return self.plan
@@ -96,6 +102,7 @@ class ChainRun:
             for number, unnumbered in enumerate(self.plan.steps, start=1):  # steps written without numbers
                 unnumbered.step_number = number
         limit = min(self.plan.max_steps, ABSOLUTE_MAX_STEPS)
+        self.record_outcome("running", None)
         self.save()
         step: PlanStep | None = None
         try:
@@ -120,10 +127,16 @@ class ChainRun:
             if self.truncated:
                 return await self.finish("chainMaxSteps", error_message=f"the chain stopped at {limit} steps")
             return await self.finish("chainComplete")
+        except PlanExecutionError as exc:
+            if self.plan.outcome == "running":  # failed before any step (planning, routing)
+                self.record_outcome("failed", str(exc))
+                self.save_for_caller()
+            raise
         except (_Cancelled, asyncio.CancelledError) as exc:
             if step is not None and step.step_status is StepStatus.EXECUTING:
                 step.step_status = StepStatus.SKIPPED
                 step.summary_text = "cancelled while running"
+            self.record_outcome("cancelled", "the chain was cancelled")
             self.save_for_caller()
             await self.emit("chainCancelled", error_message="the chain was cancelled")
             if isinstance(exc, asyncio.CancelledError):
@@ -141,6 +154,7 @@ class ChainRun:
         except PlanExecutionError as exc:
             step.step_status = StepStatus.FAILED
             step.summary_text = str(exc)
+            self.record_outcome("failed", str(exc))
             self.save_for_caller()
             await self.emit("stepError", step, error_message=str(exc))
             raise PlanExecutionError(str(exc), self.plan) from exc.__cause__
@@ -148,8 +162,9 @@ class ChainRun:
         if step.step_status is StepStatus.GATED:
             self.save()
             await self.emit("stepComplete", step, output_preview=preview(output))
-            return await self.finish("chainComplete", error_message=f"halted: step {step.step_number} was gated "
-                                                                    f"by policy {step.policy_name!r}")
+            return await self.finish("chainComplete", outcome="gated",
+                                     error_message=f"halted: step {step.step_number} was gated "
+                                                   f"by policy {step.policy_name!r}")
         step.step_status = StepStatus.COMPLETED
         if step.output_name:
             self.context[step.output_name] = output

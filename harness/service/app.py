@@ -102,6 +102,8 @@ def create_app(service: ChainService, auth: TokenAuth, *, mcp: bool = True) -> S
             body = json.loads(raw)
         except ValueError as exc:
             raise BadRequest(f"the request body is not valid JSON: {exc}") from exc
+        except RecursionError as exc:
+            raise BadRequest("the request body is nested too deeply to read") from exc
         chain = ChainRequest.parse(body)
         plan_id = service.start(principal, chain)
         # wait() shields the run: a client that hangs up does not cancel its chain.

@@ -13,9 +13,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from starlette.responses import JSONResponse
+from starlette.types import ASGIApp, Receive, Scope, Send
+
 from harness.service.errors import Unauthorized
 
-__all__ = ["TOKENS_ENV", "Principal", "TokenAuth"]
+__all__ = ["TOKENS_ENV", "Principal", "TokenAuth", "token_gate"]
 
 TOKENS_ENV = "HARNESS_CHAIN_TOKENS"
 """Names a JSON file, or holds JSON: ``{"<token>": {"user": "...", "organization": "..."}}``."""
@@ -77,3 +80,31 @@ class TokenAuth:
         if principal is None:
             raise Unauthorized("unknown bearer token")
         return principal
+
+
+def token_gate(app: ASGIApp, auth: TokenAuth, *, also: tuple[str, ...] = ()) -> ASGIApp:
+    """``app`` reachable only with one of ``auth``'s tokens (or a key in ``also``), sent as
+    ``Authorization: Bearer <token>`` or as ``x-api-key`` (what the Anthropic SDK sends):
+    how ``harness serve --with-mock`` keeps its mock's journal and reset behind the tokens.
+    Anything else is a 401 ``{status, detail}``."""
+    keys = frozenset(also)
+
+    async def gated(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] not in ("http", "websocket"):
+            await app(scope, receive, send)
+            return
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        scheme, _, bearer = headers.get("authorization", "").partition(" ")
+        offered = [headers.get("x-api-key", "").strip()]
+        if scheme.lower() == "bearer":
+            offered.append(bearer.strip())
+        if any(key and (key in keys or key in auth.tokens) for key in offered):
+            await app(scope, receive, send)
+            return
+        detail = "missing or unknown token: send 'Authorization: Bearer <token>' or 'x-api-key: <token>'"
+        if scope["type"] == "websocket":
+            await send({"type": "websocket.close", "code": 1008, "reason": "unauthorized"})
+            return
+        await JSONResponse({"status": 401, "detail": detail}, status_code=401)(scope, receive, send)
+
+    return gated

@@ -48,6 +48,7 @@ class LLMSettings(_Strict):
     protocol: str = "anthropic-messages"
     base_url: str | None = None
     model: str | None = None
+    api_key: str | None = None
 
 
 class _Prompt(_Strict):
@@ -75,6 +76,8 @@ def _client_factory(settings: LLMSettings) -> Callable[[], ModelClient]:
         kwargs: dict[str, Any] = {}
         if settings.model:
             kwargs["model"] = settings.model
+        if settings.api_key:
+            kwargs["api_key"] = settings.api_key
         if settings.base_url:
             return model_client(settings.protocol, base_url=settings.base_url, **kwargs)
         # No server named: the mock runs in-process, still spoken to over the wire protocol.
@@ -101,9 +104,11 @@ def _import(spec: str, key: str) -> Callable[..., Any]:
     return target
 
 
-def service_config(data: ServiceFile, *, base_url: str | None = None) -> ChainServiceConfig:
-    """Build the runtime configuration; ``base_url`` overrides ``llm.base_url``."""
-    llm = data.llm.model_copy(update={"base_url": base_url}) if base_url else data.llm
+def service_config(data: ServiceFile, *, base_url: str | None = None,
+                   api_key: str | None = None) -> ChainServiceConfig:
+    """Build the runtime configuration; ``base_url`` and ``api_key`` override ``llm``'s."""
+    update = {k: v for k, v in (("base_url", base_url), ("api_key", api_key)) if v}
+    llm = data.llm.model_copy(update=update) if update else data.llm
     stores: dict[str, InMemoryVectorStore] = {}
     for organization, documents in data.documents.items():
         store = stores.setdefault(organization, InMemoryVectorStore())
@@ -123,10 +128,11 @@ def service_config(data: ServiceFile, *, base_url: str | None = None) -> ChainSe
     )
 
 
-def load_service_config(path: str | Path | None = None, *, base_url: str | None = None) -> ChainServiceConfig:
+def load_service_config(path: str | Path | None = None, *, base_url: str | None = None,
+                        api_key: str | None = None) -> ChainServiceConfig:
     """The configuration in YAML file ``path`` (defaults when ``None``)."""
     if path is None:
-        return service_config(ServiceFile(), base_url=base_url)
+        return service_config(ServiceFile(), base_url=base_url, api_key=api_key)
     try:
         raw = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
     except (OSError, yaml.YAMLError) as exc:
@@ -135,4 +141,4 @@ def load_service_config(path: str | Path | None = None, *, base_url: str | None 
         data = ServiceFile.model_validate(raw)
     except ValidationError as exc:
         raise ValueError(f"{path}: {validation_problems(exc, 'file')[0]}") from exc
-    return service_config(data, base_url=base_url)
+    return service_config(data, base_url=base_url, api_key=api_key)

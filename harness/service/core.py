@@ -44,6 +44,7 @@ from harness.service.errors import BadRequest, NotFound
 from harness.service.status import ChainStatus, derive_status
 from harness.validation_problems import validation_problems
 from mockllm.instructions import strip_instructions
+from mockllm.limits import nested_deeper_than, surrogate_path
 
 __all__ = ["KEEP_FINISHED", "ChainRequest", "ChainService", "ChainServiceConfig"]
 EventCallback = Listener[ChainEvent]
@@ -67,12 +68,23 @@ class ChainRequest(BaseModel):
 
     @classmethod
     def parse(cls, data: Any) -> ChainRequest:
-        """Validate ``data``; a ``BadRequest`` names the field and the problem."""
+        """Validate ``data``; a ``BadRequest`` names the field and the problem (nesting
+        past ``MAX_NESTING`` and lone surrogates too: neither could be stored)."""
+        if nested_deeper_than(data, MAX_NESTING):
+            raise BadRequest(f"invalid chain request: the body is nested more than {MAX_NESTING} levels deep")
+        where = surrogate_path(data)
+        if where is not None:
+            raise BadRequest(f"invalid chain request: body.{where}: holds a lone UTF-16 surrogate, "
+                             "which is not valid Unicode; send well-formed UTF-8 text")
         try:
             return cls.model_validate(data)
         except ValidationError as exc:
             problems = "; ".join(validation_problems(exc, "body"))
             raise BadRequest(f"invalid chain request: {problems}") from exc
+
+
+MAX_NESTING = 64
+"""Deepest nesting of arrays and objects a chain request may use."""
 
 
 @dataclass
@@ -197,9 +209,10 @@ class ChainService:
         """Start a run in the background; returns the plan id at once."""
         plan = self.make_plan(principal, request)
         assert plan.object_id is not None
+        # Stored before it is registered: a plan that cannot be stored leaves nothing behind.
+        self.config.store.save(plan, principal.organization)  # readable (and cancellable) at once
         live = _Live(principal, plan.object_id, None, asyncio.Event(), [on_event] if on_event else [])
         self._live[(principal.organization, plan.object_id)] = live
-        self.config.store.save(plan, principal.organization)  # readable (and cancellable) at once
         live.task = asyncio.ensure_future(self._execute(live, plan))
         return plan.object_id
 

@@ -1,7 +1,9 @@
-"""A chain's status, derived from its stored plan and its run's record.
+"""A chain's status, read from its stored plan and its run's record.
 
-The plan's step statuses say what ran; the run's last event says how it ended (a
-cancel or the step limit leave no mark on the steps alone)::
+The executor records how a run ended in the plan (``outcome``, ``error``), so the
+status survives the live entry's eviction and a restart; a plan still recorded as
+``running`` that nothing runs was cut off, and reads ``failed``. Plans stored without
+an outcome fall back to the step statuses and the run's last event::
 
     running     the run has not ended
     failed      a step FAILED
@@ -45,10 +47,18 @@ class ChainStatus:
                 "error": self.error}
 
 
+_RECORDED: frozenset[str] = frozenset({"completed", "failed", "cancelled", "gated", "maxSteps"})
+CUT_OFF = "the run was cut off before it ended (the service stopped or crashed while it ran)"
+
+
 def _state(plan: ChainPlan, running: bool, last: str | None) -> ChainState:
     statuses = {s.step_status for s in plan.steps}
     if running:
         return "running"
+    if plan.outcome in _RECORDED:  # what the executor recorded wins: it outlives the live entry
+        return plan.outcome  # type: ignore[return-value]
+    if plan.outcome == "running":
+        return "failed"  # stored as running, yet nothing runs it: cut off
     if StepStatus.FAILED in statuses:
         return "failed"
     if last == "chainCancelled" or StepStatus.SKIPPED in statuses:
@@ -69,5 +79,7 @@ def derive_status(plan: ChainPlan, plan_uri: str, *, running: bool, last_event: 
     last = last_event.event_type if last_event is not None else None
     if error is None and last_event is not None and last in ENDINGS:
         error = last_event.error_message
+    if error is None and not running:
+        error = CUT_OFF if plan.outcome == "running" else plan.error
     return ChainStatus(plan.object_id or "", plan_uri, _state(plan, running, last), ran[-1].step_number if ran else 0,
                        len(plan.steps), plan.executed, error)

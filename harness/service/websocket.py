@@ -148,6 +148,8 @@ class ChainSocket:
                 message = json.loads(text)
             except ValueError as exc:
                 raise BadRequest(f"a message must be a JSON object: {exc}") from exc
+            except RecursionError as exc:
+                raise BadRequest("a message must be a JSON object nested less deeply") from exc
             if not isinstance(message, dict) or message.get("type") not in _MESSAGE_TYPES:
                 kind = message.get("type") if isinstance(message, dict) else type(message).__name__
                 raise BadRequest(f"unknown message type {kind!r}; expected an object whose \"type\" is one of "
@@ -178,6 +180,10 @@ class ChainSocket:
         except ChainServiceError as exc:
             error = {"type": "error", **exc.body()}
             self.outbox.put_nowait(error | ({"planId": plan_id} if plan_id else {}))
+        except Exception as exc:  # a bug of the service's own: answered, and the connection stays
+            self.outbox.put_nowait({"type": "error", "status": 500,
+                                    "detail": f"the chain service failed on this message: {type(exc).__name__}: {exc}"}
+                                   | ({"planId": plan_id} if plan_id else {}))
 
     def _forward(self, event: ChainEvent) -> None:
         self.outbox.put_nowait({"chirps": ["chainEvent", event.event_type, event.to_json()]})

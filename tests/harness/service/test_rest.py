@@ -237,8 +237,16 @@ def test_serve_with_mock_serves_the_model_in_the_same_process(tmp_path: Path) ->
                 "planQuery": scripted("Say hi", "Hello through /llm."),
                 "steps": [{"stepType": "LLM", "inputs": {"prompt": "Say hi."}}]}).json()
             assert result["output"] == "Hello through /llm."
-            journal: list[dict[str, Any]] = http.get("/llm/_mockllm/requests").json()
+            journal: list[dict[str, Any]] = http.get("/llm/_mockllm/requests", headers=ADA).json()
             assert [entry["protocol"] for entry in journal] == ["anthropic-messages"] * 2  # answer, routing
+            # The mock is behind the same tokens: no token, no journal, no reset, no model.
+            for method, path in [("GET", "/llm/_mockllm/requests"), ("POST", "/llm/_mockllm/reset"),
+                                 ("POST", "/llm/v1/messages")]:
+                for headers in [{}, {"authorization": "Bearer nope"}, {"x-api-key": "nope"}]:
+                    refused = http.request(method, path, headers=headers)
+                    assert refused.status_code == 401, (method, path, headers)
+                    assert refused.json()["status"] == 401
+            assert len(http.get("/llm/_mockllm/requests", headers=ADA).json()) == 2
     finally:
         returncode, err = stop(process, signal.SIGTERM)
     assert returncode == 0, err

@@ -1,0 +1,98 @@
+"""Hypothesis strategies for hostile requests to the mock's endpoints: random JSON, random
+bytes, huge and non-finite numbers, deep nesting, lone surrogates, random headers, and
+instruction blocks built from the same pieces. Shared by the fuzz test and
+``bench/fuzz_server.py``."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from hypothesis import strategies as st
+
+PATHS = ("/v1/chat/completions", "/v1/messages", "/v1/responses")
+
+_odd_numbers = st.sampled_from([1e999, -1e999, float("nan"), "__HUGE_INT__", -(10**40), 1e308, 2**63, -0.0])
+_odd_text = st.one_of(st.text(max_size=40), st.sampled_from(
+    ["\ud800", "a\udfffb", "\x00", " edge ", "\r\n", "<|instruction_start|>", "<|instruction_end|>"]))
+_scalars = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), _odd_numbers, _odd_text)
+_json = st.recursive(_scalars, lambda inner: st.one_of(
+    st.lists(inner, max_size=4), st.dictionaries(_odd_text, inner, max_size=4)), max_leaves=20)
+
+
+@st.composite
+def _instruction(draw: st.DrawFn) -> Any:
+    message = st.one_of(
+        st.fixed_dictionaries({"text_message": st.fixed_dictionaries(
+            {"length": st.one_of(st.integers(-5, 200_000), _odd_numbers)})}),
+        st.fixed_dictionaries({"text_message": st.fixed_dictionaries({"text": _odd_text})}),
+        st.fixed_dictionaries({"tool_call": st.lists(st.fixed_dictionaries(
+            {"name": _odd_text, "args": st.dictionaries(st.text(max_size=5), _json, max_size=3)}), max_size=3)}),
+        _json)
+    instruction: dict[str, Any] = {"messages": draw(st.lists(message, max_size=draw(st.sampled_from([3, 300]))))}
+    for key, value in (("id", _odd_text), ("timing", st.fixed_dictionaries({"chunk_ms": st.one_of(
+            st.floats(0, 10), _odd_numbers)})), ("error", _json), ("chunk_words", st.integers(-2, 5)),
+            ("stop_reason", _odd_text)):
+        if draw(st.booleans()):
+            instruction[key] = draw(value)
+    return instruction
+
+
+def _dumps(value: Any) -> str:
+    # An integer too long for int() cannot be drawn (hypothesis reprs it): it is spliced in.
+    return json.dumps(value, allow_nan=True, ensure_ascii=True).replace('"__HUGE_INT__"', "9" * 5000)
+
+
+@st.composite
+def _content(draw: st.DrawFn) -> str:
+    kind = draw(st.sampled_from(["plain", "script", "broken-script"]))
+    if kind == "plain":
+        return draw(_odd_text)
+    chain = draw(st.lists(_instruction(), min_size=1, max_size=3))
+    block = _dumps({"instruction_chain": chain} if draw(st.booleans()) else chain[0])
+    if kind == "broken-script":
+        block = block[: draw(st.integers(0, len(block)))]
+    return f"<|instruction_start|>{block}<|instruction_end|>"
+
+
+@st.composite
+def _body(draw: st.DrawFn, path: str) -> bytes:
+    kind = draw(st.sampled_from(["valid", "json", "bytes", "deep"]))
+    if kind == "bytes":
+        return draw(st.binary(max_size=200))
+    if kind == "deep":
+        depth = draw(st.integers(50, 200_000))
+        return b"[" * depth + b"]" * depth
+    if kind == "json":
+        return _dumps(draw(_json)).encode("utf-8", "surrogatepass")
+    content = draw(_content())
+    model = draw(st.one_of(st.just("m"), _odd_text, _scalars))
+    if path.endswith("/responses"):
+        body: dict[str, Any] = {"model": model, "input": content}
+    else:
+        body = {"model": model, "messages": [{"role": "user", "content": content}]}
+        if path.endswith("/messages"):
+            body["max_tokens"] = 64
+    if draw(st.booleans()):
+        body["stream"] = True
+    raw = _dumps(body)
+    if draw(st.booleans()):  # as raw bytes: lone surrogates as their (invalid) UTF-8 encoding
+        return raw.encode().decode("unicode_escape", "replace").encode("utf-8", "surrogatepass")
+    return raw.encode()
+
+
+@st.composite
+def fuzz_request(draw: st.DrawFn) -> tuple[str, dict[str, str], bytes]:
+    """(path, headers, body) of one hostile request."""
+    path = draw(st.sampled_from(PATHS))
+    headers = draw(st.dictionaries(st.sampled_from(["x-stainless-retry-count", "content-type", "x-any"]),
+                                   st.text(alphabet=st.characters(min_codepoint=32, max_codepoint=126),
+                                           max_size=30), max_size=3))
+    return path, headers, draw(_body(path))
+
+
+def is_scripted_fault(headers: list[tuple[str, str]], body: bytes) -> bool:
+    """Whether a 5xx reply is one an instruction's ``error`` scripted (it carries the
+    instruction header), not a failure of the mock (which says "bug in mockllm")."""
+    names = {name.lower() for name, _ in headers}
+    return "x-mockllm-instruction" in names and b"bug in mockllm" not in body

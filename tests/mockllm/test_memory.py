@@ -1,0 +1,64 @@
+"""Peak memory of one request is bounded whatever it scripts, and reset gives memory
+back (issue 16). Read from the server subprocess's /proc/<pid>/status: VmHWM (peak
+resident set) and VmRSS."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx2
+import pytest
+
+from tests.mockllm.server_support import PATHS, ServerProcess, launch, script, user_body
+
+MIB = 1024 * 1024
+
+
+def status_kib(server: ServerProcess, field: str) -> int:
+    for line in Path(f"/proc/{server.proc.pid}/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1])
+    raise AssertionError(f"no {field} in /proc/{server.proc.pid}/status")
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[ServerProcess]:
+    started = launch(tmp_path, "--port", "0")
+    try:
+        yield started.wait_ready()
+    finally:
+        started.stop()
+
+
+def largest_allowed(stream: bool) -> dict[str, object]:
+    """A script just under the 8 MiB output cap: the most one request may make."""
+    words = 19_000 if stream else 680_000
+    per_message = 100_000
+    messages = [{"text_message": {"length": min(per_message, words - i)}} for i in range(0, words, per_message)]
+    return user_body("openai-chat", script({"id": "max", "messages": messages}), stream=stream)
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_the_largest_reply_allowed_stays_under_256_mb_and_reset_gives_memory_back(
+        server: ServerProcess, stream: bool) -> None:
+    with httpx2.Client(base_url=server.base_url, timeout=120) as http:
+        assert http.get("/_mockllm/health").status_code == 200
+        baseline = status_kib(server, "VmRSS")
+        for _ in range(3):
+            reply = http.post(PATHS["openai-chat"], content=json.dumps(largest_allowed(stream)).encode(),
+                              headers={"content-type": "application/json"})
+            assert reply.status_code == 200
+            assert "x-mockllm-fallback" not in reply.headers  # really made, not refused
+            assert len(reply.content) > 2 * MIB
+        assert status_kib(server, "VmHWM") * 1024 < 256 * MIB
+        # A 3 KB request asking for gigabytes is refused before a word is made.
+        huge = user_body("openai-chat", script({"id": "huge", "messages": [
+            {"text_message": {"length": 100_000}}] * 90}), stream=stream)
+        refused = http.post(PATHS["openai-chat"], content=json.dumps(huge).encode(),
+                            headers={"content-type": "application/json"})
+        assert "over the cap" in refused.headers["x-mockllm-fallback"]
+        assert status_kib(server, "VmHWM") * 1024 < 256 * MIB
+        assert http.post("/_mockllm/reset").status_code == 200
+        assert (status_kib(server, "VmRSS") - baseline) * 1024 < 48 * MIB

@@ -1,0 +1,37 @@
+"""Fuzzing the three provider endpoints (issue 16): whatever the bytes, the reply is a
+JSON body (or a stream) with a status below 500 — unless the script itself asked for a
+server error — and the journal still renders.
+
+In process on the engine at CI size; ``bench/fuzz_server.py`` runs the same generators
+against ``python -m mockllm serve`` at 100,000 requests.
+"""
+
+from __future__ import annotations
+
+import json
+
+from hypothesis import HealthCheck, given, settings
+
+from mockllm import MockLLM
+from tests.mockllm.fuzz_strategies import fuzz_request, is_scripted_fault
+
+ENGINE = MockLLM()
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(fuzz_request())
+def test_any_request_gets_a_provider_shaped_reply_below_500(request: tuple[str, dict[str, str], bytes]) -> None:
+    path, headers, body = request
+    reply = ENGINE.handle("POST", path, headers, body)
+    if reply.status >= 500:  # only a fault the script asked for (an instruction's "error")
+        assert is_scripted_fault(reply.headers, reply.body), reply.body[:500]
+    if reply.streaming:
+        assert reply.body.startswith((b"data: ", b"event: "))
+    else:
+        parsed = json.loads(reply.body)
+        assert isinstance(parsed, dict)
+        if reply.status >= 400:
+            assert "error" in parsed
+    for name, value in reply.headers:
+        assert value == value.strip() and value.isascii() and not any(ord(c) < 32 for c in value), (name, value)
+    json.dumps([entry.model_dump(mode="json") for entry in ENGINE.journal]).encode()
