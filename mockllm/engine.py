@@ -25,6 +25,7 @@ from pydantic import BaseModel
 
 from mockllm.plan import Pacing
 from mockllm.replies import build_reply_plan
+from mockllm.scripts import MatchLike, RegisteredScript, ScriptRegistry
 from mockllm.selection import Selection, select_in_conversation
 from mockllm.wire.base import RequestRejected, WireCodec, dumps
 from mockllm.wire.registry import CODECS, codec_for_path
@@ -54,6 +55,10 @@ class JournalEntry(BaseModel):
     error: str | None = None
     """Why the request was rejected, or which scripted fault it got."""
     warnings: list[str] = []
+    script_id: str | None = None
+    """The registered script that answered (``MockLLM.script``), if one did."""
+    explanation: str | None = None
+    """``explain()``'s report, for a request that got the fallback reply."""
 
 
 @dataclass(frozen=True)
@@ -129,6 +134,17 @@ class MockLLM:
         self._lock = threading.Lock()
         # chain id -> (step labels, turn indexes served): what unused_steps() reports.
         self._chains: dict[str, tuple[tuple[str, ...], set[int]]] = {}
+        self.scripts = ScriptRegistry()
+        """Chains for conversations without instruction tags (see ``script``)."""
+
+    def script(self, chain: Any, match: MatchLike = None) -> RegisteredScript:
+        """Answer conversations that carry no instruction tags (and fit ``match``) with
+        ``chain``, as if it were tagged into their first user message. Its steps count
+        for ``unused_steps`` from now on."""
+        entry = self.scripts.add(chain, match)
+        with self._lock:
+            self._chains.setdefault(entry.script.fingerprint, (entry.step_labels, set()))
+        return entry
 
     # -- journal ---------------------------------------------------------------------
 
@@ -139,10 +155,11 @@ class MockLLM:
             return list(self._journal)
 
     def reset(self) -> None:
-        """Forget the journal and which scripted steps were used."""
+        """Forget the journal, which scripted steps were used and the registered scripts."""
         with self._lock:
             self._journal.clear()
             self._chains.clear()
+            self.scripts.clear()
             self._counter = itertools.count()
 
     def unused_steps(self) -> list[UnusedStep]:
@@ -195,6 +212,11 @@ class MockLLM:
                                         _rejection_headers(codec, body))
 
         selection = select_in_conversation(conversation, codec.name)
+        script = None
+        if not selection.chain_found and self.scripts:
+            found = self.scripts.select(conversation, codec.name, model=_model_of(parsed), headers=headers)
+            if found is not None:
+                selection, script = found
         self._note_step(selection)
         attempt = _attempt(headers)
         plan = build_reply_plan(selection, tool_call_prefix=codec.tool_call_prefix, seed=self.seed,
@@ -209,6 +231,8 @@ class MockLLM:
             attempt=attempt, chain_id=selection.chain_id, chain_length=selection.chain_length,
             turn_index=selection.turn_index, instruction_id=selection.instruction_id,
             fallback_reason=selection.fallback_reason, warnings=list(selection.warnings),
+            script_id=script.id if script is not None else None,
+            explanation=selection.describe() if selection.fallback_reason is not None else None,
         )
 
         error = plan.error
