@@ -4,28 +4,30 @@ Fixtures:
 
 - ``mockllm`` — an in-process mock for one test: ready official clients
   (``mockllm.openai()``, ``mockllm.anthropic()``, async with ``is_async=True``), plain
-  ``httpx``/``httpx2`` clients, base URLs, the request journal and ``explain``.
-  At teardown the test fails if a scripted instruction was never used.
-- ``mockllm_server`` — one loopback server (``python -m mockllm serve``) per session,
-  for real streaming over sockets.
+  ``httpx``/``httpx2`` clients, base URLs, ``patch_env``, ``script``, the request
+  journal and ``explain``. At teardown the test fails if a request got the fallback
+  reply or an unscripted 4xx (``harness.plugin.strict``), or a scripted step was never used.
+- ``mockllm_server`` — the same over sockets: one loopback server (``python -m mockllm
+  serve``) per session, a server-side session per test; ``mockllm_server_process`` is
+  the shared server itself.
 - ``mockllm_agent`` — builds agent runners (``harness.agent``) on the ``mockllm`` mock.
 - ``golden`` — syrupy's ``snapshot`` with the golden-table extension (``golden/``).
 
-Scenario files under a ``scenarios/`` folder are collected as test items (see
-``harness.plugin.scenario_items``).
+Scenario files the project opted in (``*.scenario.yaml``, ``mockllm_scenario_dirs``) are
+collected as test items (see ``harness.plugin.scenario_items``).
 
 Configure a test with the marker of the same name::
 
-    @pytest.mark.mockllm(seed=3, lenient=True, allow_unused_steps=True)
+    @pytest.mark.mockllm(seed=3, lenient=True, allow_fallback=True, allow_unused_steps=True)
 
-Options (all prefixed): ``--mockllm-seed``, ``--mockllm-lenient``,
+Options (all prefixed, each also an ini option; see ``harness.plugin.config``):
+``--mockllm-seed``, ``--mockllm-lenient``, ``--mockllm-allow-fallback``,
 ``--mockllm-allow-unused-steps``, ``--mockllm-golden-dir``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
