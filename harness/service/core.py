@@ -36,6 +36,8 @@ from harness.chain import (
     plan_uri,
 )
 from harness.events import Listener, notify
+from harness.identity import SQLiteIdentityStore
+from harness.identity.tools import identity_tools
 from harness.llm import ModelClient
 from harness.service.auth import Principal
 from harness.service.errors import BadRequest, NotFound
@@ -85,6 +87,7 @@ class ChainServiceConfig:
     policies: list[Policy] = field(default_factory=list)
     vector_stores: dict[str, VectorStore] = field(default_factory=dict)  # per organization
     store: SQLitePlanStore = field(default_factory=SQLitePlanStore)
+    identity: SQLiteIdentityStore = field(default_factory=SQLiteIdentityStore)  # served at /scim/v2
 
 
 @dataclass
@@ -168,8 +171,10 @@ class ChainService:
 
     def executor(self, principal: Principal) -> ChainExecutor:
         store = self.config.vector_stores.get(principal.organization)
+        # The identity tools act in the caller's organization; a configured tool of the same name wins.
+        tools = {**identity_tools(self.config.identity, principal.organization), **self.config.tools}
         return ChainExecutor(
-            self._client(None), tools=self.config.tools, prompt_configs=self.config.prompt_configs,
+            self._client(None), tools=tools, prompt_configs=self.config.prompt_configs,
             chat_configs={name: self._client(name) for name in self.config.chat_configs},
             policies=self.config.policies, vector_store=store if store is not None else InMemoryVectorStore(),
             store=self.config.store, organization=principal.organization)

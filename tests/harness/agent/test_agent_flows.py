@@ -110,6 +110,8 @@ def test_flow1_simple_message(make: Any, protocol: str) -> None:
     assert len(message.data["content"].split()) == 12 == len([e for e in result.events if e.type == "message_chunk"])
     assert result.final_text == message.data["content"]
     assert result.events[-1].data == {"reason": "success"}
+    stamps = [e.timestamp for e in result.events]  # the run's clock, as a chain's: strictly increasing
+    assert all(a < b for a, b in zip(stamps, stamps[1:])), stamps
     inv.check_simple_message_flow(result.events)
 
 
@@ -175,14 +177,24 @@ def test_a_failing_or_unknown_tool_is_reported_and_the_run_goes_on(make: Any) ->
     def explode() -> None:
         raise RuntimeError("disk full")
 
+    @tools.register()
+    def lookup(customer_no: int) -> str:
+        return f"customer {customer_no}"
+
     h = make("anthropic-messages", tools=tools)
     result = h.run(script("Go", {"messages": [call("explode")]}, {"messages": [call("missing_tool")]},
-                          {"messages": [call("explode", unexpected=1)]}, {"messages": [text("Sorry.")]}))
+                          {"messages": [call("explode", unexpected=1)]},
+                          {"messages": [call("lookup", customer_no="C-1")]},
+                          {"messages": [call("lookup", customer_no="42")]}, {"messages": [text("Sorry.")]}))
     outcomes = [e.data for e in result.events if e.type == "tool_result"]
-    assert [o["success"] for o in outcomes] == [False, False, False]
+    assert [o["success"] for o in outcomes] == [False, False, False, False, True]
     assert outcomes[0]["error"] == "disk full"
     assert outcomes[1]["error"] == "Unknown tool 'missing_tool'."
     assert "cannot take the arguments ['unexpected']" in outcomes[2]["error"]
+    # Arguments are checked against the tool's annotations, as a chain's TOOL steps are.
+    assert outcomes[3]["error"].startswith("tool 'lookup': customer_no: Input should be a valid integer")
+    assert outcomes[3]["error"].endswith("(got 'C-1')")
+    assert outcomes[4]["result"] == "customer 42"
     assert result.success
     inv.check_tool_use_flow(result.events)
 

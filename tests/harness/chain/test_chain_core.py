@@ -61,6 +61,18 @@ def test_a3_chain_event_has_every_field_and_serialises() -> None:
                          "stepSummary", "toolName", "outputPreview", "errorMessage", "timestamp", "mcpContextUri"}
 
 
+def test_a_chain_event_becomes_a_harness_event_for_goldens_and_invariants() -> None:
+    event = ChainEvent(event_type="stepError", plan_name="p", step_number=2, total_steps=2, step_type="TOOL",
+                       step_status="FAILED", error_message="boom", timestamp=7, mcp_context_uri="am7://org/tool.plan/1")
+    as_event = event.as_event(4, "session-1")
+    assert (as_event.type, as_event.timestamp, as_event.event_index, as_event.session_id) == (
+        "stepError", 7, 4, "session-1")
+    assert as_event.persistence.value == "transient" and as_event.sequence_number is None
+    # The run's name and URI are the session's to say; unset fields are left out.
+    assert as_event.data == {"stepNumber": 2, "totalSteps": 2, "stepType": "TOOL", "stepStatus": "FAILED",
+                             "errorMessage": "boom"}
+
+
 def test_a4_a5_enum_values_and_unknown_step_type_fails() -> None:
     assert [t.value for t in StepType] == ["UNKNOWN", "TOOL", "LLM", "RAG_QUERY", "POLICY_GATE"]
     assert [s.value for s in StepStatus] == ["UNKNOWN", "PENDING", "EXECUTING", "COMPLETED", "FAILED", "GATED", "SKIPPED"]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
 import threading
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -192,3 +193,15 @@ def live(bench: ServiceBench) -> Iterator[LiveServer]:
             yield server
         finally:
             bench.release_all()
+
+
+def stop(process: subprocess.Popen[str], signum: int) -> tuple[int, str]:
+    """Send ``signum`` to a server process and wait for its end: its exit status and stderr."""
+    try:
+        process.send_signal(signum)
+        _, err = process.communicate(timeout=20)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    return process.returncode, err

@@ -11,6 +11,7 @@ import httpx
 import pytest
 
 from tests.harness.service.mcp_support import REPO, SERVER, Tokens, server_env, write_config
+from tests.harness.service.service_support import stop
 
 
 @pytest.mark.parametrize(("token", "reason"), [
@@ -38,11 +39,7 @@ def test_the_http_server_serves_until_a_signal_then_exits_0(tmp_path: Path, sign
         assert "MCP at http://127.0.0.1:" in line, line
         url = line.split(" at ")[1].strip()
         assert httpx.post(url, json={}, timeout=30).status_code == 401  # serving, behind its tokens
-        process.send_signal(signum)
-        _, err = process.communicate(timeout=20)
     finally:
-        if process.poll() is None:
-            process.kill()
-            process.communicate()
-    assert process.returncode == 0, err
+        returncode, err = stop(process, signum)
+    assert returncode == 0, err
     assert "Traceback" not in err, err
