@@ -28,6 +28,7 @@ from mockllm.limits import (ByteBoundedLog, Limits, clip_text, estimated_output_
 from mockllm.plan import Pacing, ReplyPlan
 from mockllm.replies import build_reply_plan
 from mockllm.script import clear_script_cache
+from mockllm.scripts import MatchLike, RegisteredScript, ScriptRegistry
 from mockllm.selection import Selection, select_in_conversation
 from mockllm.threads import ThreadNotFound, ThreadStore, on_thread
 from mockllm.usage import prompt_tokens
@@ -66,6 +67,10 @@ class JournalEntry(BaseModel):
     error: str | None = None
     """Why the request was rejected, or which scripted fault it got."""
     warnings: list[str] = []
+    script_id: str | None = None
+    """The registered script that answered (``MockLLM.script``), if one did."""
+    explanation: str | None = None
+    """``explain()``'s report, for a request that got the fallback reply."""
 
 
 @dataclass(frozen=True)
@@ -137,6 +142,17 @@ class MockLLM:
         self._chains: dict[str, tuple[tuple[str, ...], set[int]]] = {}
         self._attempts = AttemptCounter()
         self._threads = ThreadStore()
+        self.scripts = ScriptRegistry()
+        """Chains for conversations without instruction tags (see ``script``)."""
+
+    def script(self, chain: Any, match: MatchLike = None) -> RegisteredScript:
+        """Answer conversations that carry no instruction tags (and fit ``match``) with
+        ``chain``, as if it were tagged into their first user message. Its steps count
+        for ``unused_steps`` from now on."""
+        entry = self.scripts.add(chain, match)
+        with self._lock:
+            self._chains.setdefault(entry.script.fingerprint, (entry.step_labels, set()))
+        return entry
 
     # -- journal ---------------------------------------------------------------------
 
@@ -147,13 +163,14 @@ class MockLLM:
             return list(self._journal)
 
     def reset(self) -> None:
-        """Forget the journal, which scripted steps were used, the parsed scripts, the
-        repeat counts and the conversations held for threads."""
+        """Forget the journal, which scripted steps were used, the registered scripts, the
+        parsed scripts, the repeat counts and the conversations held for threads."""
         self._attempts.clear()
         self._threads.clear()
         with self._lock:
             self._journal.clear()
             self._chains.clear()
+            self.scripts.clear()
             self._counter = itertools.count()
         clear_script_cache()
 
@@ -268,6 +285,11 @@ class MockLLM:
                                         _rejection_headers(codec, body))
 
         selection = select_in_conversation(conversation, codec.name)
+        script = None
+        if not selection.chain_found and self.scripts:
+            found = self.scripts.select(conversation, codec.name, model=_model_of(parsed), headers=headers)
+            if found is not None:
+                selection, script = found
         self._note_step(selection)
         scripted_error = selection.instruction is not None and selection.instruction.error is not None
         attempt, attempt_rule = self._attempts.attempt(path, headers, body, scripted_error=scripted_error)
@@ -285,6 +307,8 @@ class MockLLM:
             attempt=attempt, attempt_rule=attempt_rule, chain_id=selection.chain_id, chain_length=selection.chain_length,
             turn_index=selection.turn_index, instruction_id=selection.instruction_id,
             fallback_reason=selection.fallback_reason, warnings=[*selection.warnings, *warnings],
+            script_id=script.id if script is not None else None,
+            explanation=selection.describe() if selection.fallback_reason is not None else None,
         )
 
         error = plan.error

@@ -19,6 +19,7 @@ fault), ``timing`` (streaming pace), ``chunk_words`` (words per streamed delta) 
 
 from __future__ import annotations
 
+import difflib
 import re
 from typing import Annotated, Any, Union
 
@@ -39,6 +40,7 @@ __all__ = [
     "STOP_REASONS",
     "normalise_stop_reason",
     "strip_instructions",
+    "unknown_keys",
 ]
 
 # Provider-neutral stop reasons; codecs map them to each provider's vocabulary, and
@@ -65,6 +67,34 @@ class _Model(BaseModel):
     # Unknown keys are kept (not rejected) so that the parser can warn about them.
     model_config = ConfigDict(extra="allow", frozen=True)
 
+    def _unknown_key_hint(self) -> str:
+        # A typo often shows first as a missing field ("lenght" leaves no "length"):
+        # name it in that error too.
+        found = [f"unknown key {key!r}{hint}" for _, key, hint in unknown_keys(self)]
+        return f" ({'; '.join(found)})" if found else ""
+
+
+def _nearest(key: str, known: Any) -> str:
+    close = difflib.get_close_matches(key, list(known), n=1, cutoff=0.6)
+    return f"; did you mean {close[0]!r}?" if close else f"; known keys are {sorted(known)}"
+
+
+def unknown_keys(model: BaseModel, path: str = "") -> list[tuple[str, str, str]]:
+    """``(path of the key, key, "; did you mean 'nearest'?")`` for every key the models
+    inside ``model`` do not know (tool-call ``args`` are free-form and never checked)."""
+    found = []
+    for key in model.model_extra or {}:
+        where = f"{path}.{key}" if path else key
+        found.append((where, key, _nearest(key, type(model).model_fields)))
+    for name in type(model).model_fields:
+        value = getattr(model, name)
+        values = value if isinstance(value, list) else [value]
+        for i, item in enumerate(values):
+            if isinstance(item, BaseModel):
+                sub = f"{path}.{name}" if path else name
+                found.extend(unknown_keys(item, f"{sub}[{i}]" if isinstance(value, list) else sub))
+    return found
+
 
 MAX_WORDS = 100_000
 """The most words one ``length`` may ask for: a larger script is surely a mistake."""
@@ -79,7 +109,8 @@ class ContentSpec(_Model):
     @model_validator(mode="after")
     def _one_of(self) -> ContentSpec:
         if (self.length is None) == (self.text is None):
-            raise ValueError("give exactly one of 'length' (a number of words) or 'text'")
+            raise ValueError("give exactly one of 'length' (a number of words) or 'text'"
+                             + self._unknown_key_hint())
         return self
 
 
@@ -168,7 +199,8 @@ class Instruction(_Model):
     @model_validator(mode="after")
     def _has_content(self) -> Instruction:
         if self.messages is None and self.reasoning is None and self.error is None:
-            raise ValueError("an instruction needs at least one of 'messages', 'reasoning' or 'error'")
+            raise ValueError("an instruction needs at least one of 'messages', 'reasoning' or 'error'"
+                             + self._unknown_key_hint())
         if self.stop_reason is not None:
             object.__setattr__(self, "stop_reason", normalise_stop_reason(self.stop_reason))
         return self
@@ -198,6 +230,15 @@ class InstructionChain(_Model):
     """
 
     instruction_chain: list[Instruction]
+
+    @model_validator(mode="after")
+    def _no_unknown_keys(self) -> InstructionChain:
+        # The wire parser only warns about unknown keys; a chain written in Python is
+        # checked as strictly as code is: a typo is an error at construction.
+        found = [f"{where}: unknown key {key!r}{hint}" for where, key, hint in unknown_keys(self)]
+        if found:
+            raise ValueError("; ".join(found))
+        return self
 
     def tagged(self, prompt: str = "") -> str:
         """The user-message text: ``prompt`` followed by this chain between the tags."""

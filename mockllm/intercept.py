@@ -53,9 +53,13 @@ import httpx2
 from mockllm.engine import MockLLM
 from mockllm.transports import HTTPX2Transport, response_for
 
-__all__ = ["DEFAULT_HOSTS", "intercept"]
+__all__ = ["DEFAULT_HOSTS", "UnmockedRequestError", "intercept"]
 
 DEFAULT_HOSTS: tuple[str, ...] = ("api.openai.com", "api.anthropic.com")
+
+
+class UnmockedRequestError(AssertionError):
+    """A request went to a host no interception serves while ``block_unmocked`` was on."""
 
 
 @dataclass(eq=False)
@@ -64,6 +68,8 @@ class _Interception:
     hosts: frozenset[str]
     httpx: bool
     httpx2: bool
+    block_unmocked: bool = False
+    blocked: list[str] = field(default_factory=list)
     httpx2_transport: HTTPX2Transport = field(init=False)
 
     def __post_init__(self) -> None:
@@ -88,6 +94,21 @@ class _Registry:
             if getattr(entry, library) and host in entry.hosts:
                 return entry
         return None
+
+    def refuse(self, method: str, url: Any, *, library: str) -> None:
+        """Raise for a request no interception serves, if one blocks unmocked hosts
+        (respx's ``assert_all_mocked``); the blocker also remembers it for its exit."""
+        blocker = next((e for e in reversed(self.entries)
+                        if e.block_unmocked and getattr(e, library)), None)
+        if blocker is None:
+            return
+        shown = f"{method} {url}"
+        blocker.blocked.append(shown)
+        hosts = ", ".join(sorted(blocker.hosts))
+        raise UnmockedRequestError(
+            f"intercept(block_unmocked=True) blocked {shown}: only {hosts} are served by the mock. "
+            "Point the client at the mock, add the host to hosts=, or pass block_unmocked=False."
+        )
 
     def add(self, entry: _Interception) -> None:
         with self.lock:
@@ -147,6 +168,7 @@ def _serve_httpx(registry: _Registry) -> Callable[[httpx.Request], httpx.Respons
     def side_effect(request: httpx.Request) -> httpx.Response | httpx.Request:
         entry = registry.find(request.url.host, library="httpx")
         if entry is None:
+            registry.refuse(request.method, request.url, library="httpx")
             return request  # respx's way to say "pass this one through"
         reply = entry.mock.handle(request.method, request.url.path, request.headers, request.read())
         response = response_for(httpx, reply, request, is_async=False)
@@ -189,6 +211,7 @@ class _HTTPX2Patch:
         def handle_request(transport: httpx2.HTTPTransport, request: httpx2.Request) -> httpx2.Response:
             entry = registry.find(request.url.host, library="httpx2")
             if entry is None:
+                registry.refuse(request.method, request.url, library="httpx2")
                 return original_sync(transport, request)
             return entry.httpx2_transport.handle_request(request)
 
@@ -197,6 +220,7 @@ class _HTTPX2Patch:
         ) -> httpx2.Response:
             entry = registry.find(request.url.host, library="httpx2")
             if entry is None:
+                registry.refuse(request.method, request.url, library="httpx2")
                 return await original_async(transport, request)
             return await entry.httpx2_transport.handle_async_request(request)
 
@@ -239,10 +263,15 @@ def intercept(
     hosts: Iterable[str] = DEFAULT_HOSTS,
     httpx: bool = True,
     httpx2: bool = True,
+    block_unmocked: bool = False,
 ) -> Iterator[MockLLM]:
     """Serve every request to ``hosts`` from ``mock`` (a new ``MockLLM`` if None) while
     the block runs, for ``httpx`` and/or ``httpx2`` clients; yield the mock in use so
-    that the test can read ``mock.journal``."""
+    that the test can read ``mock.journal``.
+
+    ``block_unmocked=True`` refuses a request to any other host with an
+    ``UnmockedRequestError`` that shows it, and, in case the code under test caught that
+    (the SDKs turn it into a connection error), raises it again when the block ends."""
     if mock is None:
         mock = MockLLM()
     elif not isinstance(mock, MockLLM):
@@ -251,7 +280,8 @@ def intercept(
         raise ValueError(
             "httpx and httpx2 are both False, so nothing would be intercepted; enable at least one."
         )
-    entry = _Interception(mock, _checked_hosts(hosts), httpx=bool(httpx), httpx2=bool(httpx2))
+    entry = _Interception(mock, _checked_hosts(hosts), httpx=bool(httpx), httpx2=bool(httpx2),
+                          block_unmocked=bool(block_unmocked))
     if entry.httpx:
         _import_respx()  # fail before anything is patched
     _registry.add(entry)
@@ -259,3 +289,9 @@ def intercept(
         yield mock
     finally:
         _registry.remove(entry)
+    if entry.blocked:
+        listing = "\n".join(f"  - {shown}" for shown in entry.blocked)
+        raise UnmockedRequestError(
+            f"{len(entry.blocked)} request(s) went to hosts the mock does not serve "
+            f"(intercept(block_unmocked=True) serves {', '.join(sorted(entry.hosts))}):\n{listing}"
+        )

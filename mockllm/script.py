@@ -15,9 +15,9 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Union
 
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
-from mockllm.instructions import INSTRUCTION_END, INSTRUCTION_START, Instruction
+from mockllm.instructions import INSTRUCTION_END, INSTRUCTION_START, Instruction, unknown_keys
 from mockllm.limits import nested_deeper_than, non_finite_path
 
 __all__ = [
@@ -84,21 +84,6 @@ def _describe_validation_error(exc: ValidationError) -> str:
     return "; ".join(parts)
 
 
-def _unknown_keys(model: BaseModel, path: str) -> list[str]:
-    """Paths of keys the models do not know, for warnings."""
-    found = [f"{path}.{key}" if path else key for key in (model.model_extra or {})]
-    for name in type(model).model_fields:
-        value = getattr(model, name)
-        values = value if isinstance(value, list) else [value]
-        for i, item in enumerate(values):
-            if isinstance(item, BaseModel):
-                sub = f"{path}.{name}" if path else name
-                if isinstance(value, list):
-                    sub = f"{sub}[{i}]"
-                found.extend(_unknown_keys(item, sub))
-    return found
-
-
 def _parse_entry(raw: Any, position: int, warnings: list[str], label: str) -> Entry:
     if not isinstance(raw, dict):
         return InvalidInstruction(position, f"{label} must be a JSON object, got {type(raw).__name__}")
@@ -115,8 +100,8 @@ def _parse_entry(raw: Any, position: int, warnings: list[str], label: str) -> En
         reason = f"{label} skipped: {_describe_validation_error(exc)}"
         warnings.append(reason)
         return InvalidInstruction(position, reason)
-    for key in _unknown_keys(instruction, ""):
-        warnings.append(f"{label}: unknown key {key!r} ignored")
+    for where, _, hint in unknown_keys(instruction):
+        warnings.append(f"{label}: unknown key {where!r} ignored{hint}")
     return instruction
 
 

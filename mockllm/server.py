@@ -6,7 +6,15 @@ This is the only module that imports Starlette. Routes:
   provider protocols (any path prefix, so ``/v1`` and ``/api/v1`` both work);
 - ``GET /_mockllm/health`` — 200 when serving;
 - ``GET /_mockllm/requests`` — the request journal, newest last;
-- ``POST /_mockllm/reset`` — forget the journal.
+- ``POST /_mockllm/reset`` — forget the journal, used steps and registered scripts;
+- ``GET /_mockllm/unused`` — scripted steps no request reached;
+- ``POST /_mockllm/scripts`` (a chain and a ``match``; 201 with its ``id``), ``GET
+  /_mockllm/scripts``, ``GET``/``DELETE /_mockllm/scripts/{id}`` — registered scripts
+  for conversations without instruction tags (``mockllm.scripts``);
+- ``POST /_mockllm/sessions`` (``{"seed": 0, "lenient": false}``) and ``DELETE
+  /_mockllm/sessions/{id}`` — a session is a mock of its own (journal, scripts, settings)
+  served under ``/_mockllm/sessions/{id}/``, every route above included; the pytest
+  plugin gives each test one, so that no test sees another's requests.
 
 Every reply is what ``MockLLM.handle`` returns. A streamed reply with no pacing goes out
 in one write; with pacing each event is its own write, after its delay. A client that
@@ -20,18 +28,23 @@ import contextlib
 import signal
 import socket
 import threading
-from collections.abc import Callable, Iterator
+import itertools
+import json
+from collections.abc import Awaitable, Callable, Iterator
 from types import FrameType
 from typing import Any
 
 import anyio
+from pydantic import BaseModel, ConfigDict, ValidationError
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
+from starlette.routing import Mount, Route
 from starlette.types import Receive, Scope, Send
 
 from mockllm.engine import MockLLM, MockResponse
+from mockllm.instructions import InstructionChain
+from mockllm.scripts import ScriptRequest, validation_problems
 
 __all__ = ["create_app", "serve"]
 
@@ -78,37 +91,131 @@ def _reply_response(reply: MockResponse) -> Response:
     return response
 
 
-def create_app(mock: MockLLM | None = None) -> Starlette:
-    """The Starlette app serving ``mock`` (a new ``MockLLM()`` if None)."""
-    engine = mock if mock is not None else MockLLM()
+class _SessionRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
 
-    async def provider(request: Request) -> Response:
+    seed: int = 0
+    lenient: bool = False
+
+
+def _refused(status: int, message: str, problems: list[str] | None = None) -> JSONResponse:
+    error: dict[str, Any] = {"message": message}
+    if problems is not None:
+        error["problems"] = problems
+    return JSONResponse({"error": error}, status_code=status)
+
+
+async def _validated(request: Request, model: type[BaseModel]) -> BaseModel | JSONResponse:
+    """The request's JSON body as ``model``, or the 400 that says what is wrong."""
+    try:
+        return model.model_validate(json.loads(await request.body() or b"{}"))
+    except ValueError as exc:  # bad JSON and ValidationError alike
+        problems = validation_problems(exc) if isinstance(exc, ValidationError) else [f"body: {exc}"]
+        return _refused(400, "invalid request: " + "; ".join(problems), problems)
+
+
+EngineHandler = Callable[[Request, MockLLM], Awaitable[Response]]
+
+
+def _engine_routes(engine_of: Callable[[Request], MockLLM | None]) -> list[Route]:
+    """The routes one mock serves: its provider endpoints and its ``/_mockllm`` routes."""
+
+    def bound(handler: EngineHandler) -> Callable[[Request], Awaitable[Response]]:
+        async def endpoint(request: Request) -> Response:
+            engine = engine_of(request)
+            if engine is None:
+                session = request.path_params.get("session")
+                return _refused(404, f"There is no mock session {session!r} on this server: a session "
+                                     "lives until it is deleted (the pytest plugin deletes a test's "
+                                     "session when the test ends). Create one with POST /_mockllm/sessions.")
+            return await handler(request, engine)
+
+        return endpoint
+
+    async def provider(request: Request, engine: MockLLM) -> Response:
         body = await request.body()
+        path = "/" + request.path_params["path"]
         # handle() never raises; this guard keeps even a failure in delivery (a header
         # that will not encode) a JSON 500, so the keep-alive connection stays usable.
         try:
-            return _reply_response(engine.handle(request.method, request.url.path, request.headers, body))
+            return _reply_response(engine.handle(request.method, path, request.headers, body))
         except Exception as exc:
             detail = f"mockllm failed to deliver this reply ({type(exc).__name__}); this is a bug in mockllm."
             return JSONResponse({"error": {"message": detail, "type": "server_error", "param": None,
                                            "code": None}}, status_code=500)
 
+    async def requests(request: Request, engine: MockLLM) -> Response:
+        return JSONResponse([entry.model_dump(mode="json") for entry in engine.journal])
+
+    async def reset(request: Request, engine: MockLLM) -> Response:
+        engine.reset()
+        return JSONResponse({"status": "reset"})
+
+    async def unused(request: Request, engine: MockLLM) -> Response:
+        return JSONResponse([vars(step) for step in engine.unused_steps()])
+
+    async def add_script(request: Request, engine: MockLLM) -> Response:
+        checked = await _validated(request, ScriptRequest)
+        if isinstance(checked, JSONResponse):
+            return checked
+        assert isinstance(checked, ScriptRequest)
+        chain = InstructionChain(instruction_chain=checked.instruction_chain)
+        return JSONResponse(engine.script(chain, checked.match).as_json(), status_code=201)
+
+    async def list_scripts(request: Request, engine: MockLLM) -> Response:
+        return JSONResponse([entry.as_json() for entry in engine.scripts])
+
+    async def one_script(request: Request, engine: MockLLM) -> Response:
+        script_id = request.path_params["script_id"]
+        found = (engine.scripts.remove(script_id) if request.method == "DELETE"
+                 else engine.scripts.get(script_id))
+        if found is None:
+            return _refused(404, f"No script {script_id!r} is registered; GET /_mockllm/scripts lists them.")
+        return JSONResponse(found.as_json())
+
+    return [
+        Route("/_mockllm/requests", bound(requests), methods=["GET"]),
+        Route("/_mockllm/reset", bound(reset), methods=["POST"]),
+        Route("/_mockllm/unused", bound(unused), methods=["GET"]),
+        Route("/_mockllm/scripts", bound(add_script), methods=["POST"]),
+        Route("/_mockllm/scripts", bound(list_scripts), methods=["GET"]),
+        Route("/_mockllm/scripts/{script_id}", bound(one_script), methods=["GET", "DELETE"]),
+        Route("/{path:path}", bound(provider), methods=["GET", "POST", "PUT", "PATCH", "DELETE"]),
+    ]
+
+
+def create_app(mock: MockLLM | None = None) -> Starlette:
+    """The Starlette app serving ``mock`` (a new ``MockLLM()`` if None)."""
+    engine = mock if mock is not None else MockLLM()
+    sessions: dict[str, MockLLM] = {}
+    session_ids = itertools.count(1)
+
     async def health(request: Request) -> Response:
         return JSONResponse({"status": "ok"})
 
-    async def requests(request: Request) -> Response:
-        return JSONResponse([entry.model_dump(mode="json") for entry in engine.journal])
+    async def create_session(request: Request) -> Response:
+        checked = await _validated(request, _SessionRequest)
+        if isinstance(checked, JSONResponse):
+            return checked
+        assert isinstance(checked, _SessionRequest)
+        session = f"s{next(session_ids)}"
+        sessions[session] = MockLLM(seed=checked.seed, lenient=checked.lenient, limits=engine.limits)
+        return JSONResponse({"id": session, "path": f"/_mockllm/sessions/{session}"}, status_code=201)
 
-    async def reset(request: Request) -> Response:
-        engine.reset()
-        return JSONResponse({"status": "reset"})
+    async def delete_session(request: Request) -> Response:
+        session = request.path_params["session"]
+        if sessions.pop(session, None) is None:
+            return _refused(404, f"There is no mock session {session!r} on this server.")
+        return JSONResponse({"id": session, "status": "deleted"})
 
     app = Starlette(
         routes=[
             Route("/_mockllm/health", health, methods=["GET"]),
-            Route("/_mockllm/requests", requests, methods=["GET"]),
-            Route("/_mockllm/reset", reset, methods=["POST"]),
-            Route("/{path:path}", provider, methods=["GET", "POST", "PUT", "PATCH", "DELETE"]),
+            Route("/_mockllm/sessions", create_session, methods=["POST"]),
+            Route("/_mockllm/sessions/{session}", delete_session, methods=["DELETE"]),
+            Mount("/_mockllm/sessions/{session}",
+                  routes=_engine_routes(lambda request: sessions.get(request.path_params["session"]))),
+            *_engine_routes(lambda request: engine),
         ]
     )
     app.state.mock = engine

@@ -75,6 +75,8 @@ filterwarnings =
     error
     # The plugin under test is imported by the outer session already.
     ignore::pytest.PytestAssertRewriteWarning
+# As this repository's own pyproject does: scenario files live under scenarios/.
+mockllm_scenario_dirs = scenarios
 """
 
 

@@ -20,12 +20,17 @@ import httpx
 import httpx2
 
 from harness.llm import ModelClient, model_client
+from harness.plugin.strict import assert_all_requests_scripted
 from mockllm.engine import JournalEntry, MockLLM, UnusedStep
 from mockllm.explain import explain
+from mockllm.scripts import as_chain, as_match
 from mockllm.selection import Selection
 from mockllm.transports import HTTPX2Transport, HTTPXTransport
 
 __all__ = ["MockLLMFixture", "MockLLMServer", "UnusedStepsError", "start_server"]
+
+API_KEY = "test"
+"""The key ``patch_env`` sets: the mock accepts any key."""
 
 SERVER_START_TIMEOUT_S = 30
 
@@ -44,11 +49,46 @@ class _Clients:
 
     @property
     def openai_base_url(self) -> str:
+        """What an OpenAI client's ``base_url`` (or ``OPENAI_BASE_URL``) should be."""
         return f"{self.base_url}/v1"
 
     @property
     def anthropic_base_url(self) -> str:
+        """What an Anthropic client's ``base_url`` (or ``ANTHROPIC_BASE_URL``) should be."""
         return self.base_url
+
+    def patch_env(self, monkeypatch: Any) -> None:
+        """Point clients built from the environment at this mock, for this test: sets
+        ``OPENAI_BASE_URL``, ``OPENAI_API_KEY``, ``ANTHROPIC_BASE_URL``, ``ANTHROPIC_API_KEY``."""
+        monkeypatch.setenv("OPENAI_BASE_URL", self.openai_base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", API_KEY)
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", self.anthropic_base_url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", API_KEY)
+
+    @property
+    def journal(self) -> list[JournalEntry]:
+        raise NotImplementedError
+
+    def unused_steps(self) -> list[UnusedStep]:
+        raise NotImplementedError
+
+    def script_descriptions(self) -> list[str]:
+        raise NotImplementedError
+
+    def assert_all_steps_used(self) -> None:
+        """Fail listing every scripted step no request reached."""
+        unused = self.unused_steps()
+        if unused:
+            listing = "\n".join(f"  - {step}" for step in unused)
+            raise UnusedStepsError(
+                f"{len(unused)} scripted instruction step(s) were never used:\n{listing}\n"
+                "The code under test made fewer model calls than the script expects. Shorten "
+                "the script, or allow it with @pytest.mark.mockllm(allow_unused_steps=True)."
+            )
+
+    def assert_all_requests_scripted(self) -> None:
+        """Fail listing every request that got the fallback reply or an unscripted 4xx."""
+        assert_all_requests_scripted(self.journal, self.script_descriptions())
 
     def _transport(self, module: Any) -> Any:
         return None
@@ -101,11 +141,13 @@ class _Clients:
 class MockLLMFixture(_Clients):
     """An in-process mock: no sockets, the same bytes as the server."""
 
-    base_url = "http://mockllm.test"
+    host = "mockllm.test"
+    base_url = f"http://{host}"
 
     def __init__(self, mock: MockLLM) -> None:
         super().__init__()
         self.mock = mock
+        self._interception: contextlib.ExitStack | None = None
 
     def _transport(self, module: Any) -> Any:
         return HTTPX2Transport(self.mock) if module is httpx2 else HTTPXTransport(self.mock)
@@ -118,16 +160,29 @@ class MockLLMFixture(_Clients):
     def unused_steps(self) -> list[UnusedStep]:
         return self.mock.unused_steps()
 
-    def assert_all_steps_used(self) -> None:
-        """Fail listing every scripted step no request reached."""
-        unused = self.mock.unused_steps()
-        if unused:
-            listing = "\n".join(f"  - {step}" for step in unused)
-            raise UnusedStepsError(
-                f"{len(unused)} scripted instruction step(s) were never used:\n{listing}\n"
-                "The code under test made fewer model calls than the script expects. Shorten "
-                "the script, or allow it with @pytest.mark.mockllm(allow_unused_steps=True)."
-            )
+    def script(self, chain: Any, match: Any = None) -> str:
+        """Answer requests without instruction tags that fit ``match`` with ``chain``
+        (see ``mockllm.scripts``); returns the script's id, named in the journal."""
+        return self.mock.script(chain, match).id
+
+    def script_descriptions(self) -> list[str]:
+        return [entry.describe() for entry in self.mock.scripts]
+
+    def patch_env(self, monkeypatch: Any) -> None:
+        """As on the server fixture; requests to this mock's URL are served in process
+        (by host interception) until the test ends."""
+        if self._interception is None:
+            from mockllm.intercept import intercept
+
+            self._interception = contextlib.ExitStack()
+            self._interception.enter_context(intercept(self.mock, hosts=(self.host,)))
+        super().patch_env(monkeypatch)
+
+    def close(self) -> None:
+        super().close()
+        if self._interception is not None:
+            self._interception.close()
+            self._interception = None
 
     @staticmethod
     def explain(body: Any, protocol: str = "openai-chat") -> Selection:
@@ -149,9 +204,48 @@ class MockLLMServer(_Clients):
             entries = client.get(f"{self.base_url}/_mockllm/requests").json()
         return [JournalEntry.model_validate(e) for e in entries]
 
+    def unused_steps(self) -> list[UnusedStep]:
+        with httpx2.Client() as client:
+            steps = client.get(f"{self.base_url}/_mockllm/unused").raise_for_status().json()
+        return [UnusedStep(**step) for step in steps]
+
+    def script(self, chain: Any, match: Any = None) -> str:
+        """Register ``chain`` on the server (``POST /_mockllm/scripts``) for requests
+        without instruction tags that fit ``match``; returns the script's id."""
+        matching = as_match(match).model_dump(exclude_none=True)
+        body = {**as_chain(chain).model_dump(mode="json", exclude_none=True), "match": matching}
+        with httpx2.Client() as client:
+            response = client.post(f"{self.base_url}/_mockllm/scripts", json=body)
+        if response.status_code != 201:
+            raise ValueError(f"the server refused the script: {response.text}")
+        return response.json()["id"]
+
+    def scripts(self) -> list[dict[str, Any]]:
+        """The registered scripts (``GET /_mockllm/scripts``)."""
+        with httpx2.Client() as client:
+            return client.get(f"{self.base_url}/_mockllm/scripts").raise_for_status().json()
+
+    def script_descriptions(self) -> list[str]:
+        return [entry["description"] for entry in self.scripts()]
+
     def reset(self) -> None:
         with httpx2.Client() as client:
             client.post(f"{self.base_url}/_mockllm/reset").raise_for_status()
+
+    @contextlib.contextmanager
+    def session(self, *, seed: int = 0, lenient: bool = False) -> Iterator[MockLLMServer]:
+        """A mock of its own on this server (journal, scripts, settings) until the block
+        ends: its clients and base URLs reach only it."""
+        with httpx2.Client() as client:
+            created = client.post(f"{self.base_url}/_mockllm/sessions",
+                                  json={"seed": seed, "lenient": lenient}).raise_for_status().json()
+        session = MockLLMServer(self.base_url + created["path"], self.pid)
+        try:
+            yield session
+        finally:
+            session.close()
+            with httpx2.Client() as client:
+                client.delete(session.base_url)
 
 
 @contextlib.contextmanager

@@ -4,109 +4,104 @@ Fixtures:
 
 - ``mockllm`` — an in-process mock for one test: ready official clients
   (``mockllm.openai()``, ``mockllm.anthropic()``, async with ``is_async=True``), plain
-  ``httpx``/``httpx2`` clients, base URLs, the request journal and ``explain``.
-  At teardown the test fails if a scripted instruction was never used.
-- ``mockllm_server`` — one loopback server (``python -m mockllm serve``) per session,
-  for real streaming over sockets.
+  ``httpx``/``httpx2`` clients, base URLs, ``patch_env``, ``script``, the request
+  journal and ``explain``. At teardown the test fails if a request got the fallback
+  reply or an unscripted 4xx (``harness.plugin.strict``), or a scripted step was never used.
+- ``mockllm_server`` — the same over sockets: one loopback server (``python -m mockllm
+  serve``) per session, a server-side session per test; ``mockllm_server_process`` is
+  the shared server itself.
 - ``mockllm_agent`` — builds agent runners (``harness.agent``) on the ``mockllm`` mock.
 - ``golden`` — syrupy's ``snapshot`` with the golden-table extension (``golden/``).
 
-Scenario files under a ``scenarios/`` folder are collected as test items (see
-``harness.plugin.scenario_items``).
+Scenario files the project opted in (``*.scenario.yaml``, ``mockllm_scenario_dirs``) are
+collected as test items (see ``harness.plugin.scenario_items``).
 
 Configure a test with the marker of the same name::
 
-    @pytest.mark.mockllm(seed=3, lenient=True, allow_unused_steps=True)
+    @pytest.mark.mockllm(seed=3, lenient=True, allow_fallback=True, allow_unused_steps=True)
 
-Options (all prefixed): ``--mockllm-seed``, ``--mockllm-lenient``,
+Options (all prefixed, each also an ini option; see ``harness.plugin.config``):
+``--mockllm-seed``, ``--mockllm-lenient``, ``--mockllm-allow-fallback``,
 ``--mockllm-allow-unused-steps``, ``--mockllm-golden-dir``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from harness.agent import AgentRunner
 from harness.golden.extension import GoldenExtension
+from harness.plugin.config import MARKER, Settings, add_options, base_settings, golden_dir, settings_for
 from harness.plugin.fixtures import MockLLMFixture, MockLLMServer, start_server
 from harness.plugin.scenario_items import pytest_collect_file
 from mockllm.engine import MockLLM
 
 __all__ = ["MockLLMFixture", "MockLLMServer", "pytest_collect_file"]
 
-MARKER = "mockllm"
 _GOLDEN_EXTENSION = pytest.StashKey[type]()
-_MARKER_OPTIONS = {"seed", "lenient", "allow_unused_steps"}
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("mockllm", "mockllm: deterministic mock LLM and agent harness")
-    group.addoption("--mockllm-seed", type=int, default=0, metavar="N",
-                    help="seed for the words the mock generates (default 0)")
-    group.addoption("--mockllm-lenient", action="store_true", default=False,
-                    help="accept tool calls and tool results that do not pair up")
-    group.addoption("--mockllm-allow-unused-steps", action="store_true", default=False,
-                    help="do not fail a test whose scripted instructions were not all used")
-    group.addoption("--mockllm-golden-dir", default=None, metavar="DIR",
-                    help="where golden files live (default: <rootdir>/golden)")
+    add_options(parser)
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        f"{MARKER}(seed=0, lenient=False, allow_unused_steps=False): configure the mockllm fixture.",
+        f"{MARKER}(seed=0, lenient=False, allow_fallback=False, allow_unused_steps=False): "
+        "configure the mockllm and mockllm_server fixtures for this test.",
     )
-    golden_dir = config.getoption("--mockllm-golden-dir", default=None)
-    directory = Path(golden_dir).resolve() if golden_dir else config.rootpath / "golden"
+    directory = golden_dir(config)
     # A subclass per session, so two sessions in one process (pytester) never share it.
     config.stash[_GOLDEN_EXTENSION] = type("GoldenExtension", (GoldenExtension,),
                                            {"snapshot_dirname": directory})
 
 
-def _settings(request: pytest.FixtureRequest) -> dict[str, Any]:
-    config = request.config
-    settings: dict[str, Any] = {
-        "seed": config.getoption("--mockllm-seed"),
-        "lenient": config.getoption("--mockllm-lenient"),
-        "allow_unused_steps": config.getoption("--mockllm-allow-unused-steps"),
-    }
-    marker = request.node.get_closest_marker(MARKER)
-    if marker is not None:
-        if marker.args:
-            raise TypeError(f"@pytest.mark.{MARKER} takes keyword arguments only, got {marker.args!r}")
-        unknown = set(marker.kwargs) - _MARKER_OPTIONS
-        if unknown:
-            raise TypeError(f"@pytest.mark.{MARKER} got unknown options {sorted(unknown)}; "
-                            f"use {sorted(_MARKER_OPTIONS)}")
-        settings.update(marker.kwargs)
-    return settings
+def _check(fixture: MockLLMFixture | MockLLMServer, settings: Settings) -> None:
+    if not settings.allow_fallback:
+        fixture.assert_all_requests_scripted()
+    if not settings.allow_unused_steps:
+        fixture.assert_all_steps_used()
 
 
 @pytest.fixture
 def mockllm(request: pytest.FixtureRequest) -> Iterator[MockLLMFixture]:
     """An in-process mock LLM for this test (see ``MockLLMFixture``)."""
-    settings = _settings(request)
-    fixture = MockLLMFixture(MockLLM(seed=settings["seed"], lenient=settings["lenient"]))
+    settings = settings_for(request.node)
+    fixture = MockLLMFixture(MockLLM(seed=settings.seed, lenient=settings.lenient))
     try:
         yield fixture
-        if not settings["allow_unused_steps"]:
-            fixture.assert_all_steps_used()
+        _check(fixture, settings)
     finally:
         fixture.close()
 
 
 @pytest.fixture(scope="session")
-def mockllm_server(tmp_path_factory: pytest.TempPathFactory,
-                   pytestconfig: pytest.Config) -> Iterator[MockLLMServer]:
-    """One mock server on 127.0.0.1 for the session, stopped by its PID at the end."""
+def mockllm_server_process(tmp_path_factory: pytest.TempPathFactory,
+                           pytestconfig: pytest.Config) -> Iterator[MockLLMServer]:
+    """The one mock server on 127.0.0.1 for the session, stopped by its PID at the end.
+
+    Shared by every test and unchecked; tests use ``mockllm_server``, which is scoped
+    to the test. This one is for session-scoped fixtures of your own.
+    """
+    settings = base_settings(pytestconfig)
     with start_server(tmp_path_factory.mktemp("mockllm-server"),
-                      seed=pytestconfig.getoption("--mockllm-seed"),
-                      lenient=pytestconfig.getoption("--mockllm-lenient")) as server:
+                      seed=settings.seed, lenient=settings.lenient) as server:
         yield server
+
+
+@pytest.fixture
+def mockllm_server(mockllm_server_process: MockLLMServer,
+                   request: pytest.FixtureRequest) -> Iterator[MockLLMServer]:
+    """This test's mock on the session's loopback server: a server-side session of its
+    own (journal, scripts, the marker's settings), checked at teardown like ``mockllm``."""
+    settings = settings_for(request.node)
+    with mockllm_server_process.session(seed=settings.seed, lenient=settings.lenient) as server:
+        yield server
+        _check(server, settings)
 
 
 @pytest.fixture

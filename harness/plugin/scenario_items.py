@@ -3,7 +3,9 @@
 One item per scenario and protocol (``scenarios/tool_use.yaml::tool_use[openai-chat]``),
 each replaying the scenario and comparing its golden. ``--snapshot-update`` writes the
 goldens. A broken scenario file is a collection error that says file, line and reason.
-Only YAML files inside a folder named ``scenarios`` are collected.
+Only where the project opts in (``harness.plugin.config.is_scenario_file``): files named
+``*.scenario.yaml``, or YAML files under a folder the ini option ``mockllm_scenario_dirs``
+names.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from harness.plugin.config import golden_dir, is_scenario_file
 from harness.scenarios.replay import replay_scenario
 from harness.scenarios.model import Scenario, ScenarioError, load_scenario
 
@@ -25,8 +28,7 @@ class ScenarioFailure(Exception):
 
 
 def _golden_dir(config: pytest.Config) -> Path:
-    option = config.getoption("--mockllm-golden-dir", default=None)
-    return Path(option).resolve() if option else config.rootpath / "golden"
+    return golden_dir(config)
 
 
 class ScenarioFile(pytest.File):
@@ -64,6 +66,6 @@ class ScenarioItem(pytest.Item):
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
-    if file_path.suffix in (".yaml", ".yml") and "scenarios" in file_path.parent.parts:
+    if is_scenario_file(file_path, parent.config):
         return ScenarioFile.from_parent(parent, path=file_path)
     return None

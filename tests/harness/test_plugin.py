@@ -121,11 +121,14 @@ def test_the_marker_sets_the_seed_and_rejects_unknown_options(project: pytest.Py
     result = project.runpytest()
     result.assert_outcomes(passed=3, errors=1)
     assert ("TypeError: @pytest.mark.mockllm got unknown options ['sead']; "
-            "use ['allow_unused_steps', 'lenient', 'seed']") in result.stdout.str()
+            "use ['allow_fallback', 'allow_unused_steps', 'lenient', 'seed']") in result.stdout.str()
 
 
 def test_the_lenient_option_reaches_the_mock(project: pytest.Pytester) -> None:
     project.makepyfile(test_inner_lenient='''
+        import pytest
+
+        @pytest.mark.mockllm(allow_fallback=True)  # the 400 is what the test is after
         def test_orphan_result(mockllm):
             body = {"model": "m", "messages": [{"role": "user", "content": "hi"},
                                                {"role": "tool", "tool_call_id": "nope", "content": "x"}]}

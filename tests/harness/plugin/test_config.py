@@ -1,0 +1,63 @@
+"""Configuration from ``[tool.pytest.ini_options]``, flags overriding it, and scenario
+collection only where a project opted in."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+SCENARIO = (Path(__file__).parents[3] / "scenarios" / "simple_message.yaml")
+
+SEED_TEST = '''
+from mockllm import InstructionChain
+
+def test_words(mockllm):
+    prompt = InstructionChain(instruction_chain=[{"messages": [{"text_message": {"length": 6}}]}]).tagged("x")
+    reply = mockllm.openai().chat.completions.create(model="m", messages=[{"role": "user", "content": prompt}])
+    print("WORDS:", mockllm.mock.seed, reply.choices[0].message.content)
+'''
+
+
+def _ini(pytester: pytest.Pytester, *lines: str) -> None:
+    pytester.makepyprojecttoml("\n".join([
+        "[tool.pytest.ini_options]",
+        'addopts = ["-p", "no:cacheprovider"]',
+        'filterwarnings = ["error", "ignore::pytest.PytestAssertRewriteWarning"]',
+        *lines,
+    ]))
+
+
+def test_ini_options_configure_the_mock_and_flags_override_them(pytester: pytest.Pytester) -> None:
+    _ini(pytester, "mockllm_seed = 5")
+    pytester.makepyfile(test_seed=SEED_TEST)
+    pytester.runpytest("-s").stdout.fnmatch_lines(["*WORDS: 5 *"])
+    pytester.runpytest("-s", "--mockllm-seed", "2").stdout.fnmatch_lines(["*WORDS: 2 *"])
+
+    _ini(pytester, 'mockllm_seed = "many"')
+    result = pytester.runpytest()
+    assert "ini option mockllm_seed must be a whole number, got 'many'" in result.stdout.str()
+
+
+def test_the_golden_dir_comes_from_the_ini(pytester: pytest.Pytester) -> None:
+    _ini(pytester, 'mockllm_golden_dir = "snapshots/llm"')
+    pytester.makepyfile(test_golden="def test_flow(golden):\n    assert [{'type': 'x'}] == golden\n")
+    pytester.runpytest("--snapshot-update").assert_outcomes(passed=1)
+    assert (pytester.path / "snapshots" / "llm" / "test_golden" / "test_flow.golden").is_file()
+
+
+def test_yaml_files_are_scenarios_only_where_the_project_opts_in(pytester: pytest.Pytester) -> None:
+    _ini(pytester)
+    (pytester.path / "tests" / "scenarios").mkdir(parents=True)
+    (pytester.path / "tests" / "scenarios" / "load.yaml").write_text("users: 100\nramp: 10s\n")
+    pytester.makepyfile(test_plain="def test_ok():\n    pass\n")
+    pytester.runpytest().assert_outcomes(passed=1)  # load.yaml is not touched
+
+    (pytester.path / "tests" / "hello.scenario.yaml").write_text(SCENARIO.read_text())
+    result = pytester.runpytest("--snapshot-update", "-v")
+    result.stdout.fnmatch_lines(["*hello.scenario.yaml::hello.scenario?openai-chat? PASSED*"])
+    assert "load.yaml" not in result.stdout.str()
+
+    _ini(pytester, 'mockllm_scenario_dirs = ["tests/scenarios"]')
+    result = pytester.runpytest()
+    assert "tests/scenarios/load.yaml" in result.stdout.str()  # opted in: now it is a scenario

@@ -1,0 +1,43 @@
+"""``intercept(block_unmocked=True)``: a request to any other host fails, shown."""
+
+from __future__ import annotations
+
+import httpx
+import httpx2
+import openai
+import pytest
+
+from mockllm.intercept import UnmockedRequestError, intercept
+
+
+@pytest.mark.parametrize("library", [httpx, httpx2], ids=["httpx", "httpx2"])
+def test_a_request_to_another_host_is_refused_and_shown(library: object) -> None:
+    with pytest.raises(UnmockedRequestError) as info:
+        with intercept(block_unmocked=True), library.Client() as client:  # type: ignore[attr-defined]
+            client.get("http://example.invalid/data?q=1")
+    assert str(info.value).startswith(
+        "intercept(block_unmocked=True) blocked GET http://example.invalid/data?q=1: only "
+        "api.anthropic.com, api.openai.com are served by the mock.")
+
+
+def test_a_refusal_the_app_swallowed_still_fails_when_the_block_ends() -> None:
+    def app_that_hides_errors() -> None:
+        client = openai.OpenAI(api_key="k", base_url="http://elsewhere.invalid/v1", max_retries=0)
+        try:
+            client.models.list()
+        except Exception:
+            pass
+
+    with pytest.raises(UnmockedRequestError) as info:
+        with intercept(block_unmocked=True):
+            app_that_hides_errors()
+    assert str(info.value) == (
+        "1 request(s) went to hosts the mock does not serve (intercept(block_unmocked=True) serves "
+        "api.anthropic.com, api.openai.com):\n  - GET http://elsewhere.invalid/v1/models")
+
+
+def test_the_mocked_hosts_are_still_served_and_others_pass_without_the_flag() -> None:
+    with intercept(block_unmocked=True) as mock, httpx2.Client() as client:
+        client.post("https://api.openai.com/v1/chat/completions",
+                    json={"model": "m", "messages": [{"role": "user", "content": "hi"}]})
+    assert mock.journal[-1].path == "/v1/chat/completions"
