@@ -1,24 +1,22 @@
-"""How the anthropic SDK tests call the model and read its reply back (the Anthropic Messages API).
-
-A reply is read three ways (``json``, ``sse`` accumulated here as an agent would, and the
-SDK's stream helper) into one ``Turn``; ``agent_loop`` plays a tool loop on a history.
+"""The Anthropic Messages side of the SDK tests: a ``Turn`` is the message's content
+blocks, read from the message, rebuilt from raw events by index (as an agent does) or
+from the stream helper's final message; ``tool_result`` blocks as results; the agent
+loop on ``messages``.
 """
 
 from __future__ import annotations
 
-import functools
 import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from tests.mockllm.sdk_support import ANTHROPIC_TOOLS, Executed, run_tool, sdk_call, sdk_client
+from tests.mockllm.sdk_support import ANTHROPIC_TOOLS, Executed, accumulate, run_tool, sdk_call
 from tests.mockllm.sdk_support import agent_loop as _agent_loop
 
 MODEL = "claude-mock-1"
 MAX_TOKENS = 2048
 THINKING = {"type": "enabled", "budget_tokens": 1024}
 TOOLS = ANTHROPIC_TOOLS
-anthropic_client = functools.partial(sdk_client, sdk="anthropic")
 
 
 @dataclass
@@ -107,10 +105,7 @@ async def anthropic_turn(client: Any, mode: str, **kwargs: Any) -> Turn:
     kwargs.setdefault("max_tokens", MAX_TOKENS)
     message, events = await sdk_call(client, client.messages, mode, "get_final_message", **kwargs)
     if mode == "sse":
-        acc = _EventAccumulator()
-        for event in events:
-            acc.add(event)
-        return acc.turn()
+        return accumulate(_EventAccumulator(), events)
     return Turn(list(message.content), message.stop_reason, message.usage, message, events)
 
 

@@ -1,22 +1,19 @@
-"""How the chat SDK tests call the model and read its reply back (OpenAI Chat Completions).
-
-A reply is read three ways (``json``, ``sse`` accumulated here as an agent would, and the
-SDK's stream helper) into one ``Turn``; ``agent_loop`` plays a tool loop on a history.
+"""The Chat Completions side of the SDK tests: a ``Turn`` read from a completion, from
+raw chunks (as an agent loop concatenates them) or from the stream helper's final
+completion; role=tool messages as tool results; the agent loop on ``messages``.
 """
 
 from __future__ import annotations
 
-import functools
 import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from tests.mockllm.sdk_support import CHAT_TOOLS, Executed, run_tool, sdk_call, sdk_client
+from tests.mockllm.sdk_support import CHAT_TOOLS, Executed, accumulate, run_tool, sdk_call
 from tests.mockllm.sdk_support import agent_loop as _agent_loop
 
 MODEL = "gpt-mock"
 TOOLS = CHAT_TOOLS
-openai_client = functools.partial(sdk_client, sdk="openai")
 
 
 @dataclass
@@ -102,10 +99,7 @@ async def chat_turn(client: Any, mode: str, **kwargs: Any) -> Turn:
     kwargs.setdefault("model", MODEL)
     final, events = await sdk_call(client, client.chat.completions, mode, "get_final_completion", **kwargs)
     if mode == "sse":
-        acc = _ChunkAccumulator()
-        for chunk in events:
-            acc.add(chunk)
-        return acc.turn()
+        return accumulate(_ChunkAccumulator(), events)
     choice = final.choices[0]
     turn = _from_message(choice.message, choice.finish_reason, final.usage)
     turn.events = events

@@ -1,22 +1,20 @@
-"""How the responses SDK tests call the model and read its reply back (the OpenAI Responses API).
-
-A reply is read three ways (``json``, ``sse`` accumulated here as an agent would, and the
-SDK's stream helper) into one ``Turn``; ``agent_loop`` plays a tool loop on a history.
+"""The Responses side of the SDK tests: a ``Turn`` is the response's output items, read
+from the response, rebuilt from raw events (and checked against ``response.completed``)
+or from the stream helper; ``function_call_output`` items as results; the agent loop on
+``input``.
 """
 
 from __future__ import annotations
 
-import functools
 import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from tests.mockllm.sdk_support import RESPONSES_TOOLS, Executed, run_tool, sdk_call, sdk_client
+from tests.mockllm.sdk_support import RESPONSES_TOOLS, Executed, accumulate, run_tool, sdk_call
 from tests.mockllm.sdk_support import agent_loop as _agent_loop
 
 MODEL = "gpt-mock"
 TOOLS = RESPONSES_TOOLS
-openai_client = functools.partial(sdk_client, sdk="openai")
 
 
 @dataclass
@@ -87,10 +85,7 @@ async def responses_turn(client: Any, mode: str, **kwargs: Any) -> Turn:
     kwargs.setdefault("model", MODEL)
     response, events = await sdk_call(client, client.responses, mode, "get_final_response", **kwargs)
     if mode == "sse":
-        acc = _EventAccumulator()
-        for event in events:
-            acc.add(event)
-        return acc.turn()
+        return accumulate(_EventAccumulator(), events)
     return Turn(response, events)
 
 

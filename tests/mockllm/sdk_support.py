@@ -8,6 +8,7 @@ the history.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, TypeVar
@@ -105,6 +106,10 @@ async def sdk_client(door: Any, is_async: bool, *, sdk: str, **kwargs: Any) -> A
             yield client
 
 
+openai_client = functools.partial(sdk_client, sdk="openai")
+anthropic_client = functools.partial(sdk_client, sdk="anthropic")
+
+
 def _is_async(client: Any) -> bool:
     return isinstance(client, (openai.AsyncOpenAI, anthropic.AsyncAnthropic))
 
@@ -135,6 +140,13 @@ async def sdk_call(client: Any, endpoint: Any, mode: str, final: str, **kwargs: 
 
 
 T = TypeVar("T")
+
+
+def accumulate(accumulator: Any, events: list[Any]) -> Any:
+    """Feed raw stream ``events`` to ``accumulator`` (``add``) and return its ``turn()``."""
+    for event in events:
+        accumulator.add(event)
+    return accumulator.turn()
 
 
 async def agent_loop(take_turn: Callable[[], Awaitable[T]], answer: Callable[[T, Executed], bool], *,

@@ -24,11 +24,10 @@ from tests.mockllm.sdk_anthropic_support import (
     TOOLS,
     Turn,
     agent_loop,
-    anthropic_client,
     anthropic_turn,
     run_tools,
 )
-from tests.mockllm.sdk_support import ALL_MODES, LOOP_SCRIPT, SYNC_ASYNC, script
+from tests.mockllm.sdk_support import ALL_MODES, LOOP_SCRIPT, SYNC_ASYNC, anthropic_client, script
 
 
 # -- tool loops --------------------------------------------------------------------------

@@ -21,10 +21,9 @@ from tests.mockllm.sdk_chat_support import (
     TOOLS,
     agent_loop,
     chat_turn,
-    openai_client,
     run_tools,
 )
-from tests.mockllm.sdk_support import ALL_MODES, LOOP_SCRIPT, SYNC_ASYNC, script
+from tests.mockllm.sdk_support import ALL_MODES, LOOP_SCRIPT, SYNC_ASYNC, openai_client, script
 
 
 # -- tool loops --------------------------------------------------------------------------

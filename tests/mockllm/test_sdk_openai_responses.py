@@ -24,11 +24,10 @@ from tests.mockllm.sdk_responses_support import (
     MODEL,
     TOOLS,
     agent_loop,
-    openai_client,
     responses_turn,
     run_tools,
 )
-from tests.mockllm.sdk_support import ALL_MODES, LOOP_SCRIPT, SYNC_ASYNC, script
+from tests.mockllm.sdk_support import ALL_MODES, LOOP_SCRIPT, SYNC_ASYNC, openai_client, script
 
 
 # -- tool loops --------------------------------------------------------------------------

@@ -17,19 +17,8 @@ import pytest
 
 from mockllm import INSTRUCTION_END, INSTRUCTION_START, build_reply_plan, explain, select
 from tests.mockllm.conversation_support import (
-    ABC,
-    PREFIX,
-    PROTOCOLS,
-    RENDER,
-    assistant,
-    chain,
-    is_fallback,
-    results,
-    run_agent,
-    selection_of,
-    tagged,
-    text_step,
-    user,
+    ABC, PREFIX, PROTOCOLS, RENDER, assistant, chain, is_fallback, results, run_agent,
+    selection_of, tagged, text_step, user
 )
 
 
