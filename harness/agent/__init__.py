@@ -1,7 +1,7 @@
 """harness.agent: the agent runner of the golden flows (seed 002).
 
     runner = AgentRunner(model_client("anthropic-messages", http_client=...), tools=tools)
-    result = await runner.run_graph("List all BC entities", "session-1", on_event, "user-1")
+    result = await runner.run("List all BC entities", "session-1", on_event, "user-1")
 """
 
 from harness.agent.approvals import ApprovalDecision, ApprovalManager, ApprovalRequest

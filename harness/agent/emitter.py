@@ -2,23 +2,19 @@
 
 Every event gets the run's next ``eventIndex``. Persisted events are written to the
 store — which gives them their ``sequenceNumber`` — and published to the queue, in that
-order; then every event goes to the listener.
+order; then every event goes to the listener. Timestamps come from the run's
+``EventClock``; the listener is called through ``harness.events.notify``.
 """
 
 from __future__ import annotations
 
-import inspect
 import itertools
-import time
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 from harness.agent.store import EventStore, MessageQueue
-from harness.events import Event, Persistence
+from harness.events import Event, EventClock, Listener, Persistence, notify
 
-__all__ = ["EventEmitter", "Listener", "PERSISTENCE"]
-
-Listener = Callable[[Event], "None | Awaitable[None]"]
+__all__ = ["EventEmitter", "PERSISTENCE"]
 
 # The persistence state of each event type, as the seed's tables give it.
 PERSISTENCE: dict[str, Persistence] = {
@@ -42,30 +38,23 @@ class EventEmitter:
     (the agent flows' by default)."""
 
     def __init__(self, session_id: str, store: EventStore, queue: MessageQueue,
-                 listener: Listener | None, persistence: dict[str, Persistence] | None = None) -> None:
+                 listener: Listener[Event] | None, persistence: dict[str, Persistence] | None = None) -> None:
         self.session_id = session_id
         self._persistence = PERSISTENCE if persistence is None else persistence
         self._store = store
         self._queue = queue
         self._listener = listener
         self._index = itertools.count()
-        self._last_ms = 0
+        self._clock = EventClock()
         self.events: list[Event] = []
-
-    def _timestamp(self) -> int:
-        # Milliseconds, never going backwards within a run.
-        self._last_ms = max(self._last_ms, time.time_ns() // 1_000_000)
-        return self._last_ms
 
     async def emit(self, type: str, **data: Any) -> Event:
         event = Event(type=type, persistence=self._persistence[type], event_index=next(self._index),
-                      session_id=self.session_id, timestamp=self._timestamp(), data=data)
+                      session_id=self.session_id, timestamp=self._clock.now(), data=data)
         if event.persistence is Persistence.PERSISTED:
             event = self._store.append(event)
             self._queue.publish(event)
         self.events.append(event)
         if self._listener is not None:
-            outcome = self._listener(event)
-            if inspect.isawaitable(outcome):
-                await outcome
+            await notify((self._listener,), event)
         return event

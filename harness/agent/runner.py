@@ -1,6 +1,6 @@
 """The agent runner: the event flows of seed 002, against a model over HTTP.
 
-``AgentRunner.run_graph(prompt, session_id, on_event, user_id, options)`` sends the
+``AgentRunner.run(prompt, session_id, on_event, user_id, options)`` sends the
 prompt, streams the model's turn, runs the tools it asks for (pausing for approval on
 write tools), sends the results back, and loops until the model stops::
 
@@ -23,11 +23,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.agent.approvals import ApprovalManager, ApprovalRequest
-from harness.agent.emitter import EventEmitter, Listener
+from harness.agent.emitter import EventEmitter
 from harness.agent.files import FileAccessDenied, FileStore, StoredFile
 from harness.agent.store import EventStore, InMemoryMessageQueue, MessageQueue, SQLiteEventStore
 from harness.agent.tools import ToolError, ToolRegistry
-from harness.events import Event
+from harness.events import Event, Listener
 from harness.llm import (
     AssistantTurn,
     ConversationItem,
@@ -101,12 +101,12 @@ class AgentRunner:
     def __exit__(self, *exc_info: object) -> None:
         self.close()
 
-    def run_graph_sync(self, prompt: str, session_id: str, on_event: Listener | None = None,
+    def run_sync(self, prompt: str, session_id: str, on_event: Listener[Event] | None = None,
                        user_id: str = "user", options: AgentOptions | None = None) -> AgentResult:
-        """``run_graph`` from synchronous code."""
-        return asyncio.run(self.run_graph(prompt, session_id, on_event, user_id, options))
+        """``run`` from synchronous code."""
+        return asyncio.run(self.run(prompt, session_id, on_event, user_id, options))
 
-    async def run_graph(self, prompt: str, session_id: str, on_event: Listener | None = None,
+    async def run(self, prompt: str, session_id: str, on_event: Listener[Event] | None = None,
                         user_id: str = "user", options: AgentOptions | None = None) -> AgentResult:
         """Run the agent on ``prompt`` until the model stops; see the module docstring."""
         options = options or AgentOptions()

@@ -2,18 +2,19 @@
 
 Write tools (by default those whose name starts with ``create``, ``update`` or
 ``delete``) need approval before they run. A handler is any callable, sync or async,
-taking the tool's arguments as keyword arguments.
+taking the tool's arguments as keyword arguments; the arguments the model sends are
+checked against its signature and annotations (``harness.tool_calls``).
 """
 
 from __future__ import annotations
 
-import inspect
 import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from harness.llm import ToolSpec
+from harness.tool_calls import CheckedTool
 
 __all__ = ["Tool", "ToolError", "ToolRegistry", "WRITE_PREFIXES"]
 
@@ -32,6 +33,10 @@ class Tool:
     input_schema: dict[str, Any] = field(default_factory=lambda: {"type": "object", "properties": {}})
     requires_approval: bool | None = None
     """None: decided by the name (create/update/delete need approval)."""
+    _call: CheckedTool = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self._call = CheckedTool(self.name, self.handler)
 
     @property
     def needs_approval(self) -> bool:
@@ -44,14 +49,9 @@ class Tool:
         return ToolSpec(self.name, self.description, self.input_schema)
 
     async def run(self, arguments: dict[str, Any]) -> str:
-        """Call the handler; the result as text (JSON for anything but a string)."""
-        try:
-            inspect.signature(self.handler).bind(**arguments)
-        except TypeError as exc:
-            raise ToolError(f"tool {self.name!r} cannot take the arguments {sorted(arguments)}: {exc}") from exc
-        result = self.handler(**arguments)
-        if inspect.isawaitable(result):
-            result = await result
+        """Call the handler; the result as text (JSON for anything but a string). Arguments
+        that do not fit raise ``harness.tool_calls.ToolArgumentsError``."""
+        result = await self._call(arguments)
         return result if isinstance(result, str) else json.dumps(result, sort_keys=True)
 
 

@@ -3,7 +3,8 @@ POLICY_GATE steps, dynamic step insertion, guards, events, MCP context blocks,
 ``am7://`` references, a SQLite plan store and export as chat history."""
 
 from harness.chain.context import restore_context, save_context
-from harness.chain.executor import ABSOLUTE_MAX_STEPS, ChainExecutor, ChainListener, PlanExecutionError, PromptConfig
+from harness.chain.errors import PlanExecutionError
+from harness.chain.executor import ABSOLUTE_MAX_STEPS, ChainExecutor, ChainListener
 from harness.chain.export import TYPE_LABELS, chain_chat_history
 from harness.chain.mcp_context import (
     CITATION_SCHEMA,
@@ -13,7 +14,7 @@ from harness.chain.mcp_context import (
     filter_context,
     parse_context,
 )
-from harness.chain.models import ChainEvent, ChainPlan, PlanStep, StepStatus, StepType
+from harness.chain.models import ChainEvent, ChainPlan, PlanStep, PromptConfig, StepStatus, StepType
 from harness.chain.policy import ChatOperationPattern, Condition, ExpressionPattern, Policy, PolicyDecision, Rule
 from harness.chain.routing import MAX_INSERTED_PER_DECISION, ROUTE_PROMPT
 from harness.chain.store import PlanStore, SQLitePlanStore

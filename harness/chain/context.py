@@ -1,6 +1,8 @@
-"""The chain context: step outputs by name, saved as MCP context blocks.
+"""The chain context: step outputs by name, read by later steps as ``{{name}}`` and
+saved as MCP context blocks.
 
-``save_context`` writes one ephemeral resource block per name, at
+``substitute`` fills a step's inputs from the context: a missing name is an error
+naming it, and a lone ``{{name}}`` keeps the value's own type. ``save_context`` writes one ephemeral resource block per name, at
 ``am7://chain/<plan id>/context/<name>``; ``restore_context`` reads such text back
 (and, for plans saved before the block format, plain JSON objects too).
 """
@@ -8,15 +10,41 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from typing import Any
 
 from pydantic_core import to_jsonable_python
 
+from harness.chain.errors import PlanExecutionError
 from harness.chain.mcp_context import STEP_OUTPUT_SCHEMA, McpContextBuilder, parse_context
 from harness.chain.uris import Am7Uri
 
-__all__ = ["context_uri", "restore_context", "save_context"]
+__all__ = ["VARIABLE", "context_uri", "restore_context", "save_context", "substitute"]
+
+VARIABLE = re.compile(r"\{\{\s*([A-Za-z_][\w.]*)\s*\}\}")
+"""A reference to the chain context: ``{{name}}``."""
+
+
+def substitute(value: Any, context: Mapping[str, Any], step_number: int) -> Any:
+    """``value`` (a string, or lists and dicts of them) with every ``{{name}}`` replaced
+    from ``context``; step ``step_number`` fails when a name is missing."""
+    def lookup(name: str) -> Any:
+        if name not in context:
+            known = ", ".join(sorted(context)) or "none yet"
+            raise PlanExecutionError(f"step {step_number}: the chain context has no {{{{{name}}}}} (known: {known})")
+        return context[name]
+
+    if isinstance(value, str):
+        whole = VARIABLE.fullmatch(value.strip())
+        if whole:  # a lone reference keeps the value's own type
+            return lookup(whole.group(1))
+        return VARIABLE.sub(lambda m: str(lookup(m.group(1))), value)
+    if isinstance(value, list):
+        return [substitute(v, context, step_number) for v in value]
+    if isinstance(value, dict):
+        return {k: substitute(v, context, step_number) for k, v in value.items()}
+    return value
 
 
 def context_uri(plan_id: str, name: str) -> str:

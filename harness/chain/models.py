@@ -1,4 +1,5 @@
-"""Chain records (seeds 000/001): plan, step, chain event and their two enums.
+"""Chain records (seeds 000/001): plan, step, chain event, their two enums, and the
+named prompt configs LLM steps use.
 
 Fields keep the seeds' names in JSON (``stepType``, ``maxSteps``…) and snake_case in
 Python. Every new field has the seeds' default, so a plan saved before it existed loads.
@@ -6,12 +7,15 @@ Python. Every new field has the seeds' default, so a plan saved before it existe
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from enum import Enum
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["ChainEvent", "ChainPlan", "PlanStep", "StepStatus", "StepType"]
+from harness.events import EventRecord
+
+__all__ = ["ChainEvent", "ChainPlan", "PlanStep", "PromptConfig", "StepStatus", "StepType"]
 
 
 class StepType(str, Enum):
@@ -75,14 +79,18 @@ class ChainPlan(_Record):
     output: Any = None
     max_steps: int = Field(default=20, alias="maxSteps")
     total_executed_steps: int = Field(default=0, alias="totalExecutedSteps")
-    chain_context_json: str | None = Field(default=None, alias="chainContextJson")
+    context_blocks: str | None = Field(default=None, alias="chainContextJson")
+    """The chain context as MCP context blocks (``harness.chain.save_context``)."""
     chain_mode: bool = Field(default=False, alias="chainMode")
     stream_session_id: str | None = Field(default=None, alias="streamSessionId")
     mcp_session_id: str | None = Field(default=None, alias="mcpSessionId")
 
 
-class ChainEvent(_Record):
-    """A progress event (never persisted by itself; the executor hands it to listeners)."""
+class ChainEvent(_Record, EventRecord):
+    """A progress event (never persisted by itself; the executor hands it to listeners).
+    ``as_event`` is the run's ``harness.events.Event`` for goldens and invariants."""
+
+    RUN_FIELDS: ClassVar[frozenset[str]] = frozenset({"plan_name", "mcp_context_uri"})
 
     event_type: str = Field(alias="eventType")
     plan_name: str = Field(default="", alias="planName")
@@ -96,3 +104,11 @@ class ChainEvent(_Record):
     error_message: str | None = Field(default=None, alias="errorMessage")
     timestamp: int = 0
     mcp_context_uri: str | None = Field(default=None, alias="mcpContextUri")
+
+
+@dataclass(frozen=True)
+class PromptConfig:
+    """A named system prompt for LLM steps and chat operations."""
+
+    system: str
+    max_tokens: int = 1024

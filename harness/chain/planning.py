@@ -7,7 +7,7 @@ instruction chain scripts the plan and everything after it.
 
 from __future__ import annotations
 
-from harness.chain.model_json import read_json_object, read_steps
+from harness.chain.json_replies import read_json_object, read_steps
 from harness.chain.models import PlanStep
 
 __all__ = ["PLAN_PROMPT", "PlanningError", "parse_plan_reply"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from harness.chain.model_json import read_json_object, read_steps
+from harness.chain.json_replies import read_json_object, read_steps
 from harness.chain.models import PlanStep
 
 __all__ = ["MAX_INSERTED_PER_DECISION", "ROUTE_PROMPT", "RoutingDecision", "RoutingError", "parse_routing"]

@@ -2,13 +2,13 @@
 
 from harness.planner.calculator import CalculationError, calculate
 from harness.planner.executor import PlanningResult, StepError, TaskExecutor, fallback_plan, interpolate
-from harness.planner.models import Plan, PlanStep, PlanValidationError, parse_plan
+from harness.planner.models import ActionStep, Plan, PlanValidationError, parse_plan
 from harness.planner.prompts import fallback_planner_prompt, planner_prompt
 
 __all__ = [
+    "ActionStep",
     "CalculationError",
     "Plan",
-    "PlanStep",
     "PlanValidationError",
     "PlanningResult",
     "StepError",

@@ -25,9 +25,9 @@ import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-from harness.agent.emitter import EventEmitter, Listener
+from harness.agent.emitter import EventEmitter
 from harness.agent.store import EventStore, InMemoryMessageQueue, SQLiteEventStore
-from harness.events import Event, Persistence
+from harness.events import Event, Listener, Persistence
 from harness.llm import (
     AssistantTurn,
     ConversationItem,
@@ -38,7 +38,7 @@ from harness.llm import (
     UserMessage,
 )
 from harness.planner.calculator import CalculationError, calculate
-from harness.planner.models import Plan, PlanStep, PlanValidationError, parse_plan
+from harness.planner.models import ActionStep, Plan, PlanValidationError, parse_plan
 from harness.planner.prompts import fallback_planner_prompt, planner_prompt
 from mockllm.instructions import strip_instructions
 
@@ -65,7 +65,7 @@ class StepError(Exception):
 def fallback_plan(query: str) -> Plan:
     """One MainLLMAgent step answering the query itself."""
     return Plan(thought="Planning failed; answer the request directly.",
-                steps=[PlanStep(agent="MainLLMAgent", action="generateResponse", args={}, prompt=query)])
+                steps=[ActionStep(agent="MainLLMAgent", action="generateResponse", args={}, prompt=query)])
 
 
 def interpolate(prompt: str, results: list[str]) -> str:
@@ -90,7 +90,7 @@ class PlanningResult:
     events: list[Event] = field(default_factory=list)
 
 
-Action = Callable[[PlanStep, "_Run"], Awaitable[str]]
+Action = Callable[[ActionStep, "_Run"], Awaitable[str]]
 
 
 @dataclass
@@ -130,7 +130,7 @@ class TaskExecutor:
     def agents(self) -> dict[str, list[str]]:
         return {name: sorted(actions) for name, actions in self._agents.items()}
 
-    async def run(self, query: str, session_id: str = "planner", on_event: Listener | None = None) -> PlanningResult:
+    async def run(self, query: str, session_id: str = "planner", on_event: Listener[Event] | None = None) -> PlanningResult:
         emitter = EventEmitter(session_id, self.store, self.queue, on_event, PLANNER_PERSISTENCE)
         run = _Run(query, emitter, [UserMessage(query)], [])
         await emitter.emit("plan_requested", query=query)
@@ -203,13 +203,13 @@ class TaskExecutor:
         run.conversation.append(turn)
         return turn
 
-    async def _calculate(self, step: PlanStep, run: _Run) -> str:
+    async def _calculate(self, step: ActionStep, run: _Run) -> str:
         try:
             return str(calculate(step.args.get("expression", "")))
         except CalculationError as exc:
             raise StepError(f"CalculatorAgent could not calculate {step.args.get('expression')!r}: {exc}") from exc
 
-    async def _generate_response(self, step: PlanStep, run: _Run) -> str:
+    async def _generate_response(self, step: ActionStep, run: _Run) -> str:
         if step.prompt is None or run.fallback:
             prompt = step.prompt if step.prompt is not None else run.query
         else:

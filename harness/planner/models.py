@@ -10,14 +10,16 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-__all__ = ["Plan", "PlanStep", "PlanValidationError", "parse_plan"]
+__all__ = ["Plan", "ActionStep", "PlanValidationError", "parse_plan"]
 
 
 class PlanValidationError(ValueError):
     """A plan the executor cannot run; the message names the step and the field."""
 
 
-class PlanStep(BaseModel):
+class ActionStep(BaseModel):
+    """One step of a plan: an agent's action with its arguments (and, for MainLLMAgent, its prompt)."""
+
     model_config = ConfigDict(extra="forbid")
 
     agent: str = Field(min_length=1)
@@ -37,7 +39,7 @@ class Plan(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     thought: str = ""
-    steps: list[PlanStep] = Field(min_length=1)
+    steps: list[ActionStep] = Field(min_length=1)
 
 
 def parse_plan(data: Any) -> Plan:

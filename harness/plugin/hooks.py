@@ -114,7 +114,7 @@ def mockllm_agent(mockllm: MockLLMFixture) -> Iterator[Callable[..., AgentRunner
     """Builds ``harness.agent.AgentRunner``s on this test's in-process mock::
 
         runner = mockllm_agent("openai-chat", tools=tools)
-        result = runner.run_graph_sync(prompt, "session-1")
+        result = runner.run_sync(prompt, "session-1")
     """
     runners: list[AgentRunner] = []
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from harness.agent import AgentOptions, AgentRunner, ApprovalManager, FileStore, Tool, ToolError, ToolRegistry
 from harness.agent.approvals import ApprovalRequest
-from harness.events import Event, Persistence
+from harness.events import Event
 from harness.llm import ModelClient
 from harness.scenarios.model import Scenario, ScenarioTool
 
@@ -49,12 +49,13 @@ def get_runner(name: str) -> Runner:
                           f"registered: {sorted(_RUNNERS)}") from None
 
 
-def _canned(spec: ScenarioTool) -> Tool:
+def _canned(spec: ScenarioTool) -> Callable[..., Any]:
+    """The scenario tool's handler: its canned result, or its error, whatever the arguments."""
     def handler(**arguments: Any) -> Any:
         if spec.error is not None:
             raise ToolError(spec.error)
         return spec.result
-    return Tool(spec.name, handler, spec.description, spec.input_schema, spec.approval)
+    return handler
 
 
 async def run_agent_scenario(scenario: Scenario, client: ModelClient) -> ScenarioRun:
@@ -74,15 +75,15 @@ async def run_agent_scenario(scenario: Scenario, client: ModelClient) -> Scenari
         files.add(attachment.id, attachment.name, attachment.content, attachment.owner)
     runner = AgentRunner(
         client,
-        tools=ToolRegistry(_canned(t) for t in scenario.tools),
+        tools=ToolRegistry(Tool(t.name, _canned(t), t.description, t.input_schema, t.approval)
+                           for t in scenario.tools),
         approvals=ApprovalManager(timeout_s=_TIMEOUT_DECISION_S, decide=decide),
         files=files,
     )
     options = AgentOptions(attachments=[a.id for a in scenario.attachments],
                            **{k: v for k, v in scenario.options.items() if k != "attachments"})
     with runner:
-        result = await runner.run_graph(scenario.tagged_prompt(), scenario.session_id, None,
-                                        scenario.user_id, options)
+        result = await runner.run(scenario.tagged_prompt(), scenario.session_id, None, scenario.user_id, options)
     return ScenarioRun(result.events, result.success, result.error, result.final_text)
 
 
@@ -104,10 +105,6 @@ async def run_planner_scenario(scenario: Scenario, client: ModelClient) -> Scena
 register_runner("planner", run_planner_scenario)
 
 
-_CHAIN_FIELDS = ("stepNumber", "totalSteps", "stepType", "stepStatus", "toolName", "stepSummary", "outputPreview",
-                 "errorMessage")
-
-
 async def run_chain_scenario(scenario: Scenario, client: ModelClient) -> ScenarioRun:
     """Run ``scenario`` through ``harness.chain.ChainExecutor``: ``plan`` is the plan
     (without one the model plans from the prompt), tools return their canned results,
@@ -119,24 +116,19 @@ async def run_chain_scenario(scenario: Scenario, client: ModelClient) -> Scenari
     for document in scenario.documents:
         store.add_document(document.uri, document.text)
 
-    def canned(spec: ScenarioTool) -> Callable[..., Any]:
-        def tool(**arguments: Any) -> Any:
-            if spec.error is not None:
-                raise RuntimeError(spec.error)
-            return spec.result
-        return tool
+    from harness.identity.seeding import seeded_identity_tools
 
-    executor = ChainExecutor(client, tools={t.name: canned(t) for t in scenario.tools},
+    # With an identity section, the identity tools (createUser…) act in the executor's organization, "default".
+    identity = seeded_identity_tools(scenario.identity) if scenario.identity is not None else {}
+    tools = {**identity, **{t.name: _canned(t) for t in scenario.tools}}
+    executor = ChainExecutor(client, tools=tools,
                              prompt_configs={n: PromptConfig(s) for n, s in scenario.prompt_configs.items()},
                              policies=scenario.policies, vector_store=store,
                              routing=bool(scenario.options.get("routing", True)))
     events: list[Event] = []
 
     def record(event: ChainEvent) -> None:
-        data = event.model_dump(mode="json", by_alias=True)
-        events.append(Event(type=event.event_type, persistence=Persistence.TRANSIENT, event_index=len(events),
-                            session_id=scenario.session_id, timestamp=event.timestamp,
-                            data={k: data[k] for k in _CHAIN_FIELDS if data.get(k) is not None}))
+        events.append(event.as_event(len(events), scenario.session_id))
 
     executor.add_listener(record)
     plan = ChainPlan.model_validate({**(scenario.plan or {}), "planQuery": scenario.tagged_prompt(),

@@ -213,7 +213,7 @@ def test_the_agent_runner_fixture_and_golden_together(project: pytest.Pytester) 
                 {"messages": [{"tool_call": [{"name": "<lambda>", "args": {}}]}]},
                 {"messages": [{"text_message": {"text": "One entity."}}]},
             ]).tagged("List them")
-            result = mockllm_agent("openai-chat", tools=tools).run_graph_sync(prompt, "s1")
+            result = mockllm_agent("openai-chat", tools=tools).run_sync(prompt, "s1")
             invariants.check_tool_use_flow(result.events)
             assert result.events == golden
     ''')

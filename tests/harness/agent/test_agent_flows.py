@@ -64,7 +64,7 @@ class Harness:
 
     def run(self, prompt: str, session: str = "s1", user: str = "user-1", **options: Any) -> AgentResult:
         seen: list[Event] = []
-        result = self.runner.run_graph_sync(prompt, session, seen.append, user, AgentOptions(**options))
+        result = self.runner.run_sync(prompt, session, seen.append, user, AgentOptions(**options))
         assert seen == result.events  # the listener saw every event, in order
         return result
 
@@ -110,6 +110,8 @@ def test_flow1_simple_message(make: Any, protocol: str) -> None:
     assert len(message.data["content"].split()) == 12 == len([e for e in result.events if e.type == "message_chunk"])
     assert result.final_text == message.data["content"]
     assert result.events[-1].data == {"reason": "success"}
+    stamps = [e.timestamp for e in result.events]  # the run's clock, as a chain's: strictly increasing
+    assert all(a < b for a, b in zip(stamps, stamps[1:])), stamps
     inv.check_simple_message_flow(result.events)
 
 
@@ -175,14 +177,24 @@ def test_a_failing_or_unknown_tool_is_reported_and_the_run_goes_on(make: Any) ->
     def explode() -> None:
         raise RuntimeError("disk full")
 
+    @tools.register()
+    def lookup(customer_no: int) -> str:
+        return f"customer {customer_no}"
+
     h = make("anthropic-messages", tools=tools)
     result = h.run(script("Go", {"messages": [call("explode")]}, {"messages": [call("missing_tool")]},
-                          {"messages": [call("explode", unexpected=1)]}, {"messages": [text("Sorry.")]}))
+                          {"messages": [call("explode", unexpected=1)]},
+                          {"messages": [call("lookup", customer_no="C-1")]},
+                          {"messages": [call("lookup", customer_no="42")]}, {"messages": [text("Sorry.")]}))
     outcomes = [e.data for e in result.events if e.type == "tool_result"]
-    assert [o["success"] for o in outcomes] == [False, False, False]
+    assert [o["success"] for o in outcomes] == [False, False, False, False, True]
     assert outcomes[0]["error"] == "disk full"
     assert outcomes[1]["error"] == "Unknown tool 'missing_tool'."
     assert "cannot take the arguments ['unexpected']" in outcomes[2]["error"]
+    # Arguments are checked against the tool's annotations, as a chain's TOOL steps are.
+    assert outcomes[3]["error"].startswith("tool 'lookup': customer_no: Input should be a valid integer")
+    assert outcomes[3]["error"].endswith("(got 'C-1')")
+    assert outcomes[4]["result"] == "customer 42"
     assert result.success
     inv.check_tool_use_flow(result.events)
 
@@ -250,7 +262,7 @@ def test_execution_pauses_until_resolved_from_elsewhere(make: Any) -> None:
                 asyncio.get_running_loop().call_later(
                     0.01, lambda: (seen.append("resolving"), approvals.resolve(event.data["approvalId"], True)))
 
-        result = await h.runner.run_graph(APPROVAL_SCRIPT, "s1", listen, "user-1")
+        result = await h.runner.run(APPROVAL_SCRIPT, "s1", listen, "user-1")
         assert seen[seen.index("approval_requested") + 1] == "resolving"
         return result
 
@@ -303,7 +315,7 @@ def test_flow6_file_context_reaches_the_model(mock_server_url: str, request: pyt
 
     async def main() -> AgentResult:
         try:
-            return await runner.run_graph(script("Analyze this file", {"messages": [text("Seen.")]}), "s-files",
+            return await runner.run(script("Analyze this file", {"messages": [text("Seen.")]}), "s-files",
                                           None, "user-1", AgentOptions(attachments=["f1"]))
         finally:
             await client.aclose()
@@ -350,7 +362,7 @@ def test_fifty_concurrent_sessions_keep_their_own_consecutive_numbers(make: Any)
     prompt = script("List", {"messages": [text("Looking."), call("list_all_entities")]}, {"messages": [text("Done.")]})
 
     async def main() -> list[AgentResult]:
-        return await asyncio.gather(*(h.runner.run_graph(prompt, f"session-{i}", None, "u") for i in range(50)))
+        return await asyncio.gather(*(h.runner.run(prompt, f"session-{i}", None, "u") for i in range(50)))
 
     results = asyncio.run(main())
     assert all(r.success for r in results)

@@ -6,7 +6,7 @@ import asyncio
 from typing import Any
 
 import pytest
-from chain_support import Bench, answers, llm, step
+from tests.harness.chain.chain_support import Bench, answers, llm, step
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -38,7 +38,7 @@ def test_h1_context_accumulates_across_step_types() -> None:
     analyse, summarise = b.prompts()[0], b.prompts()[2]
     assert "models=olio.charPerson, data.data" in analyse and "am7://default/data.data/census" in analyse
     assert summarise == "Summarize: Analysis: 2 models, census cited."
-    assert set(restore_context(done.chain_context_json)) == {"modelList", "citations", "analysis"}
+    assert set(restore_context(done.context_blocks)) == {"modelList", "citations", "analysis"}
 
 
 def test_h2_context_is_saved_and_a_new_executor_resumes_from_it() -> None:
@@ -48,8 +48,8 @@ def test_h2_context_is_saved_and_a_new_executor_resumes_from_it() -> None:
         llm(3, "Pick one of {{colors}} given {{modelList}}", outputName="pick"),
         step(4, toolName="describeAllModels")])
     first = Bench().run(plan)
-    assert first.chain_context_json.startswith("<mcp:context")
-    assert restore_context(first.chain_context_json) == {"modelList": "olio.charPerson, data.data",
+    assert first.context_blocks.startswith("<mcp:context")
+    assert restore_context(first.context_blocks) == {"modelList": "olio.charPerson, data.data",
                                                          "colors": "red, green"}
     # A new executor carries on where the saved plan stopped: done steps are not run again.
     b = Bench()
@@ -67,7 +67,7 @@ def test_h2_legacy_json_context_still_restores() -> None:
 
 def test_h2_a_corrupt_saved_context_is_a_clear_error() -> None:
     with pytest.raises(PlanExecutionError, match="neither MCP context blocks nor a JSON object"):
-        Bench().run(ChainPlan(chain_context_json="{broken", steps=[step(1, toolName="describeAllModels")]))
+        Bench().run(ChainPlan(context_blocks="{broken", steps=[step(1, toolName="describeAllModels")]))
 
 
 def test_h3_a_missing_variable_is_never_silently_empty() -> None:
@@ -143,11 +143,11 @@ def test_l2_llm_steps_receive_unquoted_context_as_mcp_blocks() -> None:
     assert "--- CITATION ---" not in sent and sent.endswith("Answer from the context above.")
 
 
-def test_l3_chain_context_json_is_one_block_per_name() -> None:
+def test_l3_the_saved_context_is_one_block_per_name() -> None:
     done = Bench().run(ChainPlan(object_id="plan-7", steps=[
         step(1, toolName="describeAllModels", outputName="modelList"),
         step(2, toolName="newQueryField", inputs={"field": "f", "comparator": "EQ", "value": "v"}, outputName="qf")]))
-    blocks = parse_context(done.chain_context_json).blocks
+    blocks = parse_context(done.context_blocks).blocks
     assert [b.uri for b in blocks] == ["am7://chain/plan-7/context/modelList", "am7://chain/plan-7/context/qf"]
     assert blocks[1].data["value"] == {"field": "f", "comparator": "EQ", "value": "v"}
 

@@ -17,7 +17,7 @@ from harness.chain import (
     StepType,
     restore_context,
 )
-from chain_support import (
+from tests.harness.chain.chain_support import (
     TOOLS,
     Bench,
     answers,
@@ -59,6 +59,18 @@ def test_a3_chain_event_has_every_field_and_serialises() -> None:
     assert data["eventType"] == "stepComplete" and data["mcpContextUri"] == "am7://org/tool.plan/1"
     assert set(data) == {"eventType", "planName", "stepNumber", "totalSteps", "stepType", "stepStatus",
                          "stepSummary", "toolName", "outputPreview", "errorMessage", "timestamp", "mcpContextUri"}
+
+
+def test_a_chain_event_becomes_a_harness_event_for_goldens_and_invariants() -> None:
+    event = ChainEvent(event_type="stepError", plan_name="p", step_number=2, total_steps=2, step_type="TOOL",
+                       step_status="FAILED", error_message="boom", timestamp=7, mcp_context_uri="am7://org/tool.plan/1")
+    as_event = event.as_event(4, "session-1")
+    assert (as_event.type, as_event.timestamp, as_event.event_index, as_event.session_id) == (
+        "stepError", 7, 4, "session-1")
+    assert as_event.persistence.value == "transient" and as_event.sequence_number is None
+    # The run's name and URI are the session's to say; unset fields are left out.
+    assert as_event.data == {"stepNumber": 2, "totalSteps": 2, "stepType": "TOOL", "stepStatus": "FAILED",
+                             "errorMessage": "boom"}
 
 
 def test_a4_a5_enum_values_and_unknown_step_type_fails() -> None:
@@ -106,7 +118,7 @@ def test_b4_unknown_tool_fails_the_step() -> None:
 
 
 def test_b5_argument_mismatch_fails_with_a_descriptive_message() -> None:
-    with pytest.raises(PlanExecutionError, match=r"tool 'findPersons' cannot take \['wrong'\]"):
+    with pytest.raises(PlanExecutionError, match=r"tool 'findPersons' cannot take the arguments \['wrong'\]"):
         Bench().run(ChainPlan(steps=[step(1, toolName="findPersons", inputs={"wrong": 1})]))
 
 
@@ -279,5 +291,5 @@ def test_g5_concurrent_chains_share_nothing() -> None:
 
     first, second = asyncio.run(both())
     assert first.output == ["person where f0 EQ 0"] and second.output == ["person where f1 EQ 1"]
-    assert restore_context(first.chain_context_json)["qf"]["field"] == "f0"
-    assert restore_context(second.chain_context_json)["qf"]["field"] == "f1"
+    assert restore_context(first.context_blocks)["qf"]["field"] == "f0"
+    assert restore_context(second.context_blocks)["qf"]["field"] == "f1"

@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
-from chain_support import DONE, Bench, answers, llm, query, route, step
+from tests.harness.chain.chain_support import DONE, Bench, answers, llm, query, route, step
 
 from mockllm import InstructionChain
 from harness.chain import (
@@ -113,7 +113,7 @@ def test_j3_a_finished_plan_round_trips_through_sqlite(tmp_path: Path) -> None:
         assert reopened.load(done.object_id, "another-org") is None
     assert loaded == done
     assert loaded.executed and loaded.steps[1].dynamic and loaded.steps[1].parent_step == 1
-    assert parse_context(loaded.chain_context_json).blocks[0].data["value"] == "a"
+    assert parse_context(loaded.context_blocks).blocks[0].data["value"] == "a"
 
 
 # -- cancellation ---------------------------------------------------------------------
@@ -193,9 +193,9 @@ BAD_INPUT: list[tuple[str, ChainPlan, str, list[StepStatus]]] = [
     ("unknown tool", ChainPlan(steps=[step(1, toolName="nonExistentTool")]),
      "step 1: unknown tool 'nonExistentTool'; registered: ", [StepStatus.FAILED]),
     ("wrong argument names", ChainPlan(steps=[step(1, toolName="findPersons", inputs={"wrong": 1})]),
-     "step 1: tool 'findPersons' cannot take ['wrong']", [StepStatus.FAILED]),
+     "step 1: tool 'findPersons' cannot take the arguments ['wrong']", [StepStatus.FAILED]),
     ("wrong argument types", ChainPlan(steps=[step(1, toolName="typed", inputs={"age": "old", "tags": "x"})]),
-     "step 1: tool 'typed': argument 'age': Input should be a valid integer", [StepStatus.FAILED]),
+     "step 1: tool 'typed': age: Input should be a valid integer", [StepStatus.FAILED]),
     ("missing variable", ChainPlan(steps=[step(1, toolName="describeAllModels"),
                                           step(2, toolName="findPersons", inputs={"query": "{{qf}}"})]),
      "step 2: the chain context has no {{qf}} (known: none yet)", [StepStatus.COMPLETED, StepStatus.FAILED]),

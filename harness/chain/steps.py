@@ -1,0 +1,174 @@
+"""What each step type does: TOOL, LLM, RAG_QUERY and POLICY_GATE.
+
+Each takes the run and the step, and returns the step's output (or raises
+``PlanExecutionError``); the run loop (``harness.chain.run``) does the rest — statuses,
+events, the context, saving. A step sets its own ``summary_text``.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from harness.chain.context import VARIABLE, context_uri, substitute
+from harness.chain.errors import PlanExecutionError
+from harness.chain.mcp_context import CITATION_SCHEMA, STEP_OUTPUT_SCHEMA, McpContextBuilder, parse_context
+from harness.chain.models import PlanStep, PromptConfig, StepStatus, StepType
+from harness.chain.policy import evaluate_policy
+from harness.chain.uris import Am7Uri
+from harness.llm import ModelClient
+from harness.tool_calls import ToolArgumentsError
+from mockllm.instructions import strip_instructions
+
+if TYPE_CHECKING:
+    from harness.chain.run import ChainRun
+
+__all__ = ["perform", "preview"]
+
+_PREVIEW = 100
+
+
+def preview(value: Any) -> str:
+    """``value`` as at most 100 characters of text (events and summaries show this)."""
+    text = value if isinstance(value, str) else repr(value)
+    return text if len(text) <= _PREVIEW else text[:_PREVIEW - 1] + "…"
+
+
+async def perform(run: ChainRun, step: PlanStep) -> Any:
+    """Run ``step`` by its type; its output."""
+    kind = _KINDS.get(step.step_type)
+    if kind is None:
+        raise PlanExecutionError(f"step {step.step_number}: step type {step.step_type.value} cannot run here")
+    return await kind(run, step)
+
+
+async def tool_step(run: ChainRun, step: PlanStep) -> Any:
+    tool = run.executor.tool(step.tool_name or "")
+    if tool is None:
+        raise PlanExecutionError(f"step {step.step_number}: unknown tool {step.tool_name!r}; "
+                                 f"registered: {sorted(run.executor.tools)}")
+    arguments = substitute(step.inputs, run.context, step.step_number)
+    try:
+        result = await tool(arguments)
+    except ToolArgumentsError as exc:
+        raise PlanExecutionError(f"step {step.step_number}: {exc}") from exc
+    except Exception as exc:
+        raise PlanExecutionError(f"step {step.step_number}: tool {step.tool_name!r} failed: "
+                                 f"{type(exc).__name__}: {exc}") from exc
+    step.summary_text = f"{step.tool_name} returned {preview(result)}"
+    return result
+
+
+def prompt_config(run: ChainRun, name: str | None, step: PlanStep) -> PromptConfig | None:
+    if name is None:
+        return None
+    config = run.executor.prompt_configs.get(name)
+    if config is None:
+        raise PlanExecutionError(f"step {step.step_number}: no prompt config named {name!r}; "
+                                 f"known: {sorted(run.executor.prompt_configs)}")
+    return config
+
+
+def client_for(run: ChainRun, step: PlanStep) -> ModelClient | None:
+    if step.chat_config_name is None:
+        return run.executor.client
+    client = run.executor.chat_configs.get(step.chat_config_name)
+    if client is None:
+        raise PlanExecutionError(f"step {step.step_number}: no chat config named {step.chat_config_name!r}; "
+                                 f"known: {sorted(run.executor.chat_configs)}")
+    return client
+
+
+def context_preamble(run: ChainRun, prompt_template: str) -> str:
+    """MCP blocks for the outputs the model has not seen and the prompt does not quote."""
+    quoted = set(VARIABLE.findall(prompt_template))
+    builder, raw = McpContextBuilder(), []
+    for name, value in run.unseen.items():
+        if name in quoted:
+            continue
+        if isinstance(value, str) and parse_context(value).blocks:
+            raw.append(value)  # already MCP blocks (a RAG result)
+        else:
+            builder.add_resource(context_uri(run.plan.object_id or "", name), STEP_OUTPUT_SCHEMA,
+                                 {"name": name, "value": value}, ephemeral=True)
+    run.unseen.clear()
+    return "\n".join([*raw, builder.build()]).strip()
+
+
+async def llm_step(run: ChainRun, step: PlanStep) -> str:
+    config = prompt_config(run, step.prompt_config_name, step)
+    client = client_for(run, step)
+    template = str(step.inputs.get("prompt", step.description))
+    prompt = str(substitute(template, run.context, step.step_number))
+    preamble = context_preamble(run, template)
+    turn = await run.ask(f"{preamble}\n\n{prompt}" if preamble else prompt, f"step {step.step_number}",
+                         config, client)
+    text = turn.text
+    if "<mcp:context" in text:
+        text = parse_context(text).content
+    if not text.strip():
+        raise PlanExecutionError(f"step {step.step_number}: the model returned an empty response")
+    step.summary_text = preview(text)
+    return text
+
+
+async def rag_step(run: ChainRun, step: PlanStep) -> str:
+    executor = run.executor
+    # A query quoting the scripted plan query must not carry its instruction block on.
+    query = strip_instructions(str(substitute(step.rag_query if step.rag_query is not None
+                                              else step.inputs.get("query", step.description),
+                                              run.context, step.step_number)))
+    scope = None
+    if step.vector_reference_uri:
+        try:
+            ref = Am7Uri.parse(step.vector_reference_uri)
+        except ValueError as exc:
+            raise PlanExecutionError(f"step {step.step_number}: vectorReferenceUri: {exc}") from exc
+        scope = str(ref)
+        # Another organization's object is "not found", never "forbidden".
+        if ref.organization != executor.organization or not executor.vector_store.contains(scope):
+            raise PlanExecutionError(f"step {step.step_number}: not found: {step.vector_reference_uri} "
+                                     f"(404: no such document in organization {executor.organization!r})")
+    if step.rag_limit < 0:
+        raise PlanExecutionError(f"step {step.step_number}: ragLimit must be >= 0, got {step.rag_limit}")
+    hits = executor.vector_store.search(query, step.rag_limit, scope)
+    if inspect.isawaitable(hits):
+        hits = await hits
+    hits = list(hits)[:step.rag_limit]
+    step.summary_text = f"{len(hits)} result(s) for {query!r}"
+    return McpContextBuilder().add_resource(
+        f"am7://vector/citations/{run.plan.object_id}-{step.step_number}", CITATION_SCHEMA,
+        {"query": query, "results": [h.as_json() for h in hits]}, ephemeral=True).build()
+
+
+async def gate_step(run: ChainRun, step: PlanStep) -> str:
+    policy = run.executor.policies.get(step.policy_name or "")
+    if policy is None:
+        raise PlanExecutionError(f"step {step.step_number}: no policy named {step.policy_name!r}; "
+                                 f"known: {sorted(run.executor.policies)}")
+    fact = substitute(step.inputs["fact"], run.context, step.step_number) if "fact" in step.inputs \
+        else run.plan.output
+    # A structured fact (a tool's JSON: an identity operation's SCIM resource, say) is
+    # judged as the JSON a client would see, so patterns can match its fields.
+    fact = "" if fact is None else fact if isinstance(fact, str) else json.dumps(fact, default=str)
+
+    async def chat(prompt: str, config_name: str | None) -> str:
+        return (await run.ask(prompt, f"step {step.step_number} (policy {policy.name})",
+                              prompt_config(run, config_name, step), client_for(run, step))).text
+
+    decision = await evaluate_policy(policy, fact, chat)
+    rules = [line for line in decision.trace if line.startswith("rule ") and ") -> " in line]
+    step.summary_text = f"{decision.effect} by policy {policy.name}: " + "; ".join(rules)
+    if not decision.permit:
+        step.step_status = StepStatus.GATED
+    return decision.fact
+
+
+_KINDS: dict[StepType, Callable[[ChainRun, PlanStep], Awaitable[Any]]] = {
+    StepType.TOOL: tool_step,
+    StepType.LLM: llm_step,
+    StepType.RAG_QUERY: rag_step,
+    StepType.POLICY_GATE: gate_step,
+}
