@@ -38,20 +38,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import cProfile
-import io
 import json
-import os
-import pstats
-import re
-import signal
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -62,13 +55,17 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from _docs import replace_section
+from _handle_cost import handle_breakdown, handle_cpu, profile_handle
+from _servers import Server, start_server, stop_server
+
 from mockllm.engine import MockLLM
 from mockllm.instructions import InstructionChain
 from mockllm.transports import HTTPX2Transport
 
 DOC = ROOT / "docs" / "performance.md"
 SECTION = "## Wire: in-process, server and floor"
-DOC_DATE = "2026-11-22"
+DOC_DATE = "2026-11-23"
 MODEL = "mock-model"
 CONCURRENCY = 16
 _ASSISTANT = b'"role":"assistant"'
@@ -210,70 +207,6 @@ def floor_transport(captured: dict[str, list[Turn]]) -> httpx2.MockTransport:
 
 # -- servers -------------------------------------------------------------------------
 
-@dataclass
-class Server:
-    name: str
-    proc: subprocess.Popen[bytes]
-    root: str
-    log: Path
-    schedstat: bool = field(default=True)
-
-    def cpu_ns(self) -> int:
-        """CPU time of all the process's threads, in ns (schedstat; stat ticks if absent)."""
-        if self.schedstat:
-            total = 0
-            try:
-                for tid in os.listdir(f"/proc/{self.proc.pid}/task"):
-                    with open(f"/proc/{self.proc.pid}/task/{tid}/schedstat") as handle:
-                        total += int(handle.read().split()[0])
-                return total
-            except (OSError, ValueError, IndexError):
-                self.schedstat = False
-        return self.stat_ns()
-
-    def stat_ns(self) -> int:
-        """utime + stime from /proc/<pid>/stat (clock-tick resolution), in ns."""
-        with open(f"/proc/{self.proc.pid}/stat") as handle:
-            fields = handle.read().rsplit(")", 1)[1].split()
-        ticks = int(fields[11]) + int(fields[12])  # utime, stime (fields 14, 15)
-        return ticks * 1_000_000_000 // os.sysconf("SC_CLK_TCK")
-
-
-def start_server(name: str, argv: list[str], workdir: Path) -> Server:
-    log = workdir / f"{name}.stderr"
-    out = workdir / f"{name}.stdout"
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
-    with open(log, "wb") as err, open(out, "wb") as stdout:
-        proc = subprocess.Popen([sys.executable, *argv], cwd=ROOT, env=env, stdin=subprocess.DEVNULL,
-                                stdout=stdout, stderr=err)
-    server = Server(name, proc, "", log)
-    deadline = time.monotonic() + 30
-    first = ""
-    while time.monotonic() < deadline and proc.poll() is None:  # bounded wait for the first line
-        text = out.read_text(errors="replace")
-        if "\n" in text:
-            first = text.split("\n", 1)[0]
-            break
-        time.sleep(0.05)
-    match = re.search(r"(http://127\.0\.0\.1:\d+)", first)
-    if match is None:
-        stop_server(server)
-        raise RuntimeError(f"{name} did not start: {first!r}\n{log.read_text(errors='replace')[-2000:]}")
-    server.root = match.group(1)
-    return server
-
-
-def stop_server(server: Server) -> None:
-    proc = server.proc
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=10)
-
-
 def write_bodies(captured: dict[str, list[Turn]], path: Path) -> None:
     data = {s: {"turns": [{"headers": t.reply_headers, "events": [e.decode("latin-1") for e in t.events]}
                           for t in turns]} for s, turns in captured.items()}
@@ -377,82 +310,6 @@ def ratio_median(values: list[float], reference: list[float]) -> float:
     return statistics.median(v / ref for v, ref in zip(values, reference))
 
 
-# -- profile -------------------------------------------------------------------------
-
-def profile_handle(captured: dict[str, list[Turn]], reps: int = 300) -> str:
-    """cProfile of ``MockLLM.handle`` on the captured requests: where the mock's time goes."""
-    out = io.StringIO()
-    for scenario, turns in captured.items():
-        mock = MockLLM()
-        requests = [(t.path, dict(t.headers), t.body) for t in turns]
-        for path, headers, body in requests:  # warm
-            mock.handle("POST", path, headers, body)
-        t0 = time.perf_counter()
-        for _ in range(reps):
-            for path, headers, body in requests:
-                mock.handle("POST", path, headers, body)
-        per = (time.perf_counter() - t0) / reps / len(requests) * 1e6
-        profiler = cProfile.Profile()
-        profiler.enable()
-        for _ in range(reps):
-            for path, headers, body in requests:
-                mock.handle("POST", path, headers, body)
-        profiler.disable()
-        out.write(f"\n=== MockLLM.handle, {scenario}: {per:.0f} µs per request unprofiled "
-                  f"({len(requests)} request(s) x {reps}) ===\n")
-        for sort in ("tottime", "cumulative"):
-            stats = pstats.Stats(profiler, stream=out)
-            stats.sort_stats(sort).print_stats(22)
-    return out.getvalue()
-
-
-def handle_cpu(captured: dict[str, list[Turn]], scenario: str, reps: int = 300) -> float:
-    """``MockLLM.handle``'s CPU µs per request on the scenario's requests (median of 5)."""
-    mock = MockLLM()
-    requests = [(t.path, dict(t.headers), t.body) for t in captured[scenario]]
-    for path, headers, body in requests * 20:  # warm
-        mock.handle("POST", path, headers, body)
-    samples = []
-    for _ in range(5):
-        c0 = time.process_time()
-        for _ in range(reps // 5):
-            for path, headers, body in requests:
-                mock.handle("POST", path, headers, body)
-        samples.append((time.process_time() - c0) / (reps // 5) / len(requests) * 1e6)
-    return statistics.median(samples)
-
-
-def handle_breakdown(captured: dict[str, list[Turn]], scenario: str, per: float, reps: int = 300) -> str:
-    """Markdown: ``MockLLM.handle``'s CPU per request for ``scenario`` and the mockllm
-    functions taking the largest share of it (cProfile, cumulative)."""
-    mock = MockLLM()
-    requests = [(t.path, dict(t.headers), t.body) for t in captured[scenario]]
-    profiler = cProfile.Profile()
-    profiler.enable()
-    for _ in range(reps):
-        for path, headers, body in requests:
-            mock.handle("POST", path, headers, body)
-    profiler.disable()
-    stats = pstats.Stats(profiler)
-    handle_total = next(ct for (f, _, fn), (_, _, _, ct, _) in stats.stats.items()  # type: ignore[attr-defined]
-                        if fn == "handle" and f.endswith("engine.py"))
-    rows = []
-    for (filename, line, fn), (_, calls, own, cum, _) in stats.stats.items():  # type: ignore[attr-defined]
-        if f"{os.sep}mockllm{os.sep}" in filename and fn != "handle":
-            where = Path(filename)
-            where = where.relative_to(ROOT) if where.is_relative_to(ROOT) else Path(*where.parts[-2:])
-            name = f"{where.as_posix()}:{line} `{fn}`"
-            rows.append((cum, own, calls, name))
-    rows.sort(reverse=True)
-    lines = [(f"`MockLLM.handle` on the {scenario} request(s): {per:.0f} µs CPU per request "
-             "(unprofiled). Largest mockllm functions by share of `handle`'s profiled time:"),
-             "", "| function | cumulative | own | calls/request |", "| --- | ---: | ---: | ---: |"]
-    for cum, own, calls, name in rows[:10]:
-        lines.append(f"| {name} | {cum / handle_total:.0%} | {own / handle_total:.0%} | "
-                     f"{calls / reps / len(requests):.3g} |")
-    return "\n".join(lines)
-
-
 # -- report --------------------------------------------------------------------------
 
 @dataclass
@@ -548,19 +405,7 @@ def write_docs(body: str, command: str, settings: str) -> None:
         body,
         "",
     ])
-    # Re-read right before writing: another section may have been written meanwhile.
-    text = DOC.read_text(encoding="utf-8") if DOC.exists() else "# Performance\n"
-    start = text.find(SECTION + "\n")
-    if start < 0 and text.endswith(SECTION):
-        start = len(text) - len(SECTION)
-    if start >= 0:
-        following = text.find("\n## ", start + len(SECTION))
-        end = len(text) if following < 0 else following + 1
-        text = text[:start] + section + ("\n" + text[end:] if end < len(text) else "")
-    else:
-        text = text.rstrip("\n") + "\n\n" + section
-    DOC.parent.mkdir(parents=True, exist_ok=True)
-    DOC.write_text(text.rstrip("\n") + "\n", encoding="utf-8")
+    replace_section(DOC, SECTION, section)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -592,9 +437,9 @@ def main(argv: list[str] | None = None) -> int:
         bodies = workdir / "bodies.json"
         write_bodies(captured, bodies)
         try:
-            servers["server"] = start_server("server", ["-m", "mockllm", "serve", "--port", "0"], workdir)
-            servers["starlette"] = start_server("starlette", [str(ROOT / "bench" / "_apps.py"), "plain", str(bodies)], workdir)
-            servers["sse"] = start_server("sse", [str(ROOT / "bench" / "_apps.py"), "sse", str(bodies)], workdir)
+            servers["server"] = start_server("server", ["-m", "mockllm", "serve", "--port", "0"], workdir, ROOT)
+            servers["starlette"] = start_server("starlette", [str(ROOT / "bench" / "_apps.py"), "plain", str(bodies)], workdir, ROOT)
+            servers["sse"] = start_server("sse", [str(ROOT / "bench" / "_apps.py"), "sse", str(bodies)], workdir, ROOT)
             check_bytes(servers, captured)
             progress("servers up; every server's bytes equal MockLLM().handle's")
 
@@ -620,20 +465,21 @@ def main(argv: list[str] | None = None) -> int:
             for server in servers.values():
                 stop_server(server)
 
-    handle_us = {s: handle_cpu(captured, s) for s in SCENARIOS}
+    requests = {s: [(t.path, dict(t.headers), t.body) for t in turns] for s, turns in captured.items()}
+    handle_us = {s: handle_cpu(requests[s]) for s in SCENARIOS}
     body, targets = tables(client, cpu, rate, totals, handle_us)
     failing = [s for s in SCENARIOS if any(not t.ok and t.scenario == s for t in targets)]
     if failing:
         body += "\n\nWhere the mock's time goes in the failing case(s), from `bench/bench_wire.py`'s own " \
                 "cProfile of `MockLLM.handle` (next to (d), the mock server's per-request path adds essentially only this call):\n\n"
-        body += "\n\n".join(handle_breakdown(captured, s, handle_us[s]) for s in failing)
+        body += "\n\n".join(handle_breakdown(requests[s], s, handle_us[s], ROOT) for s in failing)
     elapsed = time.monotonic() - started
     print()
     print(f"bench_wire: {rounds} rounds, {elapsed:.0f} s. {settings}")
     print()
     print(body)
     if args.profile:
-        print(profile_handle(captured))
+        print(profile_handle(requests))
     if args.write_docs:
         command = "python bench/bench_wire.py --write-docs" + (f" --rounds {args.rounds}" if args.rounds else "") \
             + (" --quick" if args.quick else "")

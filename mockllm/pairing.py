@@ -35,13 +35,13 @@ def find_pairing_problem(conversation: Conversation) -> PairingProblem | None:
     """
     issued: set[str] = set()
     pending: dict[str, int] = {}
-    for index, message in enumerate(conversation.messages):
-        if message.role == "assistant":
-            for call_id in message.tool_calls:
+    for index, (role, _, calls, results, _) in enumerate(conversation.rows):
+        if role == "assistant":
+            for call_id in calls:
                 issued.add(call_id)
                 pending[call_id] = index
-        elif message.role == "tool":
-            for call_id in message.tool_results:
+        elif role == "tool":
+            for call_id in results:
                 if call_id not in issued:
                     return PairingProblem("orphan_result", call_id, index)
                 pending.pop(call_id, None)

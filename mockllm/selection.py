@@ -90,7 +90,7 @@ def select_in_conversation(conversation: Conversation, protocol: str = "neutral"
 
     ``protocol`` only labels the result (``Selection.protocol``). Never raises.
     """
-    messages = conversation.messages
+    messages = conversation.rows
     turns = 0
     in_run = False
     # The newest mock-made id, and how many assistant turns were counted after its turn.

@@ -15,16 +15,12 @@ import hashlib
 import json
 from typing import Any
 
-from mockllm.conversation import Conversation, Message, text_of
+from mockllm.conversation import Conversation, Row, text_of
 from mockllm.generation import TOOL_CALL_ID
 from mockllm.plan import ReplyPlan, TextPart, split_words
 from mockllm.wire.base import RequestRejected, dumps, sse_event
 
 __all__ = ["AnthropicMessagesCodec", "anthropic_messages"]
-
-# ``_new(Message, fields)`` skips NamedTuple's Python-level ``__new__``: a long agent loop
-# is thousands of messages per request, and that call was a quarter of the reading.
-_new = tuple.__new__
 
 # Characters per ``input_json_delta``: small enough that any real arguments object
 # arrives in several pieces, each cut wherever the slice falls (inside keys, strings,
@@ -89,7 +85,7 @@ def _reject(message: str) -> RequestRejected:
     return RequestRejected(message, status=400, type="invalid_request_error")
 
 
-def _read_message(position: int, message: dict[str, Any], out: list[Message]) -> None:
+def _read_message(position: int, message: dict[str, Any], out: list[Row]) -> None:
     """Append the neutral reading of one request message to ``out``.
 
     A user message's ``tool_result`` blocks become a tool message; its text (or, with no
@@ -100,10 +96,10 @@ def _read_message(position: int, message: dict[str, Any], out: list[Message]) ->
     if role == "assistant":
         calls = tuple([str(b.get("id")) for b in content if isinstance(b, dict) and b.get("type") == "tool_use"]) \
             if isinstance(content, list) else ()
-        out.append(_new(Message, ("assistant", "", calls, (), position)))
+        out.append(("assistant", "", calls, (), position))
     elif role == "user":
         if isinstance(content, str):
-            out.append(_new(Message, ("user", content, (), (), position)))
+            out.append(("user", content, (), (), position))
             return
         results: list[str] = []
         has_text = False
@@ -116,31 +112,31 @@ def _read_message(position: int, message: dict[str, Any], out: list[Message]) ->
                     elif kind == "text":
                         has_text = True
         if results:
-            out.append(_new(Message, ("tool", "", (), tuple(results), position)))
+            out.append(("tool", "", (), tuple(results), position))
         if has_text or not results:
-            out.append(_new(Message, ("user", text_of(content, ("text",)), (), (), position)))
+            out.append(("user", text_of(content, ("text",)), (), (), position))
 
 
 def _pairing_rejection(conversation: Conversation, messages: list[Any]) -> RequestRejected | None:
     """The real API's rule: results answer the tool uses of the message just before."""
-    calls_at = {m.position: m.tool_calls for m in conversation.messages if m.role == "assistant"}
-    results_at = {m.position: m.tool_results for m in conversation.messages if m.role == "tool"}
-    for m in conversation.messages:
-        index = m.position
+    rows = conversation.rows
+    calls_at = {index: calls for role, _, calls, _, index in rows if role == "assistant"}
+    results_at = {index: results for role, _, _, results, index in rows if role == "tool"}
+    for role, _, calls, results, index in rows:
         if index is None:
             continue
-        if m.role == "assistant" and m.tool_calls:
+        if role == "assistant" and calls:
             answered = results_at.get(index + 1, ())
-            missing = [call_id for call_id in m.tool_calls if call_id not in answered]
+            missing = [call_id for call_id in calls if call_id not in answered]
             if missing:
                 return _reject(
                     f"messages.{index}: `tool_use` ids were found without `tool_result` "
                     f"blocks immediately after: {', '.join(missing)}. Each `tool_use` block "
                     "must have a corresponding `tool_result` block in the next message."
                 )
-        elif m.role == "tool":
+        elif role == "tool":
             issued = calls_at.get(index - 1, ())
-            for call_id in m.tool_results:
+            for call_id in results:
                 if call_id not in issued:
                     block = next(i for i, b in enumerate(messages[index]["content"])
                                  if isinstance(b, dict) and b.get("type") == "tool_result"
@@ -295,9 +291,9 @@ class AnthropicMessagesCodec:
         """The neutral conversation: ``system``, then the request's ``messages``."""
         if not isinstance(body, dict):
             return Conversation(())
-        out: list[Message] = []
+        out: list[Row] = []
         if body.get("system"):
-            out.append(Message("system"))
+            out.append(("system", "", (), (), None))
         messages = body.get("messages")
         if isinstance(messages, list):
             for position, message in enumerate(messages):

@@ -17,17 +17,13 @@ from __future__ import annotations
 from json.encoder import encode_basestring as encode_string
 from typing import Any
 
-from mockllm.conversation import Conversation, Message, text_of
+from mockllm.conversation import Conversation, Row, text_of
 from mockllm.pairing import PairingProblem, find_pairing_problem
 from mockllm.plan import ReplyPlan, Usage, split_words
 from mockllm.wire.base import RequestRejected, dumps, sse_event
 from mockllm.wire.openai_errors import openai_error_body, openai_error_fields
 
 __all__ = ["OpenAIChatCodec", "openai_chat"]
-
-# ``_new(Message, fields)`` skips NamedTuple's Python-level ``__new__``: a long agent loop
-# is thousands of messages per request, and that call was a quarter of the reading.
-_new = tuple.__new__
 
 SYSTEM_FINGERPRINT = "fp_mockllm"
 
@@ -105,7 +101,7 @@ class OpenAIChatCodec:
         items = body.get("messages") if isinstance(body, dict) else None
         if not isinstance(items, list):
             return Conversation(())
-        out: list[Message] = []
+        out: list[Row] = []
         for position, m in enumerate(items):
             if not isinstance(m, dict):
                 continue
@@ -114,16 +110,16 @@ class OpenAIChatCodec:
                 calls = m.get("tool_calls")
                 ids = tuple([str(c["id"]) for c in calls if isinstance(c, dict) and "id" in c]) \
                     if isinstance(calls, list) else ()
-                out.append(_new(Message, ("assistant", "", ids, (), position)))
+                out.append(("assistant", "", ids, (), position))
             elif role == "tool" or role == "function":
                 call_id = m.get("tool_call_id")
-                out.append(_new(Message, ("tool", "", (), () if call_id is None else (str(call_id),), position)))
+                out.append(("tool", "", (), () if call_id is None else (str(call_id),), position))
             elif role == "user":
                 content = m.get("content")
                 text = content if isinstance(content, str) else text_of(content, ("text",))
-                out.append(_new(Message, ("user", text, (), (), position)))
+                out.append(("user", text, (), (), position))
             elif role == "system" or role == "developer":
-                out.append(_new(Message, ("system", "", (), (), position)))
+                out.append(("system", "", (), (), position))
         return Conversation(tuple(out))
 
     def read_request(self, body: Any, *, lenient: bool) -> Conversation:

@@ -14,17 +14,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from mockllm.conversation import Conversation, Message, text_of
+from mockllm.conversation import Conversation, Row, text_of
 from mockllm.pairing import find_pairing_problem
 from mockllm.plan import ReplyPlan, TextPart, split_words
 from mockllm.wire.base import RequestRejected, dumps, sse_event
 from mockllm.wire.openai_errors import openai_error_body, openai_error_fields
 
 __all__ = ["OpenAIResponsesCodec", "openai_responses"]
-
-# ``_new(Message, fields)`` skips NamedTuple's Python-level ``__new__``: a long agent loop
-# is thousands of messages per request, and that call was a quarter of the reading.
-_new = tuple.__new__
 
 # Neutral stop reasons that end a response as "incomplete", with the API's reason.
 _INCOMPLETE_REASONS = {"max_tokens": "max_output_tokens", "content_filter": "content_filter"}
@@ -80,13 +76,13 @@ class OpenAIResponsesCodec:
         """
         if not isinstance(body, dict):
             return Conversation(())
-        out: list[Message] = []
+        out: list[Row] = []
         instructions = body.get("instructions")
         if isinstance(instructions, str) and instructions:
-            out.append(Message("system"))
+            out.append(("system", "", (), (), None))
         items = body.get("input")
         if isinstance(items, str):
-            out.append(Message("user", items, (), (), 0))
+            out.append(("user", items, (), (), 0))
         elif isinstance(items, list):
             for position, item in enumerate(items):
                 if isinstance(item, dict):
@@ -230,7 +226,7 @@ class OpenAIResponsesCodec:
         }
 
 
-def _read_item(position: int, item: dict[str, Any]) -> Message | None:
+def _read_item(position: int, item: dict[str, Any]) -> Row | None:
     """The neutral message of one input item, or None for an item that is none."""
     kind = item.get("type", "message")
     if not isinstance(kind, str):  # e.g. a list: not hashable, so not a set member
@@ -238,18 +234,18 @@ def _read_item(position: int, item: dict[str, Any]) -> Message | None:
     if kind == "message":
         role = item.get("role")
         if role == "assistant":
-            return _new(Message, ("assistant", "", (), (), position))
+            return ("assistant", "", (), (), position)
         if role == "user":
-            return _new(Message, ("user", text_of(item.get("content"), _MESSAGE_TEXT_TYPES), (), (), position))
+            return ("user", text_of(item.get("content"), _MESSAGE_TEXT_TYPES), (), (), position)
         if role == "system" or role == "developer":
-            return _new(Message, ("system", "", (), (), position))
+            return ("system", "", (), (), position)
         return None
     if kind in _MODEL_OUTPUT_ITEMS:
         call_id = item.get("call_id") if kind == "function_call" else None
-        return _new(Message, ("assistant", "", () if call_id is None else (str(call_id),), (), position))
+        return ("assistant", "", () if call_id is None else (str(call_id),), (), position)
     if kind in _TOOL_OUTPUT_ITEMS:
         call_id = item.get("call_id")
-        return _new(Message, ("tool", "", (), () if call_id is None else (str(call_id),), position))
+        return ("tool", "", (), () if call_id is None else (str(call_id),), position)
     return None
 
 

@@ -18,12 +18,24 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from mockllm import INSTRUCTION_END, INSTRUCTION_START, PROTOCOLS, Conversation, Message
+from mockllm import (
+    INSTRUCTION_END,
+    INSTRUCTION_START,
+    PROTOCOLS,
+    Conversation,
+    Message,
+    Selection,
+    build_reply_plan,
+    select,
+)
+from mockllm.plan import ReplyPlan
+from mockllm.replies import fallback_text
 from mockllm.wire.registry import codec_named
 
 __all__ = [
-    "PREFIX", "PROTOCOLS", "RENDER", "Turn", "assistant", "reference_reading", "renderings",
-    "results", "tagged", "to_anthropic", "to_chat", "to_responses", "user",
+    "ABC", "PREFIX", "PROTOCOLS", "RENDER", "Turn", "assistant", "chain", "is_fallback",
+    "reference_reading", "renderings", "results", "run_agent", "selection_of", "tagged", "text_step",
+    "to_anthropic", "to_chat", "to_responses", "user",
 ]
 
 Turn = tuple[Any, ...]
@@ -158,3 +170,53 @@ def reference_reading(conv: list[Turn]) -> Conversation:
         else:
             out.append(Message("tool", tool_results=tuple(i for i, _ in turn[1])))
     return Conversation(tuple(out))
+
+
+# -- scripts and agent loops ----------------------------------------------------------
+
+def selection_of(conv: list[Turn], protocol: str) -> Selection:
+    """The selection for ``conv`` written in ``protocol``."""
+    return select(RENDER[protocol](conv), protocol)
+
+
+def text_step(step_id: str, text: str | None = None, length: int | None = None) -> dict[str, Any]:
+    spec = {"text": text} if text is not None else {"length": length if length is not None else 5}
+    return {"id": step_id, "messages": [{"text_message": spec}]}
+
+
+def chain(*steps: dict[str, Any]) -> dict[str, Any]:
+    return {"instruction_chain": list(steps)}
+
+
+ABC = chain(text_step("A", "reply A"), text_step("B", "reply B"), text_step("C", "reply C"))
+
+
+def run_agent(
+    prompt: str, protocol: str, replies: int, *, history: list[Turn] | None = None
+) -> tuple[list[tuple[Selection, ReplyPlan]], list[Turn]]:
+    """Play an agent loop: ask, append the mock's reply, answer its tool calls (or, when
+    it made none, send a user follow-up), and ask again."""
+    conv = list(history or []) + [user(prompt)]
+    out = []
+    for n in range(replies):
+        selection = selection_of(conv, protocol)
+        plan = build_reply_plan(selection, tool_call_prefix=PREFIX[protocol])
+        out.append((selection, plan))
+        calls = tuple((c.id, c.name, json.loads(c.arguments)) for c in plan.tool_calls)
+        conv.append(assistant(plan.text or None, calls, plan.reasoning))
+        if calls:
+            conv.append(results(*((c[0], f'{{"rows": {n}}}') for c in calls)))
+        else:
+            conv.append(user(f"follow-up {n}"))
+    return out, conv
+
+
+def is_fallback(selection: Selection, plan: ReplyPlan, reason_part: str) -> bool:
+    """Whether the reply is the fallback, for a reason containing ``reason_part``."""
+    return (
+        selection.instruction is None
+        and reason_part in (selection.fallback_reason or "")
+        and plan.text == fallback_text(selection.fallback_reason or "")
+        and plan.tool_calls == ()
+        and plan.error is None
+    )

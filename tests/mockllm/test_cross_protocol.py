@@ -25,11 +25,11 @@ from typing import Any
 
 import httpx2
 import pytest
-from sdk_support import SYNC_ASYNC
-from sdk_support import script as _script
 
 from mockllm.engine import MockLLM
 from mockllm.transports import HTTPX2Transport
+from tests.mockllm.sdk_support import SYNC_ASYNC
+from tests.mockllm.sdk_support import script as _script
 
 OPENAI_MODEL = "gpt-mock"
 ANTHROPIC_MODEL = "claude-mock-1"

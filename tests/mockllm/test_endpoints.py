@@ -15,7 +15,7 @@ import pytest
 
 from mockllm.usage import tokens_in
 from mockllm.wire.models import ANTHROPIC_MODELS, OPENAI_MODELS
-from server_support import script, uid
+from tests.mockllm.server_support import script, uid
 
 THINKING = {"type": "enabled", "budget_tokens": 1024}
 

@@ -10,7 +10,7 @@ import pytest
 
 from mockllm import MockLLM
 from mockllm.transports import HTTPXTransport
-from server_support import PATHS, script, uid, user_body
+from tests.mockllm.server_support import PATHS, script, uid, user_body
 
 
 def _retry_loop(client: httpx.Client, path: str, body: bytes, *, tries: int) -> list[httpx.Response]:

@@ -11,206 +11,26 @@ called from the same coroutines so that one driver serves both.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
-from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 import anthropic
 import pytest
-from sdk_support import ALL_MODES, SYNC_ASYNC, script
 
-MODEL = "claude-mock-1"
-MAX_TOKENS = 2048
-THINKING = {"type": "enabled", "budget_tokens": 1024}
-
-
-def _tool(name: str, **properties: str) -> dict[str, Any]:
-    return {
-        "name": name,
-        "description": f"The {name} tool.",
-        "input_schema": {
-            "type": "object",
-            "properties": {key: {"type": kind} for key, kind in properties.items()},
-            "required": list(properties),
-        },
-    }
-
-
-TOOLS = [
-    _tool("get_weather", city="string"),
-    _tool("get_time", tz="string"),
-    _tool("convert", amount="number", unit="string"),
-]
-
-TOOL_FUNCTIONS: dict[str, Callable[..., dict[str, Any]]] = {
-    "get_weather": lambda city: {"city": city, "sky": "sunny", "celsius": 21},
-    "get_time": lambda tz: {"tz": tz, "time": "12:00"},
-    "convert": lambda amount, unit: {"value": amount * 2, "unit": unit},
-}
-
-
-
-
-@contextlib.asynccontextmanager
-async def anthropic_client(door: Any, is_async: bool, **kwargs: Any) -> AsyncIterator[Any]:
-    if is_async:
-        async with door.anthropic(is_async=True, **kwargs) as client:
-            yield client
-    else:
-        with door.anthropic(**kwargs) as client:
-            yield client
-
-
-@dataclass
-class Turn:
-    """One assistant message: its content blocks (as the API would take them back)."""
-
-    content: list[Any]
-    stop_reason: str
-    usage: Any = None
-    message: Any = None
-    events: list[Any] = field(default_factory=list)
-
-    @staticmethod
-    def _get(block: Any, key: str) -> Any:
-        return block[key] if isinstance(block, dict) else getattr(block, key)
-
-    def blocks(self, kind: str) -> list[Any]:
-        return [b for b in self.content if self._get(b, "type") == kind]
-
-    @property
-    def text(self) -> str:
-        return "".join(self._get(b, "text") for b in self.blocks("text"))
-
-    @property
-    def thinking(self) -> str | None:
-        blocks = self.blocks("thinking")
-        return "".join(self._get(b, "thinking") for b in blocks) if blocks else None
-
-    @property
-    def tool_uses(self) -> list[tuple[str, str, dict[str, Any]]]:
-        """(id, name, input) of each tool_use block, in order."""
-        return [(self._get(b, "id"), self._get(b, "name"), self._get(b, "input")) for b in self.blocks("tool_use")]
-
-    def kinds(self) -> list[str]:
-        return [self._get(b, "type") for b in self.content]
-
-
-class _EventAccumulator:
-    """What an agent does with raw events: build the content blocks by index."""
-
-    def __init__(self) -> None:
-        self.events: list[Any] = []
-        self.blocks: dict[int, dict[str, Any]] = {}
-        self.partial_json: dict[int, str] = {}
-        self.stop_reason: str | None = None
-        self.usage: dict[str, int] = {}
-
-    def add(self, event: Any) -> None:
-        self.events.append(event)
-        if event.type == "message_start":
-            self.usage = {"input_tokens": event.message.usage.input_tokens,
-                          "output_tokens": event.message.usage.output_tokens}
-        elif event.type == "content_block_start":
-            block = event.content_block.model_dump(exclude_none=True)
-            self.blocks[event.index] = block
-            if block["type"] == "tool_use":
-                self.partial_json[event.index] = ""
-        elif event.type == "content_block_delta":
-            block, delta = self.blocks[event.index], event.delta
-            if delta.type == "text_delta":
-                block["text"] += delta.text
-            elif delta.type == "thinking_delta":
-                block["thinking"] += delta.thinking
-            elif delta.type == "signature_delta":
-                block["signature"] = delta.signature
-            elif delta.type == "input_json_delta":
-                self.partial_json[event.index] += delta.partial_json
-        elif event.type == "content_block_stop":
-            if event.index in self.partial_json:
-                text = self.partial_json.pop(event.index)
-                self.blocks[event.index]["input"] = json.loads(text) if text else {}
-        elif event.type == "message_delta":
-            self.stop_reason = event.delta.stop_reason
-            self.usage["output_tokens"] = event.usage.output_tokens
-
-    def turn(self) -> Turn:
-        assert self.stop_reason is not None, "the stream ended without a message_delta"
-        assert self.events[-1].type == "message_stop"
-        content = [self.blocks[i] for i in sorted(self.blocks)]
-        return Turn(content, self.stop_reason, self.usage, events=self.events)
-
-
-async def anthropic_turn(client: Any, mode: str, **kwargs: Any) -> Turn:
-    """One model call, made the way ``mode`` says, sync or async after the client."""
-    kwargs.setdefault("model", MODEL)
-    kwargs.setdefault("max_tokens", MAX_TOKENS)
-    is_async = isinstance(client, anthropic.AsyncAnthropic)
-    messages = client.messages
-    if mode == "json":
-        message = await messages.create(**kwargs) if is_async else messages.create(**kwargs)
-        return Turn(list(message.content), message.stop_reason, message.usage, message)
-    if mode == "sse":
-        acc = _EventAccumulator()
-        if is_async:
-            async with await messages.create(stream=True, **kwargs) as stream:
-                async for event in stream:
-                    acc.add(event)
-        else:
-            with messages.create(stream=True, **kwargs) as stream:
-                for event in stream:
-                    acc.add(event)
-        return acc.turn()
-    assert mode == "helper"
-    events: list[Any]
-    if is_async:
-        async with messages.stream(**kwargs) as stream:
-            events = [event async for event in stream]
-            message = await stream.get_final_message()
-    else:
-        with messages.stream(**kwargs) as stream:
-            events = list(stream)
-            message = stream.get_final_message()
-    return Turn(list(message.content), message.stop_reason, message.usage, message, events)
-
-
-def run_tools(turn: Turn, executed: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
-    """Execute each requested tool; the results as ``tool_result`` blocks."""
-    results = []
-    for call_id, name, args in turn.tool_uses:
-        executed.append((name, dict(args)))
-        output = TOOL_FUNCTIONS[name](**args)
-        results.append({"type": "tool_result", "tool_use_id": call_id, "content": json.dumps(output)})
-    return results
-
-
-async def agent_loop(client: Any, mode: str, messages: list[dict[str, Any]], *, max_turns: int = 6,
-                     **kwargs: Any) -> tuple[list[Turn], list[tuple[str, dict[str, Any]]]]:
-    """Call the model, run its tools, append everything, until it stops asking for tools."""
-    turns: list[Turn] = []
-    executed: list[tuple[str, dict[str, Any]]] = []
-    for _ in range(max_turns):
-        turn = await anthropic_turn(client, mode, messages=messages, tools=TOOLS, **kwargs)
-        turns.append(turn)
-        # The content as returned, thinking blocks (with their signatures) included.
-        messages.append({"role": "assistant", "content": turn.content})
-        if turn.stop_reason != "tool_use":
-            return turns, executed
-        messages.append({"role": "user", "content": run_tools(turn, executed)})
-    raise AssertionError(f"the loop did not stop after {max_turns} turns: {turns}")
+from tests.mockllm.sdk_anthropic_support import (
+    MAX_TOKENS,
+    MODEL,
+    THINKING,
+    TOOLS,
+    Turn,
+    agent_loop,
+    anthropic_turn,
+    run_tools,
+)
+from tests.mockllm.sdk_support import ALL_MODES, LOOP_SCRIPT, SYNC_ASYNC, anthropic_client, script
 
 
 # -- tool loops --------------------------------------------------------------------------
-
-LOOP_SCRIPT = script(
-    {"id": "look-up", "messages": [{"text_message": {"text": "Let me check the weather."}},
-                                   {"tool_call": [{"name": "get_weather", "args": {"city": "Paris"}}]}]},
-    {"id": "clock", "messages": [{"tool_call": [{"name": "get_time", "args": {"tz": "Europe/Paris"}}]}]},
-    {"id": "answer", "messages": [{"text_message": {"text": "It is sunny in Paris, and it is noon."}}]},
-)
-
 
 @SYNC_ASYNC
 @ALL_MODES

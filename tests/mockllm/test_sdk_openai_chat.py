@@ -11,211 +11,22 @@ called from the same coroutines so that one driver serves both.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import json
-from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 import openai
 import pytest
-from sdk_support import ALL_MODES, SYNC_ASYNC, script
 
-MODEL = "gpt-mock"
-
-
-def _tool(name: str, **properties: str) -> dict[str, Any]:
-    # Strict, so that the stream helper may auto-parse the arguments.
-    return {
-        "type": "function",
-        "function": {
-            "name": name,
-            "description": f"The {name} tool.",
-            "parameters": {
-                "type": "object",
-                "properties": {key: {"type": kind} for key, kind in properties.items()},
-                "required": list(properties),
-                "additionalProperties": False,
-            },
-            "strict": True,
-        },
-    }
-
-
-TOOLS = [
-    _tool("get_weather", city="string"),
-    _tool("get_time", tz="string"),
-    _tool("convert", amount="number", unit="string"),
-]
-
-TOOL_FUNCTIONS: dict[str, Callable[..., dict[str, Any]]] = {
-    "get_weather": lambda city: {"city": city, "sky": "sunny", "celsius": 21},
-    "get_time": lambda tz: {"tz": tz, "time": "12:00"},
-    "convert": lambda amount, unit: {"value": amount * 2, "unit": unit},
-}
-
-
-
-
-@contextlib.asynccontextmanager
-async def openai_client(door: Any, is_async: bool, **kwargs: Any) -> AsyncIterator[Any]:
-    if is_async:
-        async with door.openai(is_async=True, **kwargs) as client:
-            yield client
-    else:
-        with door.openai(**kwargs) as client:
-            yield client
-
-
-@dataclass
-class ToolCall:
-    id: str
-    name: str
-    arguments: str
-
-    @property
-    def args(self) -> dict[str, Any]:
-        return json.loads(self.arguments)
-
-
-@dataclass
-class Turn:
-    """One assistant turn, whichever way it was received."""
-
-    content: str | None
-    reasoning: str | None
-    tool_calls: list[ToolCall]
-    finish_reason: str
-    usage: Any = None
-    chunks: list[Any] = field(default_factory=list)
-    events: list[Any] = field(default_factory=list)
-
-    def assistant_message(self) -> dict[str, Any]:
-        """The message an agent appends to its history."""
-        message: dict[str, Any] = {"role": "assistant", "content": self.content}
-        if self.tool_calls:
-            message["tool_calls"] = [
-                {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
-                for c in self.tool_calls
-            ]
-        return message
-
-
-def _from_message(message: Any, finish_reason: str, usage: Any) -> Turn:
-    calls = [ToolCall(c.id, c.function.name, c.function.arguments) for c in message.tool_calls or ()]
-    reasoning = getattr(message, "reasoning_content", None)
-    return Turn(message.content, reasoning, calls, finish_reason, usage)
-
-
-class _ChunkAccumulator:
-    """What an agent does with raw chunks: concatenate content, reasoning and arguments."""
-
-    def __init__(self) -> None:
-        self.chunks: list[Any] = []
-        self.content: str | None = None
-        self.reasoning: str | None = None
-        self.calls: dict[int, ToolCall] = {}
-        self.finish_reason: str | None = None
-        self.usage: Any = None
-
-    def add(self, chunk: Any) -> None:
-        self.chunks.append(chunk)
-        if chunk.usage is not None:
-            self.usage = chunk.usage
-        for choice in chunk.choices:
-            delta = choice.delta
-            if delta.content is not None:
-                self.content = (self.content or "") + delta.content
-            reasoning = getattr(delta, "reasoning_content", None)
-            if reasoning is not None:
-                self.reasoning = (self.reasoning or "") + reasoning
-            for piece in delta.tool_calls or ():
-                call = self.calls.setdefault(piece.index, ToolCall("", "", ""))
-                call.id += piece.id or ""
-                if piece.function is not None:
-                    call.name += piece.function.name or ""
-                    call.arguments += piece.function.arguments or ""
-            if choice.finish_reason is not None:
-                self.finish_reason = choice.finish_reason
-
-    def turn(self) -> Turn:
-        assert self.finish_reason is not None, "the stream ended without a finish_reason"
-        calls = [self.calls[i] for i in sorted(self.calls)]
-        content = None if self.content == "" and calls else self.content
-        return Turn(content, self.reasoning, calls, self.finish_reason, self.usage, chunks=self.chunks)
-
-
-async def chat_turn(client: Any, mode: str, **kwargs: Any) -> Turn:
-    """One model call, made the way ``mode`` says, sync or async after the client."""
-    kwargs.setdefault("model", MODEL)
-    is_async = isinstance(client, openai.AsyncOpenAI)
-    completions = client.chat.completions
-    if mode == "json":
-        completion = await completions.create(**kwargs) if is_async else completions.create(**kwargs)
-        choice = completion.choices[0]
-        return _from_message(choice.message, choice.finish_reason, completion.usage)
-    if mode == "sse":
-        acc = _ChunkAccumulator()
-        if is_async:
-            async with await completions.create(stream=True, **kwargs) as stream:
-                async for chunk in stream:
-                    acc.add(chunk)
-        else:
-            with completions.create(stream=True, **kwargs) as stream:
-                for chunk in stream:
-                    acc.add(chunk)
-        return acc.turn()
-    assert mode == "helper"
-    events: list[Any]
-    if is_async:
-        async with completions.stream(**kwargs) as stream:
-            events = [event async for event in stream]
-            final = await stream.get_final_completion()
-    else:
-        with completions.stream(**kwargs) as stream:
-            events = list(stream)
-            final = stream.get_final_completion()
-    choice = final.choices[0]
-    turn = _from_message(choice.message, choice.finish_reason, final.usage)
-    turn.events = events
-    return turn
-
-
-def run_tools(turn: Turn, executed: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
-    """Execute each requested tool and answer it with a role=tool message."""
-    results = []
-    for call in turn.tool_calls:
-        args = call.args
-        executed.append((call.name, args))
-        output = TOOL_FUNCTIONS[call.name](**args)
-        results.append({"role": "tool", "tool_call_id": call.id, "content": json.dumps(output)})
-    return results
-
-
-async def agent_loop(client: Any, mode: str, messages: list[dict[str, Any]], *, max_turns: int = 6,
-                     **kwargs: Any) -> tuple[list[Turn], list[tuple[str, dict[str, Any]]]]:
-    """Call the model, run its tools, append everything, until it stops asking for tools."""
-    turns: list[Turn] = []
-    executed: list[tuple[str, dict[str, Any]]] = []
-    for _ in range(max_turns):
-        turn = await chat_turn(client, mode, messages=messages, tools=TOOLS, **kwargs)
-        turns.append(turn)
-        messages.append(turn.assistant_message())
-        if turn.finish_reason != "tool_calls":
-            return turns, executed
-        messages.extend(run_tools(turn, executed))
-    raise AssertionError(f"the loop did not stop after {max_turns} turns: {turns}")
+from tests.mockllm.sdk_chat_support import (
+    MODEL,
+    TOOLS,
+    agent_loop,
+    chat_turn,
+    run_tools,
+)
+from tests.mockllm.sdk_support import ALL_MODES, LOOP_SCRIPT, SYNC_ASYNC, openai_client, script
 
 
 # -- tool loops --------------------------------------------------------------------------
-
-LOOP_SCRIPT = script(
-    {"id": "look-up", "messages": [{"text_message": {"text": "Let me check the weather."}},
-                                   {"tool_call": [{"name": "get_weather", "args": {"city": "Paris"}}]}]},
-    {"id": "clock", "messages": [{"tool_call": [{"name": "get_time", "args": {"tz": "Europe/Paris"}}]}]},
-    {"id": "answer", "messages": [{"text_message": {"text": "It is sunny in Paris, and it is noon."}}]},
-)
-
 
 @SYNC_ASYNC
 @ALL_MODES

@@ -14,189 +14,23 @@ previous response's output items, then one ``function_call_output`` per call.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
-from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 import openai
 import pytest
-from sdk_support import ALL_MODES, SYNC_ASYNC, script
 
-MODEL = "gpt-mock"
-
-
-def _tool(name: str, **properties: str) -> dict[str, Any]:
-    return {
-        "type": "function",
-        "name": name,
-        "description": f"The {name} tool.",
-        "parameters": {
-            "type": "object",
-            "properties": {key: {"type": kind} for key, kind in properties.items()},
-            "required": list(properties),
-            "additionalProperties": False,
-        },
-        "strict": True,
-    }
-
-
-TOOLS = [
-    _tool("get_weather", city="string"),
-    _tool("get_time", tz="string"),
-    _tool("convert", amount="number", unit="string"),
-]
-
-TOOL_FUNCTIONS: dict[str, Callable[..., dict[str, Any]]] = {
-    "get_weather": lambda city: {"city": city, "sky": "sunny", "celsius": 21},
-    "get_time": lambda tz: {"tz": tz, "time": "12:00"},
-    "convert": lambda amount, unit: {"value": amount * 2, "unit": unit},
-}
-
-
-
-
-@contextlib.asynccontextmanager
-async def openai_client(door: Any, is_async: bool, **kwargs: Any) -> AsyncIterator[Any]:
-    if is_async:
-        async with door.openai(is_async=True, **kwargs) as client:
-            yield client
-    else:
-        with door.openai(**kwargs) as client:
-            yield client
-
-
-@dataclass
-class Turn:
-    """One response: its output items as the SDK parsed them."""
-
-    response: Any
-    events: list[Any] = field(default_factory=list)
-
-    @property
-    def output(self) -> list[Any]:
-        return list(self.response.output)
-
-    def kinds(self) -> list[str]:
-        return [item.type for item in self.output]
-
-    @property
-    def calls(self) -> list[Any]:
-        return [item for item in self.output if item.type == "function_call"]
-
-    @property
-    def reasoning(self) -> str | None:
-        items = [item for item in self.output if item.type == "reasoning"]
-        return "".join(s.text for item in items for s in item.summary) if items else None
-
-
-class _EventAccumulator:
-    """Rebuild the output items from raw events, as a client without the helper would."""
-
-    def __init__(self) -> None:
-        self.events: list[Any] = []
-        self.items: dict[int, dict[str, Any]] = {}
-        self.completed: Any = None
-
-    def add(self, event: Any) -> None:
-        self.events.append(event)
-        if event.type == "response.output_item.added":
-            assert event.output_index not in self.items, f"output_index {event.output_index} added twice"
-            self.items[event.output_index] = {"type": event.item.type, "text": "", "arguments": "",
-                                              "summary": ""}
-        elif event.type == "response.output_text.delta":
-            self.items[event.output_index]["text"] += event.delta
-        elif event.type == "response.function_call_arguments.delta":
-            self.items[event.output_index]["arguments"] += event.delta
-        elif event.type == "response.reasoning_summary_text.delta":
-            self.items[event.output_index]["summary"] += event.delta
-        elif event.type == "response.completed":
-            self.completed = event.response
-
-    def turn(self) -> Turn:
-        assert self.events[0].type == "response.created"
-        assert self.completed is not None, "the stream ended without response.completed"
-        assert [e.sequence_number for e in self.events] == list(range(len(self.events)))
-        # What the deltas built is what response.completed reports.
-        for index, item in enumerate(self.completed.output):
-            built = self.items[index]
-            if item.type == "message":
-                assert built["text"] == "".join(c.text for c in item.content)
-            elif item.type == "function_call":
-                assert built["arguments"] == item.arguments
-            elif item.type == "reasoning":
-                assert built["summary"] == "".join(s.text for s in item.summary)
-        return Turn(self.completed, self.events)
-
-
-async def responses_turn(client: Any, mode: str, **kwargs: Any) -> Turn:
-    """One model call, made the way ``mode`` says, sync or async after the client."""
-    kwargs.setdefault("model", MODEL)
-    is_async = isinstance(client, openai.AsyncOpenAI)
-    responses = client.responses
-    if mode == "json":
-        response = await responses.create(**kwargs) if is_async else responses.create(**kwargs)
-        return Turn(response)
-    if mode == "sse":
-        acc = _EventAccumulator()
-        if is_async:
-            async with await responses.create(stream=True, **kwargs) as stream:
-                async for event in stream:
-                    acc.add(event)
-        else:
-            with responses.create(stream=True, **kwargs) as stream:
-                for event in stream:
-                    acc.add(event)
-        return acc.turn()
-    assert mode == "helper"
-    events: list[Any]
-    if is_async:
-        async with responses.stream(**kwargs) as stream:
-            events = [event async for event in stream]
-            response = await stream.get_final_response()
-    else:
-        with responses.stream(**kwargs) as stream:
-            events = list(stream)
-            response = stream.get_final_response()
-    return Turn(response, events)
-
-
-def run_tools(turn: Turn, executed: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
-    """Execute each requested function; the results as ``function_call_output`` items."""
-    results = []
-    for call in turn.calls:
-        args = json.loads(call.arguments)
-        executed.append((call.name, args))
-        output = TOOL_FUNCTIONS[call.name](**args)
-        results.append({"type": "function_call_output", "call_id": call.call_id, "output": json.dumps(output)})
-    return results
-
-
-async def agent_loop(client: Any, mode: str, items: list[Any], *, max_turns: int = 6,
-                     **kwargs: Any) -> tuple[list[Turn], list[tuple[str, dict[str, Any]]]]:
-    """Call the model, run its tools, append everything, until it stops asking for tools."""
-    turns: list[Turn] = []
-    executed: list[tuple[str, dict[str, Any]]] = []
-    for _ in range(max_turns):
-        turn = await responses_turn(client, mode, input=items, tools=TOOLS, **kwargs)
-        turns.append(turn)
-        items.extend(turn.output)
-        if not turn.calls:
-            return turns, executed
-        items.extend(run_tools(turn, executed))
-    raise AssertionError(f"the loop did not stop after {max_turns} turns: {turns}")
+from tests.mockllm.sdk_responses_support import (
+    MODEL,
+    TOOLS,
+    agent_loop,
+    responses_turn,
+    run_tools,
+)
+from tests.mockllm.sdk_support import ALL_MODES, LOOP_SCRIPT, SYNC_ASYNC, openai_client, script
 
 
 # -- tool loops --------------------------------------------------------------------------
-
-LOOP_SCRIPT = script(
-    {"id": "look-up", "messages": [{"text_message": {"text": "Let me check the weather."}},
-                                   {"tool_call": [{"name": "get_weather", "args": {"city": "Paris"}}]}]},
-    {"id": "clock", "messages": [{"tool_call": [{"name": "get_time", "args": {"tz": "Europe/Paris"}}]}]},
-    {"id": "answer", "messages": [{"text_message": {"text": "It is sunny in Paris, and it is noon."}}]},
-)
-
 
 @SYNC_ASYNC
 @ALL_MODES

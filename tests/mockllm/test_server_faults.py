@@ -21,7 +21,11 @@ import httpx2
 import openai
 import pytest
 import uvicorn
-from server_support import (  # noqa: F401 - fixtures
+
+from mockllm.engine import MockLLM
+from mockllm.server import bind_socket, create_app
+from mockllm.transports import HTTPX2Transport, HTTPXTransport
+from tests.mockllm.server_support import (  # noqa: F401 - fixtures
     sdk_clients,
     ANTHROPIC_MODEL,
     OPENAI_MODEL,
@@ -43,10 +47,6 @@ from server_support import (  # noqa: F401 - fixtures
     uid,
     user_body,
 )
-
-from mockllm.engine import MockLLM
-from mockllm.server import bind_socket, create_app
-from mockllm.transports import HTTPX2Transport, HTTPXTransport
 
 # == 5. scripted faults ================================================================
 

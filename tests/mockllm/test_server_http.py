@@ -15,7 +15,11 @@ import anthropic
 import httpx2
 import openai
 import pytest
-from server_support import (  # noqa: F401 - fixtures
+
+from mockllm.engine import MockLLM
+from mockllm.server import create_app
+from mockllm.transports import HTTPX2Transport
+from tests.mockllm.server_support import (  # noqa: F401 - fixtures
     sdk_clients,
     ANTHROPIC_MODEL,
     OPENAI_MODEL,
@@ -38,10 +42,6 @@ from server_support import (  # noqa: F401 - fixtures
     unanswered_call_body,
     user_body,
 )
-
-from mockllm.engine import MockLLM
-from mockllm.server import create_app
-from mockllm.transports import HTTPX2Transport
 
 # == 1. the command line ==============================================================
 

@@ -13,7 +13,7 @@ from anthropic import beta_tool
 
 from mockllm import MockLLM
 from mockllm.transports import HTTPX2Transport
-from server_support import script, uid
+from tests.mockllm.server_support import script, uid
 
 MODEL = "claude-mock-1"
 
