@@ -30,11 +30,13 @@ from mockllm.replies import build_reply_plan
 from mockllm.script import clear_script_cache
 from mockllm.scripts import MatchLike, RegisteredScript, ScriptRegistry
 from mockllm.selection import Selection, select_in_conversation
-from mockllm.threads import ThreadNotFound, ThreadStore, on_thread
+from mockllm.held import HeldNotFound
+from mockllm.responses_state import ResponseStore
+from mockllm.threads import ThreadStore
 from mockllm.usage import prompt_tokens
 from mockllm.wire.base import RequestRejected, WireCodec, dumps
 from mockllm.wire.endpoints import ENDPOINT_ROUTES, answer_endpoint
-from mockllm.wire.registry import CODECS, codec_for_path
+from mockllm.wire.registry import CODECS, codec_for_path, codec_named
 
 __all__ = ["JournalEntry", "MockLLM", "MockResponse", "UnusedStep"]
 
@@ -71,6 +73,10 @@ class JournalEntry(BaseModel):
     """The registered script that answered (``MockLLM.script``), if one did."""
     explanation: str | None = None
     """``explain()``'s report, for a request that got the fallback reply."""
+    rebuilt_from: str | None = None
+    """The held id whose history the request was rebuilt from (an Anthropic thread's
+    ``previous_message_id``, a Responses ``previous_response_id`` or ``conversation``);
+    None when the client sent the whole history. See ``mockllm.held``."""
 
 
 @dataclass(frozen=True)
@@ -142,6 +148,9 @@ class MockLLM:
         self._chains: dict[str, tuple[tuple[str, ...], set[int]]] = {}
         self._attempts = AttemptCounter()
         self._threads = ThreadStore()
+        self._responses = ResponseStore()
+        # protocol -> the server-held conversations it may name.
+        self._held = {"anthropic-messages": self._threads, "openai-responses": self._responses}
         self.scripts = ScriptRegistry()
         """Chains for conversations without instruction tags (see ``script``)."""
 
@@ -167,6 +176,7 @@ class MockLLM:
         parsed scripts, the repeat counts and the conversations held for threads."""
         self._attempts.clear()
         self._threads.clear()
+        self._responses.clear()
         with self._lock:
             self._journal.clear()
             self._chains.clear()
@@ -250,6 +260,11 @@ class MockLLM:
             self._record(method=method, path=path, protocol=None, status=endpoint.status, error=endpoint.error)
             ids = {endpoint.request_id_header: "req_" + hashlib.blake2b(body, digest_size=12).hexdigest()}
             return MockResponse(endpoint.status, _with_headers(ids, content_type=_JSON), endpoint.body)
+        if method == "POST" and path.endswith("/conversations"):
+            status, answer = self._responses.create_conversation(body)
+            self._record(method=method, path=path, protocol=None, status=status)
+            ids = _rejection_headers(codec_named("openai-responses"), body)
+            return MockResponse(status, _with_headers(ids, content_type=_JSON), answer)
         codec = codec_for_path(path)
         if codec is None:
             return self._not_found(method, path)
@@ -266,11 +281,12 @@ class MockLLM:
             self._record(method=method, path=path, protocol=codec.name, status=400, error=message)
             return self._error_response(codec, 400, "invalid_request_error", message, None,
                                         _rejection_headers(codec, body))
-        threaded = on_thread(parsed)
-        if threaded:
+        held = self._held.get(codec.name)
+        rebuilt_from, hold = None, False
+        if held is not None:
             try:
-                parsed = self._threads.expand(parsed)
-            except ThreadNotFound as exc:
+                parsed, rebuilt_from, hold = held.expand(parsed)
+            except HeldNotFound as exc:
                 self._record(method=method, path=path, protocol=codec.name, status=exc.status,
                              error=exc.message, model=_model_of(parsed))
                 return MockResponse(exc.status, _with_headers(_rejection_headers(codec, body), content_type=_JSON),
@@ -309,6 +325,7 @@ class MockLLM:
             fallback_reason=selection.fallback_reason, warnings=[*selection.warnings, *warnings],
             script_id=script.id if script is not None else None,
             explanation=selection.describe() if selection.fallback_reason is not None else None,
+            rebuilt_from=rebuilt_from,
         )
 
         error = plan.error
@@ -320,8 +337,8 @@ class MockLLM:
             self._record(status=error.status, error=f"scripted error {error.status}", **record)
             return self._error_response(codec, error.status, error.type, error.message, None, extra)
 
-        if threaded and error is None:
-            self._threads.keep(parsed, codec.render_json(plan, parsed))
+        if held is not None and hold and error is None:
+            held.keep(parsed, codec.render_json(plan, parsed))
         if stream:
             events = codec.render_events(plan, parsed)
             reply = MockResponse(

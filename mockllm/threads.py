@@ -16,11 +16,10 @@ whole history under a new thread.
 from __future__ import annotations
 
 import json
-import threading
-from collections import OrderedDict
 from typing import Any
 
-from mockllm.wire.base import RequestRejected, dumps
+from mockllm.held import WHY_NOT_HELD, HeldMemory, HeldNotFound
+from mockllm.wire.base import dumps
 
 __all__ = ["ThreadNotFound", "ThreadStore", "on_thread"]
 
@@ -32,16 +31,13 @@ def on_thread(body: Any) -> bool:
 _CREATE_ONLY = ("system", "tools")
 
 
-class ThreadNotFound(RequestRejected):
+class ThreadNotFound(HeldNotFound):
     """A ``previous_message_id`` the mock does not hold."""
 
     def __init__(self, message_id: str) -> None:
         super().__init__(
-            f"thread.previous_message_id: the mock does not hold message {message_id!r}. It keeps "
-            "the conversations it answered in memory, per process, until reset or until newer ones "
-            "evict them; this id was never answered here, or the mock was reset, or it was evicted, "
-            "or another mock process answered it. Send the whole history with "
-            '"thread": {"type": "create"}.',
+            f"thread.previous_message_id: the mock does not hold message {message_id!r}. {WHY_NOT_HELD} "
+            'Send the whole history with "thread": {"type": "create"}.',
             status=404, type="not_found_error")
 
     def body(self) -> bytes:
@@ -55,34 +51,27 @@ class ThreadStore:
     it, with the reply appended to its messages."""
 
     def __init__(self, max_entries: int = 1000, max_bytes: int = 32 * 1024 * 1024) -> None:
-        self._max_entries = max_entries
-        self._max_bytes = max_bytes
-        self._held: OrderedDict[str, tuple[dict[str, Any], int]] = OrderedDict()
-        self._bytes = 0
-        self._lock = threading.Lock()
+        self._held: HeldMemory[dict[str, Any]] = HeldMemory(max_entries, max_bytes)
 
-    def expand(self, body: Any) -> Any:
-        """The whole request ``body`` stands for; raises ``ThreadNotFound`` for an id it lacks."""
+    def expand(self, body: Any) -> tuple[Any, str | None, bool]:
+        """(the whole request ``body`` stands for, the held id it was rebuilt from, whether
+        to keep the reply); raises ``ThreadNotFound`` for an id it lacks."""
         if not on_thread(body):
-            return body
+            return body, None, False
         thread = body["thread"]
         whole = {k: v for k, v in body.items() if k != "thread"}
         if thread.get("type") != "continue":
-            return whole
+            return whole, None, True
         message_id = str(thread.get("previous_message_id"))
-        with self._lock:
-            held = self._held.get(message_id)
-            if held is not None:
-                self._held.move_to_end(message_id)
-        if held is None:
+        earlier = self._held.get(message_id)
+        if earlier is None:
             raise ThreadNotFound(message_id)
-        earlier, _ = held
         for field in _CREATE_ONLY:
             if field in earlier:
                 whole[field] = earlier[field]
         new = whole.get("messages") if isinstance(whole.get("messages"), list) else []
         whole["messages"] = [*earlier["messages"], *new]
-        return whole
+        return whole, message_id, True
 
     def keep(self, whole_body: dict[str, Any], reply_json: bytes) -> None:
         """Hold ``whole_body`` (what ``expand`` gave) with the reply (a non-streaming
@@ -92,18 +81,7 @@ class ThreadStore:
             return  # not a Messages reply: threads are Anthropic's alone
         whole = {k: v for k, v in whole_body.items() if k in (*_CREATE_ONLY, "messages")}
         whole["messages"] = [*whole.get("messages", []), {"role": "assistant", "content": reply["content"]}]
-        size = len(json.dumps(whole))
-        with self._lock:
-            old = self._held.pop(reply["id"], None)
-            if old is not None:
-                self._bytes -= old[1]
-            self._held[reply["id"]] = (whole, size)
-            self._bytes += size
-            while self._held and (len(self._held) > self._max_entries or self._bytes > self._max_bytes):
-                _, (_, dropped) = self._held.popitem(last=False)
-                self._bytes -= dropped
+        self._held.put(reply["id"], whole)
 
     def clear(self) -> None:
-        with self._lock:
-            self._held.clear()
-            self._bytes = 0
+        self._held.clear()

@@ -55,8 +55,9 @@ class OpenAIResponsesCodec:
 
     Ids are derived from ``plan.response_id`` and each item's output index
     (``resp_<id>``, ``rs_<id>_<i>``, ``msg_<id>_<i>``, ``fc_<id>_<i>``), so the same
-    plan always gives the same bytes. The mock is stateless: ``previous_response_id``
-    is rejected, and clients must send the whole conversation in ``input``.
+    plan always gives the same bytes. The codec reads the whole conversation in
+    ``input``: the engine has already rebuilt a ``previous_response_id`` or
+    ``conversation`` request into it (``mockllm.responses_state``).
     """
 
     name = "openai-responses"
@@ -101,14 +102,6 @@ class OpenAIResponsesCodec:
             )
         if body.get("model") is None:
             raise RequestRejected("Missing required parameter: 'model'.", param="model")
-        previous = body.get("previous_response_id")
-        if previous is not None:
-            raise RequestRejected(
-                f"Previous response with id {previous!r} cannot be used: this mock server "
-                "is stateless and keeps no responses. Send the full conversation in "
-                "'input' instead of 'previous_response_id'.",
-                param="previous_response_id",
-            )
         if body.get("input") is None:
             raise RequestRejected("Missing required parameter: 'input'.", param="input")
         items = body["input"]
@@ -210,7 +203,7 @@ class OpenAIResponsesCodec:
             "model": str(body.get("model", "")),
             "output": output,
             "parallel_tool_calls": body.get("parallel_tool_calls", True),
-            "previous_response_id": None,
+            "previous_response_id": _str_or_none(body.get("previous_response_id")),
             "reasoning": body.get("reasoning") or {"effort": None, "summary": None},
             "service_tier": "default",
             "store": body.get("store", True),
@@ -223,6 +216,7 @@ class OpenAIResponsesCodec:
             "usage": usage,
             "user": body.get("user"),
             "metadata": body.get("metadata") or {},
+            **_conversation_echo(body.get("conversation")),
         }
 
 
@@ -247,6 +241,16 @@ def _read_item(position: int, item: dict[str, Any]) -> Row | None:
         call_id = item.get("call_id")
         return ("tool", "", (), () if call_id is None else (str(call_id),), position)
     return None
+
+
+def _str_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _conversation_echo(value: Any) -> dict[str, Any]:
+    """The response's ``conversation`` field: present when the request named one."""
+    conversation_id = value.get("id") if isinstance(value, dict) else value
+    return {"conversation": {"id": conversation_id}} if isinstance(conversation_id, str) else {}
 
 
 def _json_type(value: Any) -> str:

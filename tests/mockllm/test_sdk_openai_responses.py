@@ -135,7 +135,7 @@ def test_previous_response_id_is_refused_with_a_reason(door: Any, is_async: bool
             with pytest.raises(openai.BadRequestError) as info:
                 await responses_turn(client, "json", input="hello", previous_response_id="resp_123")
         assert info.value.param == "previous_response_id"
-        assert "stateless" in info.value.message
+        assert "not found" in info.value.message
 
     asyncio.run(main())
 
