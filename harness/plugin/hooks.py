@@ -9,29 +9,33 @@ Fixtures:
 - ``mockllm_server`` — one loopback server (``python -m mockllm serve``) per session,
   for real streaming over sockets.
 - ``mockllm_agent`` — builds agent runners (``harness.agent``) on the ``mockllm`` mock.
-- ``golden`` — syrupy's ``snapshot`` with the golden-table extension (``golden/``).
+- ``golden`` — syrupy's ``snapshot`` storing event tables under ``golden/`` (events as
+  dicts, pydantic models, dataclasses or ``Event``s; see docs/goldens.md). It refuses
+  to record a mock fallback reply unless the marker says ``allow_fallback=True``.
 
 Scenario files under a ``scenarios/`` folder are collected as test items (see
 ``harness.plugin.scenario_items``).
 
 Configure a test with the marker of the same name::
 
-    @pytest.mark.mockllm(seed=3, lenient=True, allow_unused_steps=True)
+    @pytest.mark.mockllm(seed=3, lenient=True, allow_unused_steps=True, allow_fallback=True)
 
 Options (all prefixed): ``--mockllm-seed``, ``--mockllm-lenient``,
-``--mockllm-allow-unused-steps``, ``--mockllm-golden-dir``.
+``--mockllm-allow-unused-steps``, ``--mockllm-golden-dir`` (ini ``mockllm_golden_dir``),
+and the scenario options of ``harness.plugin.scenario_items``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from harness.agent import AgentRunner
-from harness.golden.extension import GoldenExtension
+from harness.golden.assertion import GoldenAssertion
+from harness.golden.extension import GoldenExtension, ScenarioGoldenExtension
+from harness.golden.location import GOLDEN_DIR_INI, GOLDEN_DIR_OPTION, golden_dir
 from harness.plugin.fixtures import MockLLMFixture, MockLLMServer, start_server
 from harness.plugin.scenario_items import pytest_collect_file
 from mockllm.engine import MockLLM
@@ -39,8 +43,9 @@ from mockllm.engine import MockLLM
 __all__ = ["MockLLMFixture", "MockLLMServer", "pytest_collect_file"]
 
 MARKER = "mockllm"
-_GOLDEN_EXTENSION = pytest.StashKey[type]()
-_MARKER_OPTIONS = {"seed", "lenient", "allow_unused_steps"}
+GOLDEN_EXTENSIONS = pytest.StashKey[dict[str, type]]()
+"""Per session: the golden extension classes pointed at this run's golden folder."""
+_MARKER_OPTIONS = {"seed", "lenient", "allow_unused_steps", "allow_fallback"}
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -51,20 +56,23 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="accept tool calls and tool results that do not pair up")
     group.addoption("--mockllm-allow-unused-steps", action="store_true", default=False,
                     help="do not fail a test whose scripted instructions were not all used")
-    group.addoption("--mockllm-golden-dir", default=None, metavar="DIR",
-                    help="where golden files live (default: <rootdir>/golden)")
+    group.addoption(GOLDEN_DIR_OPTION, default=None, metavar="DIR",
+                    help=f"where golden files live (default: ini {GOLDEN_DIR_INI}, else <rootdir>/golden)")
+    parser.addini(GOLDEN_DIR_INI, "where golden files live, relative to the ini file (default: <rootdir>/golden)")
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        f"{MARKER}(seed=0, lenient=False, allow_unused_steps=False): configure the mockllm fixture.",
+        f"{MARKER}(seed=0, lenient=False, allow_unused_steps=False, allow_fallback=False): "
+        "configure the mockllm fixture and the golden fixture.",
     )
-    golden_dir = config.getoption("--mockllm-golden-dir", default=None)
-    directory = Path(golden_dir).resolve() if golden_dir else config.rootpath / "golden"
     # A subclass per session, so two sessions in one process (pytester) never share it.
-    config.stash[_GOLDEN_EXTENSION] = type("GoldenExtension", (GoldenExtension,),
-                                           {"snapshot_dirname": directory})
+    directory = golden_dir(config)
+    config.stash[GOLDEN_EXTENSIONS] = {
+        base.__name__: type(base.__name__, (base,), {"snapshot_dirname": directory})
+        for base in (GoldenExtension, ScenarioGoldenExtension)
+    }
 
 
 def _settings(request: pytest.FixtureRequest) -> dict[str, Any]:
@@ -73,6 +81,7 @@ def _settings(request: pytest.FixtureRequest) -> dict[str, Any]:
         "seed": config.getoption("--mockllm-seed"),
         "lenient": config.getoption("--mockllm-lenient"),
         "allow_unused_steps": config.getoption("--mockllm-allow-unused-steps"),
+        "allow_fallback": False,
     }
     marker = request.node.get_closest_marker(MARKER)
     if marker is not None:
@@ -128,6 +137,13 @@ def mockllm_agent(mockllm: MockLLMFixture) -> Iterator[Callable[..., AgentRunner
 
 
 @pytest.fixture
-def golden(snapshot: Any, pytestconfig: pytest.Config) -> Any:
-    """syrupy's ``snapshot`` storing event tables under ``golden/``."""
-    return snapshot.use_extension(pytestconfig.stash[_GOLDEN_EXTENSION])
+def golden(snapshot: Any, request: pytest.FixtureRequest) -> GoldenAssertion:
+    """syrupy's ``snapshot`` storing event tables under ``golden/``; it refuses a run
+    that got the mock's fallback reply (in the events or in this test's ``mockllm``
+    journal) unless ``@pytest.mark.mockllm(allow_fallback=True)``."""
+    def journal() -> Any:
+        mock = request.node.funcargs.get("mockllm") if hasattr(request.node, "funcargs") else None
+        return mock.journal if isinstance(mock, MockLLMFixture) else ()
+
+    return GoldenAssertion.wrap(snapshot, request.config.stash[GOLDEN_EXTENSIONS]["GoldenExtension"],
+                                journal=journal, allow_fallback=bool(_settings(request)["allow_fallback"]))

@@ -121,7 +121,7 @@ def test_the_marker_sets_the_seed_and_rejects_unknown_options(project: pytest.Py
     result = project.runpytest()
     result.assert_outcomes(passed=3, errors=1)
     assert ("TypeError: @pytest.mark.mockllm got unknown options ['sead']; "
-            "use ['allow_unused_steps', 'lenient', 'seed']") in result.stdout.str()
+            "use ['allow_fallback', 'allow_unused_steps', 'lenient', 'seed']") in result.stdout.str()
 
 
 def test_the_lenient_option_reaches_the_mock(project: pytest.Pytester) -> None:
