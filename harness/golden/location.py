@@ -12,7 +12,9 @@ from pathlib import Path
 
 import pytest
 
-__all__ = ["GOLDEN_DIR_INI", "GOLDEN_DIR_OPTION", "golden_dir"]
+from harness.golden.extension import GoldenExtension
+
+__all__ = ["GOLDEN_DIR_INI", "GOLDEN_DIR_OPTION", "golden_dir", "golden_extension"]
 
 GOLDEN_DIR_OPTION = "--mockllm-golden-dir"
 GOLDEN_DIR_INI = "mockllm_golden_dir"
@@ -28,3 +30,16 @@ def golden_dir(config: pytest.Config) -> Path:
         base = config.inipath.parent if config.inipath else config.rootpath
         return (base / str(ini)).resolve()
     return config.rootpath / "golden"
+
+
+_EXTENSIONS = pytest.StashKey[dict[type, type]]()
+
+
+def golden_extension(config: pytest.Config, base: type[GoldenExtension] = GoldenExtension) -> type[GoldenExtension]:
+    """``base`` pointed at this run's golden folder: a subclass per session, so two
+    sessions in one process (pytester) never share one."""
+    made = config.stash.setdefault(_EXTENSIONS, {})
+    if base not in made:
+        made[base] = type(base.__name__, (base,), {"snapshot_dirname": golden_dir(config)})
+    return made[base]
+

@@ -34,17 +34,15 @@ import pytest
 
 from harness.agent import AgentRunner
 from harness.golden.assertion import GoldenAssertion
-from harness.golden.extension import GoldenExtension, ScenarioGoldenExtension
-from harness.golden.location import GOLDEN_DIR_INI, GOLDEN_DIR_OPTION, golden_dir
+from harness.golden.location import GOLDEN_DIR_INI, GOLDEN_DIR_OPTION, golden_extension
 from harness.plugin.fixtures import MockLLMFixture, MockLLMServer, start_server
-from harness.plugin.scenario_items import pytest_collect_file
+from harness.plugin import hookspecs
+from harness.plugin.scenario_items import add_scenario_options, pytest_collect_file, show_goldens_to_syrupy
 from mockllm.engine import MockLLM
 
 __all__ = ["MockLLMFixture", "MockLLMServer", "pytest_collect_file"]
 
 MARKER = "mockllm"
-GOLDEN_EXTENSIONS = pytest.StashKey[dict[str, type]]()
-"""Per session: the golden extension classes pointed at this run's golden folder."""
 _MARKER_OPTIONS = {"seed", "lenient", "allow_unused_steps", "allow_fallback"}
 
 
@@ -58,7 +56,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="do not fail a test whose scripted instructions were not all used")
     group.addoption(GOLDEN_DIR_OPTION, default=None, metavar="DIR",
                     help=f"where golden files live (default: ini {GOLDEN_DIR_INI}, else <rootdir>/golden)")
+    add_scenario_options(group)
     parser.addini(GOLDEN_DIR_INI, "where golden files live, relative to the ini file (default: <rootdir>/golden)")
+
+
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    pluginmanager.add_hookspecs(hookspecs)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -67,12 +70,7 @@ def pytest_configure(config: pytest.Config) -> None:
         f"{MARKER}(seed=0, lenient=False, allow_unused_steps=False, allow_fallback=False): "
         "configure the mockllm fixture and the golden fixture.",
     )
-    # A subclass per session, so two sessions in one process (pytester) never share it.
-    directory = golden_dir(config)
-    config.stash[GOLDEN_EXTENSIONS] = {
-        base.__name__: type(base.__name__, (base,), {"snapshot_dirname": directory})
-        for base in (GoldenExtension, ScenarioGoldenExtension)
-    }
+    show_goldens_to_syrupy(config)
 
 
 def _settings(request: pytest.FixtureRequest) -> dict[str, Any]:
@@ -145,5 +143,5 @@ def golden(snapshot: Any, request: pytest.FixtureRequest) -> GoldenAssertion:
         mock = request.node.funcargs.get("mockllm") if hasattr(request.node, "funcargs") else None
         return mock.journal if isinstance(mock, MockLLMFixture) else ()
 
-    return GoldenAssertion.wrap(snapshot, request.config.stash[GOLDEN_EXTENSIONS]["GoldenExtension"],
+    return GoldenAssertion.wrap(snapshot, golden_extension(request.config),
                                 journal=journal, allow_fallback=bool(_settings(request)["allow_fallback"]))
