@@ -3,7 +3,7 @@ serve the chain service.
 
     python -m harness replay scenarios/ [-k EXPR] [--update] [--protocol P] [--server] [pytest options]
     python -m harness diff [golden/]
-    python -m harness review [PATH] [--against HEAD|last-run] [--output FILE]
+    python -m harness review [PATH] [--output FILE]
     python -m harness serve [--host 127.0.0.1] [--port 8765] [--config service.yaml]
                             [--llm-base-url URL | --with-mock]
 """
@@ -60,6 +60,22 @@ def _diff(args: argparse.Namespace) -> int:
     for name in untracked:
         print(f"new golden: {name}")
         print("".join(f"+{line}" for line in (Path(root) / name).read_text(encoding="utf-8").splitlines(True)))
+    return 0
+
+
+def _review(args: argparse.Namespace) -> int:
+    """A static HTML page of the goldens that differ from git HEAD, side by side."""
+    from harness.golden.review import changed_goldens, render_review_page
+    from harness.golden.review.changes import GitError
+
+    try:
+        changes = changed_goldens(args.path)
+    except GitError as exc:
+        print(f"harness review: {exc}", file=sys.stderr)
+        return 2
+    output = Path(args.output)
+    output.write_text(render_review_page(changes), encoding="utf-8")
+    print(f"harness review: {len(changes)} golden(s) differ from HEAD; wrote {output}")
     return 0
 
 
@@ -132,6 +148,10 @@ def _parser() -> argparse.ArgumentParser:
                         help="where goldens live (--mockllm-golden-dir; default: as pytest decides)")
     diff = verbs.add_parser("diff", help="show goldens changed against git HEAD")
     diff.add_argument("paths", nargs="*", help="golden files or folders (default golden/)")
+    review = verbs.add_parser("review", help="write an HTML page of the goldens changed against git HEAD")
+    review.add_argument("path", nargs="?", default="golden", help="a golden file or folder (default golden/)")
+    review.add_argument("--output", "-o", default="golden-review.html",
+                        help="the page to write (default golden-review.html)")
     serve = verbs.add_parser("serve", help="serve the chain service (tokens from HARNESS_CHAIN_TOKENS)")
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=8765, help="port (0 picks a free one; default 8765)")
@@ -150,5 +170,5 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _replay(args, extra)
     if extra:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
-    verbs = {"diff": _diff, "serve": _serve}
+    verbs = {"diff": _diff, "review": _review, "serve": _serve}
     return verbs[args.verb](args)
