@@ -1,11 +1,19 @@
 """Benchmark: discovery + counting (``mockllm.select``) against ``json.loads``.
 
-Run it with ``python bench/bench_selection.py``. It is a measurement, not a test.
+    python bench/bench_selection.py [--baseline DIR]
 
-For Chat Completions request bodies of 10, 1,000 and 10,000 messages — the tagged user
-message first, then an agent loop of assistant tool calls and tool results — it times,
-in the same run and interleaved round by round, ``select(body_dict, "openai-chat")`` and
-``json.loads(body_text)`` of the same request, and prints the medians.
+It is a measurement, not a test. For Chat Completions request bodies of 10, 1,000 and
+10,000 messages — the tagged user message first, then an agent loop of assistant tool
+calls and tool results — it times, in the same run and interleaved round by round:
+
+- ``select(body_dict, "openai-chat")``: the codec's reading of the body and the scan;
+- ``json.loads(body_text)`` of the same request;
+- ``MockLLM().handle`` of the request bytes (strict: parsing, validation with the
+  tool-call pairing check, selection, and rendering the reply), the engine's whole cost.
+
+and prints the medians. ``--baseline DIR`` also times ``select`` and ``handle`` of the
+``mockllm`` package in DIR (another checkout, e.g. main's), interleaved with this one's,
+so that a change is measured before and after in the same run.
 
 Targets (from issue 2): the selection cost grows linearly with the conversation, and on
 10,000 messages it stays under half the cost of ``json.loads`` of the body. The script
@@ -14,17 +22,20 @@ exits with status 1 if either target is missed.
 
 from __future__ import annotations
 
+import argparse
+import importlib
 import json
 import platform
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from mockllm import InstructionChain, select
+from mockllm import InstructionChain, MockLLM, select
 
 SIZES = (10, 1_000, 10_000)
 ROUNDS = 15
@@ -74,6 +85,9 @@ def build_body(n_messages: int) -> dict[str, Any]:
     return {"model": "gpt-4o", "stream": True, "tools": [], "messages": messages[:n_messages]}
 
 
+Selector = Callable[[Any], Any]
+
+
 def _time_ns(fn: Any, arg: Any, reps: int) -> float:
     start = time.perf_counter_ns()
     for _ in range(reps):
@@ -81,42 +95,91 @@ def _time_ns(fn: Any, arg: Any, reps: int) -> float:
     return (time.perf_counter_ns() - start) / reps
 
 
-def measure() -> list[dict[str, float]]:
+def _doors(select_fn: Any, mock: Any) -> dict[str, Selector]:
+    """What is timed of one mockllm package: selection alone, and the engine."""
+    path = "/v1/chat/completions"
+    return {"select": lambda body: select_fn(body, "openai-chat"),
+            "handle": lambda text: mock.handle("POST", path, {}, text)}
+
+
+def load_baseline(root: Path) -> dict[str, Selector]:
+    """``select`` and ``MockLLM`` of the mockllm package in ``root``, imported beside this one."""
+    ours = {k: v for k, v in sys.modules.items() if k == "mockllm" or k.startswith("mockllm.")}
+    for name in ours:
+        del sys.modules[name]
+    sys.path.insert(0, str(root))
+    try:
+        package = importlib.import_module("mockllm")
+        if not Path(package.__file__ or "").resolve().is_relative_to(root.resolve()):
+            raise SystemExit(f"--baseline {root}: no mockllm package there")
+        return _doors(package.select, package.MockLLM())
+    finally:
+        sys.path.remove(str(root))
+        for name in [k for k in sys.modules if k == "mockllm" or k.startswith("mockllm.")]:
+            del sys.modules[name]
+        sys.modules.update(ours)
+
+
+def measure(baseline: dict[str, Selector] | None = None) -> list[dict[str, float]]:
+    versions = {"": _doors(select, MockLLM())}
+    if baseline is not None:
+        versions["baseline "] = baseline
     cases = []
     for n in SIZES:
         body = build_body(n)
         text = json.dumps(body)
         assert json.loads(text) == body
-        selection = select(body, "openai-chat")
-        assert selection.chain_found and selection.message_index == 1, selection
+        for doors in versions.values():
+            selection = doors["select"](body)
+            assert selection.chain_found and selection.message_index == 1, selection
+            assert doors["handle"](text.encode()).status == 200
         reps = max(1, 20_000 // n)
         cases.append((n, body, text, reps))
 
-    select_ns: dict[int, list[float]] = {n: [] for n in SIZES}
-    loads_ns: dict[int, list[float]] = {n: [] for n in SIZES}
-    for _ in range(ROUNDS):  # interleaved: drift in machine speed hits both alike
+    times: dict[tuple[int, str], list[float]] = {}
+    for _ in range(ROUNDS):  # interleaved: drift in machine speed hits all alike
         for n, body, text, reps in cases:
-            select_ns[n].append(_time_ns(lambda b: select(b, "openai-chat"), body, reps))
-            loads_ns[n].append(_time_ns(json.loads, text, reps))
+            times.setdefault((n, "loads"), []).append(_time_ns(json.loads, text, reps))
+            for label, doors in versions.items():
+                times.setdefault((n, label + "select"), []).append(_time_ns(doors["select"], body, reps))
+                times.setdefault((n, label + "handle"), []).append(
+                    _time_ns(doors["handle"], text.encode(), reps))
 
     rows = []
     for n, _, text, _ in cases:
-        sel = statistics.median(select_ns[n]) / 1000
-        loads = statistics.median(loads_ns[n]) / 1000
-        rows.append({"messages": n, "bytes": len(text), "select_us": sel, "loads_us": loads,
-                     "ratio": sel / loads, "select_us_per_message": sel / n})
+        row: dict[str, float] = {"messages": n, "bytes": len(text)}
+        loads = statistics.median(times[(n, "loads")]) / 1000
+        row["loads_us"] = loads
+        for label in versions:
+            sel = statistics.median(times[(n, label + "select")]) / 1000
+            handle = statistics.median(times[(n, label + "handle")]) / 1000
+            row[label + "select_us"] = sel
+            row[label + "ratio"] = sel / loads
+            row[label + "select_us_per_message"] = sel / n
+            row[label + "handle_us"] = handle
+            row[label + "handle_ratio"] = handle / loads
+        rows.append(row)
     return rows
 
 
-def main() -> int:
-    rows = measure()
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--baseline", type=Path, help="also time the mockllm package in this checkout")
+    args = parser.parse_args(argv)
+    baseline = load_baseline(args.baseline) if args.baseline else None
+    rows = measure(baseline)
     print(f"Python {platform.python_version()} on {platform.machine()} ({platform.system()}), "
           f"medians of {ROUNDS} interleaved rounds")
-    print(f"{'messages':>9} {'body bytes':>11} {'selection µs':>13} {'json.loads µs':>14} "
-          f"{'ratio':>6} {'µs/message':>11}")
-    for r in rows:
-        print(f"{r['messages']:>9,} {r['bytes']:>11,} {r['select_us']:>13.1f} {r['loads_us']:>14.1f} "
-              f"{r['ratio']:>6.3f} {r['select_us_per_message']:>11.4f}")
+    labels = [""] + (["baseline "] if baseline else [])
+    for label in labels:
+        print(f"{label or 'this checkout'}:")
+        print(f"{'messages':>9} {'body bytes':>11} {'selection µs':>13} {'json.loads µs':>14} "
+              f"{'ratio':>6} {'µs/message':>11} {'handle µs':>10} {'handle ratio':>13}")
+        for r in rows:
+            print(f"{r['messages']:>9,} {r['bytes']:>11,} {r[label + 'select_us']:>13.1f} "
+                  f"{r['loads_us']:>14.1f} {r[label + 'ratio']:>6.3f} "
+                  f"{r[label + 'select_us_per_message']:>11.4f} {r[label + 'handle_us']:>10.1f} "
+                  f"{r[label + 'handle_ratio']:>13.3f}")
 
     by_n = {int(r["messages"]): r for r in rows}
     largest, middle = by_n[SIZES[-1]], by_n[SIZES[-2]]

@@ -85,7 +85,8 @@ def _serve(args: argparse.Namespace) -> int:
 
     from harness.service.app import create_app
     from harness.service.config import load_service_config
-    from harness.service.core import TOKENS_ENV, ChainService, TokenAuth
+    from harness.service.auth import TOKENS_ENV, TokenAuth
+    from harness.service.core import ChainService
     from mockllm.server import bind_socket, run_until_signalled
 
     try:

@@ -14,6 +14,11 @@ Persistence states (seed 002):
 | pending     | will be stored asynchronously    | none (pending) |
 | persisted   | written to the store and queue   | yes            |
 
+A pending event is emitted without a number and stored right after its listeners have
+heard it (``harness.agent.emitter``); the stored copy is persisted and takes the
+session's next sequence number. Chain executor events are all transient: they go to
+listeners only and are never stored.
+
 One pipeline for every runner: an ``EventClock`` stamps a run's events, ``notify``
 hands each to the run's listeners, and a runner whose events have a shape of their own
 (the chain executor's ``ChainEvent``, the seeds' wire form) derives that shape from
@@ -48,8 +53,8 @@ class Event(BaseModel):
     """One event of a run.
 
     ``event_index`` orders all events of a run (the frontend's order);
-    ``sequence_number`` is set on persisted events only, consecutive from 0 per
-    session (the store's order). ``timestamp`` is milliseconds since the epoch.
+    ``sequence_number`` is set on persisted events only, consecutive per session
+    from 0 and continuing across the session's runs (the store's order). ``timestamp`` is milliseconds since the epoch.
     The rules between these fields are checked by ``harness.invariants``, not here,
     so that a broken run can be recorded and shown.
     """

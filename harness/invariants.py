@@ -95,20 +95,27 @@ def check_persistence_states(events: Events) -> None:
         _fail("sequenceNumber is carried by persisted events only", records, marks)
 
 
-def check_sequence_numbers(events: Events) -> None:
-    """Sequence numbers of persisted events are consecutive from 0, per session."""
+def check_sequence_numbers(events: Events, *, start: int | None = None) -> None:
+    """Sequence numbers are consecutive per session, with no gaps and no duplicates,
+    from the session's starting number: ``start``, or by default the number the first
+    persisted event carries (a session's second message continues where the first
+    ended). A ``pending`` event takes the next number when it is stored, right after it
+    is emitted (``harness.agent.emitter``), so the next persisted event skips it."""
     records = _records(events)
-    expected: dict[Any, int] = {}
+    slots: dict[Any, list[tuple[int, int | None]]] = {}
     for i, r in enumerate(records):
         seq = r.get("sequenceNumber")
-        if seq is None:
+        if seq is not None or r.get("persistence") == "pending":
+            slots.setdefault(r.get("sessionId"), []).append((i, seq))
+    for session_slots in slots.values():
+        numbered = [(k, seq) for k, (_, seq) in enumerate(session_slots) if seq is not None]
+        if not numbered:
             continue
-        session = r.get("sessionId")
-        want = expected.get(session, 0)
-        if seq != want:
-            _fail("sequence numbers are consecutive from 0 on persisted events", records,
-                  {i: f"sequenceNumber {seq}, expected {want}"})
-        expected[session] = want + 1
+        base = start if start is not None else numbered[0][1] - numbered[0][0]
+        for k, (i, seq) in enumerate(session_slots):
+            if seq is not None and seq != base + k:
+                _fail(f"sequence numbers are consecutive per session from {base} "
+                      "(no gap, no duplicate)", records, {i: f"sequenceNumber {seq}, expected {base + k}"})
 
 
 def check_event_indexes(events: Events) -> None:
@@ -125,12 +132,12 @@ def check_event_indexes(events: Events) -> None:
         previous = index
 
 
-def check_common(events: Events) -> None:
+def check_common(events: Events, *, start: int | None = None) -> None:
     """The rules every flow obeys: user message first, persistence states, sequence
-    numbers and event indexes."""
+    numbers (from ``start``, see ``check_sequence_numbers``) and event indexes."""
     check_user_message_first(events)
     check_persistence_states(events)
-    check_sequence_numbers(events)
+    check_sequence_numbers(events, start=start)
     check_event_indexes(events)
 
 
@@ -289,20 +296,20 @@ def _only(events: Events, allowed: set[str], flow: str) -> None:
 _SIMPLE = {"user_message_sent", "message_chunk", "message", "complete"}
 
 
-def check_simple_message_flow(events: Events) -> None:
+def check_simple_message_flow(events: Events, *, start: int | None = None) -> None:
     """Flow 1: user message first, transient chunks, final message equal to them,
     complete last, consecutive sequence numbers."""
     _only(events, _SIMPLE, "simple message")
-    check_common(events)
+    check_common(events, start=start)
     check_final_content_matches_chunks(events)
     check_terminal_event(events, success=True)
 
 
-def check_extended_thinking_flow(events: Events) -> None:
+def check_extended_thinking_flow(events: Events, *, start: int | None = None) -> None:
     """Flow 2: thinking chunks before text chunks, thinking_complete at the switch,
     thinking and message persisted with sequence numbers."""
     _only(events, _SIMPLE | {"thinking_chunk", "thinking_complete", "thinking"}, "extended thinking")
-    check_common(events)
+    check_common(events, start=start)
     check_thinking_before_text(events)
     check_final_content_matches_chunks(events)
     records = _records(events)
@@ -312,10 +319,10 @@ def check_extended_thinking_flow(events: Events) -> None:
     check_terminal_event(events, success=True)
 
 
-def check_tool_use_flow(events: Events) -> None:
+def check_tool_use_flow(events: Events, *, start: int | None = None) -> None:
     """Flow 3: an intermediate message with stopReason='tool_use' before the tool
     events, tool_use/tool_result paired by provider id, persisted, never duplicated."""
-    check_common(events)
+    check_common(events, start=start)
     check_tool_pairing(events)
     check_final_content_matches_chunks(events)
     records = _records(events)
@@ -330,23 +337,23 @@ def check_tool_use_flow(events: Events) -> None:
     check_terminal_event(events, success=True)
 
 
-def check_approval_flow(events: Events) -> None:
+def check_approval_flow(events: Events, *, start: int | None = None) -> None:
     """Flow 4: the tool-use rules plus approval ordering and the rejection outcome."""
-    check_tool_use_flow(events)
+    check_tool_use_flow(events, start=start)
     check_approval_ordering(events)
 
 
-def check_error_flow(events: Events) -> None:
+def check_error_flow(events: Events, *, start: int | None = None) -> None:
     """Flow 5: the user message stays persisted, the error is persisted and terminal,
     and there is no complete."""
-    check_common(events)
+    check_common(events, start=start)
     check_terminal_event(events, success=False)
 
 
-def check_attachment_flow(events: Events) -> None:
+def check_attachment_flow(events: Events, *, start: int | None = None) -> None:
     """Flow 6: the simple-message rules (the file context is in the prompt, which the
     runner's tests check against the request journal)."""
-    check_simple_message_flow(events)
+    check_simple_message_flow(events, start=start)
 
 
 _CHAIN_ENDINGS = {"chainComplete", "chainMaxSteps", "chainCancelled"}

@@ -8,8 +8,8 @@ request got the reply it did.
 from __future__ import annotations
 
 from mockllm.engine import JournalEntry, MockLLM
-from mockllm.conversation import PROTOCOLS, Conversation, Message, read_conversation
-from mockllm.explain import explain
+from mockllm.conversation import Conversation, Message
+from mockllm.explain import explain, read_conversation, select
 from mockllm.instructions import (
     INSTRUCTION_END,
     INSTRUCTION_START,
@@ -22,7 +22,8 @@ from mockllm.instructions import (
 )
 from mockllm.plan import ReplyPlan
 from mockllm.replies import build_reply_plan
-from mockllm.selection import Selection, select
+from mockllm.selection import Selection
+from mockllm.wire.registry import PROTOCOLS
 
 __version__ = "0.1.0"
 

@@ -11,9 +11,9 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from mockllm.conversation import PROTOCOLS
 from mockllm.engine import MockLLM
 from mockllm.explain import explain
+from mockllm.wire.registry import PROTOCOLS
 
 __all__ = ["main"]
 

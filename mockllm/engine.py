@@ -23,31 +23,17 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from mockllm.attempts import AttemptCounter, AttemptRule
 from mockllm.plan import Pacing
 from mockllm.replies import build_reply_plan
-from mockllm.selection import Selection, select
-from mockllm.wire.anthropic_messages import anthropic_messages
+from mockllm.selection import Selection, select_in_conversation
+from mockllm.threads import ThreadNotFound, ThreadStore, on_thread
+from mockllm.usage import prompt_tokens
 from mockllm.wire.base import RequestRejected, WireCodec, dumps
-from mockllm.wire.openai_chat import openai_chat
-from mockllm.wire.openai_responses import openai_responses
+from mockllm.wire.endpoints import ENDPOINT_ROUTES, answer_endpoint
+from mockllm.wire.registry import CODECS, codec_for_path
 
-__all__ = ["CODECS", "JournalEntry", "MockLLM", "MockResponse", "UnusedStep", "codec_for"]
-
-# Routed by path suffix, so a base URL with any prefix (``/v1``, ``/api/v1``) works.
-CODECS: dict[str, WireCodec] = {
-    "/chat/completions": openai_chat,
-    "/messages": anthropic_messages,
-    "/responses": openai_responses,
-}
-
-
-def codec_for(path: str) -> WireCodec | None:
-    """The codec serving ``path``, or None."""
-    path = path.rstrip("/")
-    for suffix, codec in CODECS.items():
-        if path.endswith(suffix):
-            return codec
-    return None
+__all__ = ["JournalEntry", "MockLLM", "MockResponse", "UnusedStep"]
 
 JOURNAL_SIZE = 1000
 _HEADER_VALUE_MAX = 400
@@ -64,6 +50,9 @@ class JournalEntry(BaseModel):
     stream: bool = False
     status: int
     attempt: int = 0
+    attempt_rule: AttemptRule | None = None
+    """How ``attempt`` was counted: ``header`` (``x-stainless-retry-count``) or ``repeat``
+    (the Nth identical request); see ``mockllm.attempts``."""
     chain_id: str | None = None
     chain_length: int = 0
     turn_index: int | None = None
@@ -121,13 +110,6 @@ def _header_value(value: str) -> str:
     return value if len(value) <= _HEADER_VALUE_MAX else value[: _HEADER_VALUE_MAX - 3] + "..."
 
 
-def _attempt(headers: Mapping[str, str]) -> int:
-    try:
-        return max(0, int(headers.get("x-stainless-retry-count", "0")))
-    except ValueError:
-        return 0
-
-
 _JSON = "application/json"
 _SSE = "text/event-stream; charset=utf-8"
 
@@ -147,6 +129,8 @@ class MockLLM:
         self._lock = threading.Lock()
         # chain id -> (step labels, turn indexes served): what unused_steps() reports.
         self._chains: dict[str, tuple[tuple[str, ...], set[int]]] = {}
+        self._attempts = AttemptCounter()
+        self._threads = ThreadStore()
 
     # -- journal ---------------------------------------------------------------------
 
@@ -157,7 +141,10 @@ class MockLLM:
             return list(self._journal)
 
     def reset(self) -> None:
-        """Forget the journal and which scripted steps were used."""
+        """Forget the journal, which scripted steps were used, the repeat counts and the
+        conversations held for threads."""
+        self._attempts.clear()
+        self._threads.clear()
         with self._lock:
             self._journal.clear()
             self._chains.clear()
@@ -187,7 +174,12 @@ class MockLLM:
     def handle(self, method: str, path: str, headers: Mapping[str, str], body: bytes) -> MockResponse:
         """Answer one request. ``headers`` is looked up by lower-case name (httpx's and
         Starlette's header mappings are case-insensitive)."""
-        codec = codec_for(path)
+        endpoint = answer_endpoint(method, path, headers, body, lenient=self.lenient)
+        if endpoint is not None:
+            self._record(method=method, path=path, protocol=None, status=endpoint.status, error=endpoint.error)
+            ids = {endpoint.request_id_header: "req_" + hashlib.blake2b(body, digest_size=12).hexdigest()}
+            return MockResponse(endpoint.status, _with_headers(ids, content_type=_JSON), endpoint.body)
+        codec = codec_for_path(path)
         if codec is None:
             return self._not_found(method, path)
         if method != "POST":
@@ -203,19 +195,30 @@ class MockLLM:
             self._record(method=method, path=path, protocol=codec.name, status=400, error=message)
             return self._error_response(codec, 400, "invalid_request_error", message, None,
                                         _rejection_headers(codec, body))
+        threaded = on_thread(parsed)
+        if threaded:
+            try:
+                parsed = self._threads.expand(parsed)
+            except ThreadNotFound as exc:
+                self._record(method=method, path=path, protocol=codec.name, status=exc.status,
+                             error=exc.message, model=_model_of(parsed))
+                return MockResponse(exc.status, _with_headers(_rejection_headers(codec, body), content_type=_JSON),
+                                    exc.body())
         try:
-            codec.validate(parsed, lenient=self.lenient)
+            # One reading of the body serves validation and selection alike.
+            conversation = codec.read_request(parsed, lenient=self.lenient)
         except RequestRejected as exc:
             self._record(method=method, path=path, protocol=codec.name, status=exc.status,
                          error=exc.message, model=_model_of(parsed))
             return self._error_response(codec, exc.status, exc.type, exc.message, exc.param,
                                         _rejection_headers(codec, body))
 
-        selection = select(parsed, codec.name)
+        selection = select_in_conversation(conversation, codec.name)
         self._note_step(selection)
-        attempt = _attempt(headers)
-        plan = build_reply_plan(selection, protocol=codec.name, seed=self.seed, attempt=attempt,
-                                input_tokens=len(body) // 4)
+        scripted_error = selection.instruction is not None and selection.instruction.error is not None
+        attempt, attempt_rule = self._attempts.attempt(path, headers, body, scripted_error=scripted_error)
+        plan = build_reply_plan(selection, tool_call_prefix=codec.tool_call_prefix, seed=self.seed,
+                                attempt=attempt, input_tokens=prompt_tokens(parsed, codec.prompt_fields))
         stream = codec.wants_stream(parsed)
         mock_headers = dict(plan.headers)
         mock_headers["x-mockllm-protocol"] = codec.name
@@ -223,7 +226,7 @@ class MockLLM:
         mock_headers[codec.request_id_header] = request_id
         record = dict(
             method=method, path=path, protocol=codec.name, model=_model_of(parsed), stream=stream,
-            attempt=attempt, chain_id=selection.chain_id, chain_length=selection.chain_length,
+            attempt=attempt, attempt_rule=attempt_rule, chain_id=selection.chain_id, chain_length=selection.chain_length,
             turn_index=selection.turn_index, instruction_id=selection.instruction_id,
             fallback_reason=selection.fallback_reason, warnings=list(selection.warnings),
         )
@@ -237,6 +240,8 @@ class MockLLM:
             self._record(status=error.status, error=f"scripted error {error.status}", **record)
             return self._error_response(codec, error.status, error.type, error.message, None, extra)
 
+        if threaded and error is None:
+            self._threads.keep(parsed, codec.render_json(plan, parsed))
         if stream:
             events = codec.render_events(plan, parsed)
             scripted = f"scripted mid-stream error after {error.after_chunks} events" if error else None
@@ -258,8 +263,8 @@ class MockLLM:
         return MockResponse(status, _with_headers(headers, content_type=_JSON), body)
 
     def _not_found(self, method: str, path: str) -> MockResponse:
-        routes = [f"/v1{suffix}" for suffix in CODECS]
-        message = f"Unknown route {method} {path}. The mock serves POST {', '.join(routes)}."
+        routes = [f"POST /v1{codec.route}" for codec in CODECS] + list(ENDPOINT_ROUTES)
+        message = f"Unknown route {method} {path}. The mock serves {', '.join(routes)}."
         self._record(method=method, path=path, protocol=None, status=404, error=message)
         # OpenAI's shape for an unknown URL: ``code`` is null (its 404 default,
         # ``model_not_found``, would send the reader after the wrong problem).

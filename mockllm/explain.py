@@ -1,23 +1,33 @@
-"""``mockllm.explain``: why the mock answers a request the way it does."""
+"""``mockllm.explain``: why the mock answers a request the way it does.
+
+``read_conversation`` and ``select`` are the steps ``explain`` and the engine take: the
+protocol's codec reads the body into the neutral conversation, and selection scans it.
+"""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
-from mockllm.conversation import PROTOCOLS
-from mockllm.selection import Selection, select
+from mockllm.conversation import Conversation
+from mockllm.selection import Selection, select_in_conversation
+from mockllm.wire.registry import codec_named
 
-__all__ = ["explain"]
+__all__ = ["explain", "read_conversation", "select"]
 
-_PROTOCOL_ALIASES = {
-    "openai": "openai-chat",
-    "chat": "openai-chat",
-    "chat-completions": "openai-chat",
-    "anthropic": "anthropic-messages",
-    "messages": "anthropic-messages",
-    "responses": "openai-responses",
-}
+
+def read_conversation(body: Any, protocol: str) -> Conversation:
+    """The neutral conversation of a parsed request ``body`` written in ``protocol``."""
+    return codec_named(protocol).read(body)
+
+
+def select(body: Any, protocol: str) -> Selection:
+    """Select the instruction for a parsed request ``body`` written in ``protocol``.
+
+    Never raises on malformed bodies; an unknown ``protocol`` is a ``ValueError``.
+    """
+    codec = codec_named(protocol)
+    return select_in_conversation(codec.read(body), codec.name)
 
 
 def explain(body: dict[str, Any] | str | bytes, protocol: str = "openai-chat") -> Selection:
@@ -33,13 +43,11 @@ def explain(body: dict[str, Any] | str | bytes, protocol: str = "openai-chat") -
         turn index: 1 (1 assistant turns counted)
         runs: instruction 'fetch'
     """
-    protocol = _PROTOCOL_ALIASES.get(protocol, protocol)
-    if protocol not in PROTOCOLS:
-        raise ValueError(f"unknown protocol {protocol!r}; use one of {list(PROTOCOLS)}")
+    codec = codec_named(protocol)
     if isinstance(body, (str, bytes)):
         try:
             body = json.loads(body)
         except (ValueError, RecursionError) as exc:  # RecursionError: absurdly deep nesting
-            return Selection(protocol, chain_found=False, instruction=None,
+            return Selection(codec.name, chain_found=False, instruction=None,
                              fallback_reason=f"the request body is not valid JSON: {exc}")
-    return select(body, protocol)
+    return select_in_conversation(codec.read(body), codec.name)

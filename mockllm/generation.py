@@ -6,7 +6,7 @@ the same key gives the same output in any process on any machine.
 
 Tool-call ids encode the chain and the turn that made them::
 
-    call_mk<fingerprint>_t<turn>_<n>      (OpenAI; Anthropic uses the toolu_ prefix)
+    <prefix>_mk<fingerprint>_t<turn>_<n>    (the prefix is the codec's: call, toolu)
 
 A client that trims older assistant messages from its history still sends the tool
 results, and their ids tell which turn they answer, so the mock can place the request

@@ -124,8 +124,8 @@ class ErrorSpec(_Model):
     """A scripted fault.
 
     ``times``: fail only the first N attempts of the same request (attempts are told
-    apart by the SDKs' ``x-stainless-retry-count`` header, so no server state is kept);
-    absent means every attempt fails. ``after_chunks``: start a normal stream and fail
+    apart by the SDKs' ``x-stainless-retry-count`` header, or without it by counting
+    identical requests: see ``mockllm.attempts``); absent means every attempt fails. ``after_chunks``: start a normal stream and fail
     it after K server-sent events, in the protocol's own error form.
     """
 

@@ -13,6 +13,7 @@ from mockllm.generation import generate_words, stable_hex, tool_call_id
 from mockllm.instructions import ContentSpec, Instruction, TextMessage
 from mockllm.plan import ErrorPlan, Pacing, ReplyPart, ReplyPlan, TextPart, ToolCallPart, Usage
 from mockllm.selection import Selection
+from mockllm.usage import tokens_in
 
 __all__ = ["CREATED_EPOCH", "DEFAULT_CHUNK_WORDS", "build_reply_plan", "fallback_text"]
 
@@ -21,8 +22,6 @@ CREATED_EPOCH = 1_767_225_600
 DEFAULT_CHUNK_WORDS = 1
 # What an error-only instruction answers once its ``times`` are used up.
 RECOVERED_WORDS = 12
-
-_TOOL_ID_PREFIX = {"anthropic-messages": "toolu"}
 
 
 def fallback_text(reason: str) -> str:
@@ -47,14 +46,10 @@ def _headers(selection: Selection) -> dict[str, str]:
     return headers
 
 
-def _estimate_tokens(text: str) -> int:
-    return max(1, len(text) // 4)
-
-
 def build_reply_plan(
     selection: Selection,
     *,
-    protocol: str,
+    tool_call_prefix: str = "call",
     seed: int = 0,
     attempt: int = 0,
     input_tokens: int = 1,
@@ -63,7 +58,9 @@ def build_reply_plan(
 
     ``attempt`` is the client's retry count (``x-stainless-retry-count``): an
     instruction's ``error`` with ``times: N`` fails attempts 0..N-1 only.
-    ``input_tokens`` is reported in usage (callers estimate it from the body size).
+    ``input_tokens`` is reported in usage (``mockllm.usage`` says how it is counted).
+    ``tool_call_prefix`` starts the ids of tool calls the script leaves unnamed (each
+    codec has its provider's: ``call`` for OpenAI, ``toolu`` for Anthropic).
     """
     turn = selection.turn_index if selection.turn_index is not None else 0
     chain = selection.chain_id or "nochain"
@@ -81,7 +78,6 @@ def build_reply_plan(
     reasoning = _content(instruction.reasoning, *key, "reasoning") if instruction.reasoning else None
     parts: list[ReplyPart] = []
     calls = 0
-    prefix = _TOOL_ID_PREFIX.get(protocol, "call")
     messages = instruction.messages
     if messages is None and reasoning is None:
         # Error-only instruction: what the retry that succeeds gets.
@@ -91,7 +87,7 @@ def build_reply_plan(
             parts.append(TextPart(_content(message.text_message, *key, "text", position)))
             continue
         for call in message.tool_call:
-            call_id = call.id or tool_call_id(prefix, chain, turn, calls)
+            call_id = call.id or tool_call_id(tool_call_prefix, chain, turn, calls)
             arguments = json.dumps(call.args, separators=(",", ":"), ensure_ascii=False)
             parts.append(ToolCallPart(call_id, call.name, arguments))
             calls += 1
@@ -107,7 +103,7 @@ def build_reply_plan(
         reasoning=reasoning,
         parts=tuple(parts),
         stop_reason=stop_reason,
-        usage=Usage(max(1, input_tokens), _estimate_tokens(output_text)),
+        usage=Usage(max(1, input_tokens), tokens_in(output_text)),
         response_id=stable_hex(*key, "response"),
         created=CREATED_EPOCH + turn,
         chunk_words=instruction.chunk_words or DEFAULT_CHUNK_WORDS,

@@ -23,7 +23,6 @@ __all__ = [
     "Script",
     "ScriptFailure",
     "extract_block",
-    "has_instruction_tags",
     "parse_script",
 ]
 
@@ -55,10 +54,6 @@ class ScriptFailure:
     """The tagged message holds no usable script; ``reason`` says why."""
 
     reason: str
-
-
-def has_instruction_tags(text: str) -> bool:
-    return INSTRUCTION_START in text
 
 
 def extract_block(text: str) -> str | ScriptFailure:

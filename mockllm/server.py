@@ -16,10 +16,11 @@ one task group, so nothing outlives the request.
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import socket
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from types import FrameType
 from typing import Any
 
@@ -150,14 +151,23 @@ def run_until_signalled(server: Any, sock: socket.socket) -> None:
     """Run uvicorn ``server`` on ``sock`` until SIGINT or SIGTERM, then return normally
     (the process can exit 0); ``sock`` is closed either way."""
     # uvicorn shuts down gracefully on SIGINT/SIGTERM and then re-raises the signal
-    # with the handlers it found installed; make those end the process quietly.
+    # with the handlers it found installed; ended_by_signals makes those end quietly.
+    try:
+        with ended_by_signals():
+            server.run(sockets=[sock])
+    finally:
+        sock.close()
+
+
+@contextlib.contextmanager
+def ended_by_signals() -> Iterator[None]:
+    """SIGINT or SIGTERM ends the block quietly, so that the process can exit 0."""
     in_main = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, _raise_stopped) if in_main else None
     try:
-        server.run(sockets=[sock])
+        yield
     except (KeyboardInterrupt, _Stopped):
         pass
     finally:
-        sock.close()
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)

@@ -2,7 +2,10 @@
 
 Every event gets the run's next ``eventIndex``. Persisted events are written to the
 store — which gives them their ``sequenceNumber`` — and published to the queue, in that
-order; then every event goes to the listener. Timestamps come from the run's
+order; then every event goes to the listener. A pending event (``approval_requested``)
+goes to the listener first, without a number, and is then stored and published as
+persisted, taking the session's next number: what the user must answer reaches them
+before the write, and the record of the request is never lost. Timestamps come from the run's
 ``EventClock``; the listener is called through ``harness.events.notify``.
 """
 
@@ -57,4 +60,6 @@ class EventEmitter:
         self.events.append(event)
         if self._listener is not None:
             await notify((self._listener,), event)
+        if event.persistence is Persistence.PENDING:
+            self._queue.publish(self._store.append(event.model_copy(update={"persistence": Persistence.PERSISTED})))
         return event

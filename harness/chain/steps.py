@@ -8,6 +8,7 @@ events, the context, saving. A step sets its own ``summary_text``.
 from __future__ import annotations
 
 import inspect
+import json
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
@@ -149,7 +150,9 @@ async def gate_step(run: ChainRun, step: PlanStep) -> str:
                                  f"known: {sorted(run.executor.policies)}")
     fact = substitute(step.inputs["fact"], run.context, step.step_number) if "fact" in step.inputs \
         else run.plan.output
-    fact = "" if fact is None else fact if isinstance(fact, str) else str(fact)
+    # A structured fact (a tool's JSON: an identity operation's SCIM resource, say) is
+    # judged as the JSON a client would see, so patterns can match its fields.
+    fact = "" if fact is None else fact if isinstance(fact, str) else json.dumps(fact, default=str)
 
     async def chat(prompt: str, config_name: str | None) -> str:
         return (await run.ask(prompt, f"step {step.step_number} (policy {policy.name})",

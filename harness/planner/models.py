@@ -34,6 +34,15 @@ class ActionStep(BaseModel):
             raise ValueError(f"the step uses 'method' ({data['method']!r}); the contract names it 'action'")
         return data
 
+    @model_validator(mode="after")
+    def _main_llm_prompt_in_its_field(self) -> ActionStep:
+        # ADR-002 moved the MainLLMAgent text out of args: a plan that still puts it
+        # there is rejected rather than run on the original query with the text dropped.
+        if self.agent == "MainLLMAgent" and "prompt" in self.args:
+            raise ValueError("the MainLLMAgent step carries its text in 'args.prompt'; the contract "
+                             "(ADR-002) puts it in the step's 'prompt' field and leaves 'args' empty")
+        return self
+
 
 class Plan(BaseModel):
     model_config = ConfigDict(extra="forbid")

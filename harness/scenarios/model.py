@@ -33,6 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from harness.chain.models import ChainPlan, PlanStep
 from harness.chain.policy import Policy
+from harness.identity.seeding import OrganizationSeed
 from harness.scenarios.contract import PROTOCOLS
 from mockllm.instructions import Instruction, InstructionChain
 
@@ -127,6 +128,8 @@ class Scenario(_Strict):
     policies: list[Policy] = Field(default_factory=list)
     documents: list[DocumentSpec] = Field(default_factory=list)
     prompt_configs: dict[str, str] = Field(default_factory=dict)
+    identity: dict[str, OrganizationSeed] | None = None
+    """Users and groups per organization for the chain's identity tools (``harness.identity.seeding``)."""
     allow_fallback: bool = False
     expect: Expectation = Field(default_factory=Expectation)
 

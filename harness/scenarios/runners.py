@@ -92,7 +92,12 @@ async def run_chain_scenario(context: RunnerContext) -> ScenarioRun:
     for document in scenario.documents:
         store.add_document(document.uri, document.text)
 
-    executor = ChainExecutor(client, tools={t.name: _canned(t) for t in scenario.tools},
+    from harness.identity.seeding import seeded_identity_tools
+
+    # With an identity section, the identity tools (createUser…) act in the executor's organization, "default".
+    identity = seeded_identity_tools(scenario.identity) if scenario.identity is not None else {}
+    tools = {**identity, **{t.name: _canned(t) for t in scenario.tools}}
+    executor = ChainExecutor(client, tools=tools,
                              prompt_configs={n: PromptConfig(s) for n, s in scenario.prompt_configs.items()},
                              policies=scenario.policies, vector_store=store,
                              routing=bool(scenario.options.get("routing", True)))

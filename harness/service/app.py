@@ -9,6 +9,8 @@ progress door and the progress page.
   (``harness.service.websocket``).
 - ``GET /chain`` — the progress page; ``/chain/assets/*`` its script and style.
 - ``GET /healthz`` — 200 while serving.
+- ``/scim/v2/…`` — the organization's users and groups over SCIM 2.0
+  (``harness.service.scim``; its errors are SCIM ``Error`` bodies).
 
 Every error is ``{"status": ..., "detail": ...}`` with that HTTP status: 400 for a body
 that is not JSON or not a valid chain request, 401 for a missing or unknown bearer
@@ -31,7 +33,11 @@ from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 
 from harness.chain import TYPE_LABELS, ChainPlan, chain_chat_history
-from harness.service.core import BadRequest, ChainRequest, ChainService, ChainServiceError, ChainStatus, TokenAuth
+from harness.service.auth import TokenAuth
+from harness.service.core import ChainRequest, ChainService
+from harness.service.errors import BadRequest, ChainServiceError
+from harness.service.scim import scim_mount
+from harness.service.status import ChainStatus
 from harness.service.websocket import ChainSocket
 
 __all__ = ["PAGE_DIR", "create_app", "plan_result"]
@@ -134,6 +140,7 @@ def create_app(service: ChainService, auth: TokenAuth, *, mcp: bool = True) -> S
             Route("/chain", page, methods=["GET"]),
             Mount("/chain/assets", app=StaticFiles(directory=PAGE_DIR)),
             Route("/healthz", healthz, methods=["GET"]),
+            scim_mount(service.config.identity, auth.authenticate),
         ],
         exception_handlers={ChainServiceError: _service_error, HTTPException: _http_error,
                             Exception: _internal_error},

@@ -32,6 +32,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from harness.chain import InMemoryVectorStore, Policy, PromptConfig, SQLitePlanStore
+from harness.identity import SQLiteIdentityStore
 from harness.llm import ModelClient, model_client
 from harness.service.core import ChainServiceConfig
 from harness.validation_problems import validation_problems
@@ -118,6 +119,7 @@ def service_config(data: ServiceFile, *, base_url: str | None = None) -> ChainSe
         policies=list(data.policies),
         vector_stores=dict(stores),
         store=SQLitePlanStore(data.database),
+        identity=SQLiteIdentityStore(data.database),
     )
 
 

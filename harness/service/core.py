@@ -1,24 +1,21 @@
 """The chain service's core, shared by its doors (REST, WebSocket, MCP).
 
-It knows who is asking (a bearer token maps to a ``Principal``: user and organization),
-turns a ``ChainRequest`` into a plan, runs it on a ``ChainExecutor`` scoped to the
-caller's organization — synchronously or in the background — and answers status,
-cancel and plan reads. Everything is scoped: a plan of another organization is
-``NotFound`` (404), never "forbidden", and never its data.
+For a ``Principal`` (``harness.service.auth``: a user and an organization) it turns a
+``ChainRequest`` into a plan, runs it on a ``ChainExecutor`` scoped to the caller's
+organization — synchronously or in the background — and answers status
+(``harness.service.status``), cancel and plan reads. Everything is scoped: a plan of
+another organization is ``NotFound`` (404), never "forbidden", and never its data.
 
-Errors are ``ChainServiceError``s carrying the HTTP status and a ``detail`` sentence;
-the doors render them as ``{"status": ..., "detail": ...}`` (the SCIM error form).
+Errors are ``harness.service.errors.ChainServiceError``s carrying the HTTP status and
+a ``detail`` sentence.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
-import os
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -34,115 +31,22 @@ from harness.chain import (
     Policy,
     PromptConfig,
     SQLitePlanStore,
-    StepStatus,
     StepType,
     VectorStore,
     plan_uri,
 )
 from harness.events import Listener, notify
+from harness.identity import SQLiteIdentityStore
+from harness.identity.tools import identity_tools
 from harness.llm import ModelClient
+from harness.service.auth import Principal
+from harness.service.errors import BadRequest, NotFound
+from harness.service.status import ChainStatus, derive_status
 from harness.validation_problems import validation_problems
 from mockllm.instructions import strip_instructions
 
-__all__ = [
-    "TOKENS_ENV",
-    "BadRequest",
-    "ChainRequest",
-    "ChainService",
-    "ChainServiceConfig",
-    "ChainServiceError",
-    "ChainStatus",
-    "NotFound",
-    "Principal",
-    "TokenAuth",
-    "Unauthorized",
-]
-
-TOKENS_ENV = "HARNESS_CHAIN_TOKENS"
-"""Names a JSON file, or holds JSON: ``{"<token>": {"user": "...", "organization": "..."}}``."""
-
+__all__ = ["KEEP_FINISHED", "ChainRequest", "ChainService", "ChainServiceConfig"]
 EventCallback = Listener[ChainEvent]
-
-
-class ChainServiceError(Exception):
-    """A request the service answers with ``status`` and ``detail``."""
-
-    status = 500
-
-    def __init__(self, detail: str) -> None:
-        super().__init__(detail)
-        self.detail = detail
-
-    def body(self) -> dict[str, Any]:
-        return {"status": self.status, "detail": self.detail}
-
-
-class BadRequest(ChainServiceError):
-    status = 400
-
-
-class Unauthorized(ChainServiceError):
-    status = 401
-
-
-class NotFound(ChainServiceError):
-    status = 404
-
-
-@dataclass(frozen=True)
-class Principal:
-    user: str
-    organization: str
-
-
-class TokenAuth:
-    """Bearer tokens to principals. There are no built-in tokens: no token, no access."""
-
-    def __init__(self, tokens: Mapping[str, Principal]) -> None:
-        self.tokens = dict(tokens)
-
-    @classmethod
-    def from_json(cls, data: Any, source: str = "tokens") -> TokenAuth:
-        if not isinstance(data, dict):
-            raise ValueError(f"{source}: expected an object of token -> {{user, organization}}, "
-                             f"got {type(data).__name__}")
-        tokens = {}
-        for token, who in data.items():
-            if not isinstance(who, dict) or not who.get("user") or not who.get("organization"):
-                raise ValueError(f"{source}: token {token[:4]}…: needs 'user' and 'organization', got {who!r}")
-            tokens[token] = Principal(str(who["user"]), str(who["organization"]))
-        return cls(tokens)
-
-    @classmethod
-    def from_env(cls, environ: Mapping[str, str] = os.environ) -> TokenAuth:
-        """Tokens from ``HARNESS_CHAIN_TOKENS`` (a JSON file's path, or JSON); none if unset."""
-        raw = environ.get(TOKENS_ENV, "").strip()
-        if not raw:
-            return cls({})
-        source = TOKENS_ENV
-        if not raw.startswith("{"):
-            try:
-                source, raw = raw, Path(raw).read_text(encoding="utf-8")
-            except OSError as exc:
-                raise ValueError(f"{TOKENS_ENV}: cannot read the tokens file {raw!r}: "
-                                 f"{exc.strerror or exc}") from exc
-        try:
-            data = json.loads(raw)
-        except ValueError as exc:
-            raise ValueError(f"{source}: not valid JSON: {exc}") from exc
-        return cls.from_json(data, source)
-
-    def authenticate(self, authorization: str | None) -> Principal:
-        """The principal of an ``Authorization: Bearer <token>`` header value."""
-        if not authorization:
-            raise Unauthorized("missing bearer token: send 'Authorization: Bearer <token>'")
-        scheme, _, token = authorization.partition(" ")
-        if scheme.lower() != "bearer" or not token.strip():
-            raise Unauthorized("the Authorization header must be 'Bearer <token>'")
-        principal = self.tokens.get(token.strip())
-        if principal is None:
-            raise Unauthorized("unknown bearer token")
-        return principal
 
 
 class ChainRequest(BaseModel):
@@ -172,22 +76,6 @@ class ChainRequest(BaseModel):
 
 
 @dataclass
-class ChainStatus:
-    plan_id: str
-    plan_uri: str
-    status: str  # running | completed | failed | cancelled | gated | maxSteps
-    step_number: int
-    total_steps: int
-    executed: bool
-    error: str | None = None
-
-    def as_json(self) -> dict[str, Any]:
-        return {"planId": self.plan_id, "planUri": self.plan_uri, "status": self.status,
-                "stepNumber": self.step_number, "totalSteps": self.total_steps, "executed": self.executed,
-                "error": self.error}
-
-
-@dataclass
 class ChainServiceConfig:
     """What chains run with. ``client`` builds the model client (called once, lazily,
     in the event loop that runs chains); ``chat_configs`` name other clients."""
@@ -199,6 +87,7 @@ class ChainServiceConfig:
     policies: list[Policy] = field(default_factory=list)
     vector_stores: dict[str, VectorStore] = field(default_factory=dict)  # per organization
     store: SQLitePlanStore = field(default_factory=SQLitePlanStore)
+    identity: SQLiteIdentityStore = field(default_factory=SQLiteIdentityStore)  # served at /scim/v2
 
 
 @dataclass
@@ -212,8 +101,8 @@ class _Live:
     error: str | None = None
 
 
-_ENDINGS = {"chainComplete", "chainMaxSteps", "chainCancelled"}
 KEEP_FINISHED = 256
+"""Finished runs whose live state (last event, error) is kept for status reads."""
 
 
 class ChainService:
@@ -282,8 +171,10 @@ class ChainService:
 
     def executor(self, principal: Principal) -> ChainExecutor:
         store = self.config.vector_stores.get(principal.organization)
+        # The identity tools act in the caller's organization; a configured tool of the same name wins.
+        tools = {**identity_tools(self.config.identity, principal.organization), **self.config.tools}
         return ChainExecutor(
-            self._client(None), tools=self.config.tools, prompt_configs=self.config.prompt_configs,
+            self._client(None), tools=tools, prompt_configs=self.config.prompt_configs,
             chat_configs={name: self._client(name) for name in self.config.chat_configs},
             policies=self.config.policies, vector_store=store if store is not None else InMemoryVectorStore(),
             store=self.config.store, organization=principal.organization)
@@ -388,25 +279,7 @@ class ChainService:
     def status(self, principal: Principal, plan_id: str) -> ChainStatus:
         plan = self.plan(principal, plan_id)
         live = self._live.get((principal.organization, plan_id))
-        ran = [s for s in plan.steps if s.step_status is not StepStatus.PENDING]
-        current = ran[-1].step_number if ran else 0
-        last = live.last_event.event_type if live is not None and live.last_event is not None else None
-        if live is not None and live.task is not None and not live.task.done():
-            state = "running"
-        elif any(s.step_status is StepStatus.FAILED for s in plan.steps):
-            state = "failed"
-        elif last == "chainCancelled" or any(s.step_status is StepStatus.SKIPPED for s in plan.steps):
-            state = "cancelled"
-        elif any(s.step_status is StepStatus.GATED for s in plan.steps):
-            state = "gated"
-        elif last == "chainMaxSteps":
-            state = "maxSteps"
-        elif plan.executed:
-            state = "completed"
-        else:
-            state = "pending"
-        error = live.error if live is not None else None
-        if error is None and live is not None and live.last_event is not None:
-            error = live.last_event.error_message if last in _ENDINGS else None
-        return ChainStatus(plan_id, plan_uri(principal.organization, plan_id), state, current, len(plan.steps),
-                           plan.executed, error)
+        running = live is not None and live.task is not None and not live.task.done()
+        return derive_status(plan, plan_uri(principal.organization, plan_id), running=running,
+                             last_event=live.last_event if live is not None else None,
+                             error=live.error if live is not None else None)

@@ -24,7 +24,9 @@ from mcp.server import Server, ServerRequestContext
 from mcp.shared.exceptions import MCPError
 
 from harness.chain import ChainEvent, plan_uri
-from harness.service.core import BadRequest, ChainService, ChainServiceError, Principal
+from harness.service.auth import Principal
+from harness.service.core import ChainService
+from harness.service.errors import BadRequest, ChainServiceError
 from harness.service.mcp_subscriptions import PlanSubscriptions
 from harness.service.mcp_tools import (
     CANCEL,

@@ -29,7 +29,9 @@ from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, Streamable
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.types import Receive, Scope, Send
 
-from harness.service.core import ChainService, Principal, TokenAuth, Unauthorized
+from harness.service.auth import Principal, TokenAuth
+from harness.service.core import ChainService
+from harness.service.errors import Unauthorized
 from harness.service.mcp_chain import PRINCIPAL_SCOPE_KEY, chain_mcp_server
 
 __all__ = ["LOOPBACK_SECURITY", "McpHttpApp", "mcp_asgi_app", "serve_mcp_http"]

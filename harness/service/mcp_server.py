@@ -7,7 +7,7 @@
 
 Over stdio the server serves one principal: ``HARNESS_CHAIN_TOKEN`` holds a bearer
 token that ``HARNESS_CHAIN_TOKENS`` maps to a user and an organization (see
-``harness.service.core.TokenAuth``). With no token, or one not listed, the server does
+``harness.service.auth.TokenAuth``). With no token, or one not listed, the server does
 not start: it says why on stderr and exits with status 2. Over HTTP each request's
 bearer token is checked (``harness.service.mcp_http``).
 
@@ -21,18 +21,18 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import signal
 import sys
 from collections.abc import Mapping, Sequence
-from types import FrameType
 
 from mcp.server.stdio import stdio_server
 
 from harness.service.config import load_service_config
-from harness.service.core import ChainService, Principal, TokenAuth, Unauthorized
+from harness.service.auth import Principal, TokenAuth
+from harness.service.core import ChainService
+from harness.service.errors import Unauthorized
 from harness.service.mcp_chain import PRINCIPAL_SCOPE_KEY, chain_mcp_server
 from harness.service.mcp_http import LOOPBACK_SECURITY, McpHttpApp, mcp_asgi_app, serve_mcp_http
-from mockllm.server import bind_socket
+from mockllm.server import bind_socket, ended_by_signals
 
 __all__ = ["LOOPBACK_SECURITY", "PRINCIPAL_SCOPE_KEY", "TOKEN_ENV", "McpHttpApp", "chain_mcp_server", "main",
            "mcp_asgi_app", "run_stdio", "serve_mcp_http", "service_from_file", "stdio_principal"]
@@ -95,33 +95,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ValueError, OSError) as exc:
         print(f"harness.service.mcp_server: cannot start: {exc}", file=sys.stderr)
         return 2
-    if principal is not None:
-        serving = run_stdio(service, principal)
-    elif not auth.tokens:
+    if principal is None and not auth.tokens:
         print("harness.service.mcp_server: cannot start: HARNESS_CHAIN_TOKENS lists no tokens, so no request "
               "could be served", file=sys.stderr)
         return 2
-    else:
-        sock = bind_socket(args.host, args.port)
-        print(f"harness.service.mcp_server: MCP at http://{args.host}:{sock.getsockname()[1]}/mcp", file=sys.stderr)
-        serving = serve_mcp_http(service, auth, host=args.host, sockets=[sock])
-    # SIGINT and SIGTERM end the server quietly (uvicorn re-raises them once it has shut down).
-    previous = signal.signal(signal.SIGTERM, _raise_stopped)
-    try:
-        asyncio.run(serving)
-    except (KeyboardInterrupt, _Stopped):
-        pass
-    finally:
-        signal.signal(signal.SIGTERM, previous)
+    # SIGINT and SIGTERM end the server quietly, whenever they come (uvicorn re-raises
+    # them once it has shut down).
+    with ended_by_signals():
+        if principal is not None:
+            asyncio.run(run_stdio(service, principal))
+        else:
+            sock = bind_socket(args.host, args.port)
+            print(f"harness.service.mcp_server: MCP at http://{args.host}:{sock.getsockname()[1]}/mcp",
+                  file=sys.stderr)
+            asyncio.run(serve_mcp_http(service, auth, host=args.host, sockets=[sock]))
     return 0
-
-
-class _Stopped(Exception):
-    """Raised by the SIGTERM handler, so that serving ends as on SIGINT."""
-
-
-def _raise_stopped(signum: int, frame: FrameType | None) -> None:
-    raise _Stopped
 
 
 if __name__ == "__main__":

@@ -28,7 +28,8 @@ from mcp.server.session import ServerSession
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ResourceUpdated
 
 from harness.chain import ChainEvent, plan_uri
-from harness.service.core import ChainService, Principal
+from harness.service.auth import Principal
+from harness.service.core import ChainService
 
 __all__ = ["PlanSubscriptions"]
 

@@ -22,12 +22,9 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
 from harness.chain import TYPE_LABELS, ChainPlan
-from harness.service.core import (
-    BadRequest,
-    ChainRequest,
-    ChainServiceError,
-    ChainStatus,
-)
+from harness.service.core import ChainRequest
+from harness.service.errors import BadRequest, ChainServiceError
+from harness.service.status import ChainStatus
 
 __all__ = ["CANCEL", "EXECUTE", "STATUS", "TOOLS", "chain_result", "check_arguments", "error_result",
            "execute_request", "plan_uri_argument", "started_result", "status_result"]

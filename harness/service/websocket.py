@@ -41,16 +41,10 @@ from typing import Any
 from starlette.websockets import WebSocket
 
 from harness.chain import ChainEvent, ChainPlan
-from harness.service.core import (
-    BadRequest,
-    ChainRequest,
-    ChainService,
-    ChainServiceError,
-    ChainStatus,
-    Principal,
-    TokenAuth,
-    Unauthorized,
-)
+from harness.service.auth import Principal, TokenAuth
+from harness.service.core import ChainRequest, ChainService
+from harness.service.errors import BadRequest, ChainServiceError, Unauthorized
+from harness.service.status import ChainStatus
 
 __all__ = ["ChainSocket", "POLICY_VIOLATION"]
 

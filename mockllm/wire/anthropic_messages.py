@@ -15,11 +15,16 @@ import hashlib
 import json
 from typing import Any
 
-from mockllm.conversation import Conversation, conversation_from_anthropic_messages
+from mockllm.conversation import Conversation, Message, text_of
+from mockllm.generation import TOOL_CALL_ID
 from mockllm.plan import ReplyPlan, TextPart, split_words
 from mockllm.wire.base import RequestRejected, dumps, sse_event
 
 __all__ = ["AnthropicMessagesCodec", "anthropic_messages"]
+
+# ``_new(Message, fields)`` skips NamedTuple's Python-level ``__new__``: a long agent loop
+# is thousands of messages per request, and that call was a quarter of the reading.
+_new = tuple.__new__
 
 # Characters per ``input_json_delta``: small enough that any real arguments object
 # arrives in several pieces, each cut wherever the slice falls (inside keys, strings,
@@ -84,57 +89,107 @@ def _reject(message: str) -> RequestRejected:
     return RequestRejected(message, status=400, type="invalid_request_error")
 
 
-def _blocks(message: Any) -> list[dict[str, Any]]:
-    content = message.get("content") if isinstance(message, dict) else None
-    if not isinstance(content, list):
-        return []
-    return [b for b in content if isinstance(b, dict)]
+def _read_message(position: int, message: dict[str, Any], out: list[Message]) -> None:
+    """Append the neutral reading of one request message to ``out``.
+
+    A user message's ``tool_result`` blocks become a tool message; its text (or, with no
+    results, the message itself) a user message after it, at the same position.
+    """
+    role = message.get("role")
+    content = message.get("content")
+    if role == "assistant":
+        calls = tuple([str(b.get("id")) for b in content if isinstance(b, dict) and b.get("type") == "tool_use"]) \
+            if isinstance(content, list) else ()
+        out.append(_new(Message, ("assistant", "", calls, (), position)))
+    elif role == "user":
+        if isinstance(content, str):
+            out.append(_new(Message, ("user", content, (), (), position)))
+            return
+        results: list[str] = []
+        has_text = False
+        if isinstance(content, list):
+            for block in content:
+                if isinstance(block, dict):
+                    kind = block.get("type")
+                    if kind == "tool_result":
+                        results.append(str(block.get("tool_use_id")))
+                    elif kind == "text":
+                        has_text = True
+        if results:
+            out.append(_new(Message, ("tool", "", (), tuple(results), position)))
+        if has_text or not results:
+            out.append(_new(Message, ("user", text_of(content, ("text",)), (), (), position)))
 
 
-def _tool_use_ids(message: Any) -> list[str]:
-    return [str(b.get("id")) for b in _blocks(message) if b.get("type") == "tool_use"]
-
-
-def _check_pairing(messages: list[Any]) -> None:
+def _pairing_rejection(conversation: Conversation, messages: list[Any]) -> RequestRejected | None:
     """The real API's rule: results answer the tool uses of the message just before."""
-    for index, message in enumerate(messages):
-        if not isinstance(message, dict):
+    calls_at = {m.position: m.tool_calls for m in conversation.messages if m.role == "assistant"}
+    results_at = {m.position: m.tool_results for m in conversation.messages if m.role == "tool"}
+    for m in conversation.messages:
+        index = m.position
+        if index is None:
             continue
-        role = message.get("role")
-        if role == "assistant":
-            used = _tool_use_ids(message)
-            if not used:
-                continue
-            following = messages[index + 1] if index + 1 < len(messages) else None
-            answered: set[str] = set()
-            if isinstance(following, dict) and following.get("role") == "user":
-                answered = {str(b.get("tool_use_id")) for b in _blocks(following)
-                            if b.get("type") == "tool_result"}
-            missing = [call_id for call_id in used if call_id not in answered]
+        if m.role == "assistant" and m.tool_calls:
+            answered = results_at.get(index + 1, ())
+            missing = [call_id for call_id in m.tool_calls if call_id not in answered]
             if missing:
-                raise _reject(
+                return _reject(
                     f"messages.{index}: `tool_use` ids were found without `tool_result` "
                     f"blocks immediately after: {', '.join(missing)}. Each `tool_use` block "
                     "must have a corresponding `tool_result` block in the next message."
                 )
-        elif role == "user":
-            content = message.get("content")
-            if not isinstance(content, list):
-                continue
-            issued = set(_tool_use_ids(messages[index - 1])) if index > 0 else set()
-            for position, block in enumerate(content):
-                if not isinstance(block, dict) or block.get("type") != "tool_result":
-                    continue
-                call_id = str(block.get("tool_use_id"))
+        elif m.role == "tool":
+            issued = calls_at.get(index - 1, ())
+            for call_id in m.tool_results:
                 if call_id not in issued:
-                    raise _reject(
-                        f"messages.{index}.content.{position}: unexpected `tool_use_id` "
+                    block = next(i for i, b in enumerate(messages[index]["content"])
+                                 if isinstance(b, dict) and b.get("type") == "tool_result"
+                                 and str(b.get("tool_use_id")) == call_id)
+                    return _reject(
+                        f"messages.{index}.content.{block}: unexpected `tool_use_id` "
                         f"found in `tool_result` blocks: {call_id}. Each `tool_result` block "
                         "must have a corresponding `tool_use` block in the previous message."
                     )
+    return None
 
 
-def _check_thinking(thinking: Any, max_tokens: int) -> None:
+_THINKING_FIRST = (
+    "When `thinking` is enabled, a final `assistant` message must start with a thinking block "
+    "(preceeding the lastmost set of `tool_use` and `tool_result` blocks). We recommend you "
+    "include thinking blocks from previous turns. To avoid this requirement, disable `thinking`. "
+    "Please consult our documentation at "
+    "https://docs.claude.com/en/docs/build-with-claude/extended-thinking"
+)
+
+
+def _thinking_rejection(body: dict[str, Any], messages: list[Any]) -> RequestRejected | None:
+    """With thinking enabled, the final assistant message, when it made tool calls, must
+    start with its thinking block (the client must send it back), as the real API checks.
+
+    A message whose tool calls all carry mock-made ids is a reply of the mock's own: the
+    mock sends a thinking block only where the script gives reasoning, so it does not
+    hold a missing one against the client.
+    """
+    thinking = body.get("thinking")
+    if not isinstance(thinking, dict) or thinking.get("type") != "enabled":
+        return None
+    final = next((i for i in range(len(messages) - 1, -1, -1) if messages[i].get("role") == "assistant"), None)
+    if final is None:
+        return None
+    content = messages[final].get("content")
+    if not isinstance(content, list) or not content:
+        return None
+    kinds = [b.get("type") if isinstance(b, dict) else None for b in content]
+    if "tool_use" not in kinds or kinds[0] in ("thinking", "redacted_thinking"):
+        return None
+    ids = [str(b.get("id")) for b in content if isinstance(b, dict) and b.get("type") == "tool_use"]
+    if all(TOOL_CALL_ID.search(call_id) for call_id in ids):
+        return None
+    return _reject(f"messages.{final}.content.0.type: Expected `thinking` or `redacted_thinking`, "
+                   f"but found `{kinds[0]}`. {_THINKING_FIRST}")
+
+
+def _check_thinking(thinking: Any, max_tokens: int | None) -> None:
     if not isinstance(thinking, dict) or thinking.get("type") != "enabled":
         return
     budget = thinking.get("budget_tokens")
@@ -147,7 +202,7 @@ def _check_thinking(thinking: Any, max_tokens: int) -> None:
             "thinking.enabled.budget_tokens: Input should be greater than or equal to "
             f"{THINKING_MIN_BUDGET}"
         )
-    if budget >= max_tokens:
+    if max_tokens is not None and budget >= max_tokens:
         raise _reject(_BUDGET_ABOVE_MAX_TOKENS)
 
 
@@ -230,22 +285,49 @@ class AnthropicMessagesCodec:
     """The Anthropic Messages protocol, as the ``anthropic`` SDK reads it."""
 
     name = "anthropic-messages"
-    path = "/v1/messages"
+    aliases = ("anthropic", "messages")
+    route = "/messages"
     request_id_header = "request-id"
+    tool_call_prefix = "toolu"
+    prompt_fields = ('system', 'messages', 'tools')
 
-    def validate(self, body: dict[str, Any], *, lenient: bool) -> None:
-        """Reject what the real API answers with a 400 ``invalid_request_error``."""
+    def read(self, body: Any) -> Conversation:
+        """The neutral conversation: ``system``, then the request's ``messages``."""
+        if not isinstance(body, dict):
+            return Conversation(())
+        out: list[Message] = []
+        if body.get("system"):
+            out.append(Message("system"))
+        messages = body.get("messages")
+        if isinstance(messages, list):
+            for position, message in enumerate(messages):
+                if isinstance(message, dict):
+                    _read_message(position, message, out)
+        return Conversation(tuple(out))
+
+    def read_request(self, body: Any, *, lenient: bool) -> Conversation:
+        """Reject what the real API answers with a 400 ``invalid_request_error``; else
+        ``read(body)``."""
+        return self._checked(body, lenient=lenient, counting=False)
+
+    def read_count_request(self, body: Any, *, lenient: bool) -> Conversation:
+        """The same checks for ``POST /v1/messages/count_tokens``, which takes no
+        ``max_tokens``."""
+        return self._checked(body, lenient=lenient, counting=True)
+
+    def _checked(self, body: Any, *, lenient: bool, counting: bool) -> Conversation:
         if not isinstance(body, dict):
             raise _reject("Input should be a valid dictionary or object to extract fields from")
         if "model" not in body:
             raise _reject("model: Field required")
         if not isinstance(body["model"], str):
             raise _reject("model: Input should be a valid string")
-        if "max_tokens" not in body:
-            raise _reject("max_tokens: Field required")
-        max_tokens = body["max_tokens"]
-        if not isinstance(max_tokens, int) or isinstance(max_tokens, bool):
-            raise _reject("max_tokens: Input should be a valid integer")
+        max_tokens = body.get("max_tokens")
+        if not counting:
+            if "max_tokens" not in body:
+                raise _reject("max_tokens: Field required")
+            if not isinstance(max_tokens, int) or isinstance(max_tokens, bool):
+                raise _reject("max_tokens: Input should be a valid integer")
         if "messages" not in body:
             raise _reject("messages: Field required")
         messages = body["messages"]
@@ -256,12 +338,13 @@ class AnthropicMessagesCodec:
                 raise _reject(f"messages.{index}: Input should be a valid dictionary")
             if message.get("role") not in ("user", "assistant"):
                 raise _reject(f"messages.{index}.role: Input should be 'user' or 'assistant'")
-        _check_thinking(body.get("thinking"), max_tokens)
+        _check_thinking(body.get("thinking"), None if counting else max_tokens)
+        conversation = self.read(body)
         if not lenient:
-            _check_pairing(messages)
-
-    def conversation(self, body: dict[str, Any]) -> Conversation:
-        return conversation_from_anthropic_messages(body)
+            rejection = _pairing_rejection(conversation, messages) or _thinking_rejection(body, messages)
+            if rejection is not None:
+                raise rejection
+        return conversation
 
     def wants_stream(self, body: dict[str, Any]) -> bool:
         return body.get("stream") is True

@@ -45,14 +45,20 @@ def sse_event(data: Any, event: str | None = None) -> bytes:
 
 
 class WireCodec(Protocol):
-    """One provider protocol.
+    """One provider protocol, and the one owner of everything about it.
 
-    - ``name``: one of ``mockllm.conversation.PROTOCOLS``; ``path``: the POST route.
+    - ``name``: the protocol's name (``openai-chat``…); ``aliases``: short names
+      ``mockllm.explain`` also accepts; ``route``: the path suffix it serves
+      (``/chat/completions``), under any prefix.
     - ``request_id_header``: where the provider puts its request id
       (``x-request-id`` for OpenAI, ``request-id`` for Anthropic).
-    - ``validate(body, lenient)``: raise ``RequestRejected`` for what the real
-      provider rejects (missing required fields, bad tool pairing unless lenient).
-    - ``conversation(body)``: the neutral conversation.
+    - ``tool_call_prefix``: how the provider's tool-call ids start (``call``, ``toolu``).
+    - ``prompt_fields``: the request fields holding the prompt, whose size gives the
+      reported input tokens (``mockllm.usage``).
+    - ``read(body)``: the neutral conversation; never raises, skips what it cannot read.
+    - ``read_request(body, lenient)``: the same reading, after raising
+      ``RequestRejected`` for what the real provider rejects (missing required fields,
+      and, unless lenient, bad tool-call pairing checked on that reading).
     - ``wants_stream(body)``: whether the client asked for SSE.
     - ``render_json(plan, body)``: the non-streaming response body.
     - ``render_events(plan, body)``: the streamed response, one complete SSE event
@@ -63,12 +69,15 @@ class WireCodec(Protocol):
     """
 
     name: str
-    path: str
+    aliases: tuple[str, ...]
+    route: str
     request_id_header: str
+    tool_call_prefix: str
+    prompt_fields: tuple[str, ...]
 
-    def validate(self, body: dict[str, Any], *, lenient: bool) -> None: ...
+    def read(self, body: Any) -> Conversation: ...
 
-    def conversation(self, body: dict[str, Any]) -> Conversation: ...
+    def read_request(self, body: Any, *, lenient: bool) -> Conversation: ...
 
     def wants_stream(self, body: dict[str, Any]) -> bool: ...
 

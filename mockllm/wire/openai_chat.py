@@ -17,13 +17,17 @@ from __future__ import annotations
 from json.encoder import encode_basestring as encode_string
 from typing import Any
 
-from mockllm.conversation import Conversation, conversation_from_chat_completions
+from mockllm.conversation import Conversation, Message, text_of
 from mockllm.pairing import PairingProblem, find_pairing_problem
 from mockllm.plan import ReplyPlan, Usage, split_words
 from mockllm.wire.base import RequestRejected, dumps, sse_event
 from mockllm.wire.openai_errors import openai_error_body, openai_error_fields
 
 __all__ = ["OpenAIChatCodec", "openai_chat"]
+
+# ``_new(Message, fields)`` skips NamedTuple's Python-level ``__new__``: a long agent loop
+# is thousands of messages per request, and that call was a quarter of the reading.
+_new = tuple.__new__
 
 SYSTEM_FINGERPRINT = "fp_mockllm"
 
@@ -90,11 +94,40 @@ class OpenAIChatCodec:
     """The Chat Completions wire codec (see the module docstring for its choices)."""
 
     name = "openai-chat"
-    path = "/v1/chat/completions"
+    aliases = ("openai", "chat", "chat-completions")
+    route = "/chat/completions"
     request_id_header = "x-request-id"
+    tool_call_prefix = "call"
+    prompt_fields = ('messages', 'tools')
 
-    def validate(self, body: dict[str, Any], *, lenient: bool) -> None:
-        """Reject what OpenAI rejects, with its messages and ``param``.
+    def read(self, body: Any) -> Conversation:
+        """The neutral conversation of the request's ``messages``."""
+        items = body.get("messages") if isinstance(body, dict) else None
+        if not isinstance(items, list):
+            return Conversation(())
+        out: list[Message] = []
+        for position, m in enumerate(items):
+            if not isinstance(m, dict):
+                continue
+            role = m.get("role")
+            if role == "assistant":
+                calls = m.get("tool_calls")
+                ids = tuple([str(c["id"]) for c in calls if isinstance(c, dict) and "id" in c]) \
+                    if isinstance(calls, list) else ()
+                out.append(_new(Message, ("assistant", "", ids, (), position)))
+            elif role == "tool" or role == "function":
+                call_id = m.get("tool_call_id")
+                out.append(_new(Message, ("tool", "", (), () if call_id is None else (str(call_id),), position)))
+            elif role == "user":
+                content = m.get("content")
+                text = content if isinstance(content, str) else text_of(content, ("text",))
+                out.append(_new(Message, ("user", text, (), (), position)))
+            elif role == "system" or role == "developer":
+                out.append(_new(Message, ("system", "", (), (), position)))
+        return Conversation(tuple(out))
+
+    def read_request(self, body: Any, *, lenient: bool) -> Conversation:
+        """Reject what OpenAI rejects, with its messages and ``param``; else ``read(body)``.
 
         ``lenient`` skips only the tool-call pairing check.
         """
@@ -133,11 +166,12 @@ class OpenAIChatCodec:
                 "The 'stream_options' parameter is only allowed when 'stream' is enabled.",
                 param="stream_options",
             )
+        conversation = self.read(body)
         if not lenient:
-            conversation = self.conversation(body)
             problem = find_pairing_problem(conversation)
             if problem is not None:
-                raise self._pairing_rejection(problem, conversation, messages)
+                raise self._pairing_rejection(problem, conversation)
+        return conversation
 
     @staticmethod
     def _validate_message(i: int, message: Any) -> None:
@@ -160,12 +194,8 @@ class OpenAIChatCodec:
             )
 
     @staticmethod
-    def _pairing_rejection(problem: PairingProblem, conversation: Conversation,
-                           messages: list[Any]) -> RequestRejected:
-        # The neutral conversation keeps only dict messages with a known role, in order;
-        # map its index back to the request's list.
-        positions = [i for i, m in enumerate(messages) if isinstance(m, dict) and m.get("role") in _ROLES]
-        param = f"messages.[{positions[problem.message_index]}].role"
+    def _pairing_rejection(problem: PairingProblem, conversation: Conversation) -> RequestRejected:
+        param = f"messages.[{conversation.messages[problem.message_index].position}].role"
         if problem.kind == "orphan_result":
             return RequestRejected(
                 "Invalid parameter: messages with role 'tool' must be a response to a "
@@ -186,10 +216,6 @@ class OpenAIChatCodec:
             f"response messages: {', '.join(missing)}",
             param=param,
         )
-
-    def conversation(self, body: dict[str, Any]) -> Conversation:
-        """The neutral conversation of the request's ``messages``."""
-        return conversation_from_chat_completions(body)
 
     def wants_stream(self, body: dict[str, Any]) -> bool:
         """Whether the client asked for server-sent events (``"stream": true``)."""

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mockllm.conversation import Conversation, conversation_from_responses
+from mockllm.conversation import Conversation, Message, text_of
 from mockllm.pairing import find_pairing_problem
 from mockllm.plan import ReplyPlan, TextPart, split_words
 from mockllm.wire.base import RequestRejected, dumps, sse_event
@@ -22,8 +22,20 @@ from mockllm.wire.openai_errors import openai_error_body, openai_error_fields
 
 __all__ = ["OpenAIResponsesCodec", "openai_responses"]
 
+# ``_new(Message, fields)`` skips NamedTuple's Python-level ``__new__``: a long agent loop
+# is thousands of messages per request, and that call was a quarter of the reading.
+_new = tuple.__new__
+
 # Neutral stop reasons that end a response as "incomplete", with the API's reason.
 _INCOMPLETE_REASONS = {"max_tokens": "max_output_tokens", "content_filter": "content_filter"}
+
+# Input items that are model output: each is (part of) an assistant turn.
+_MODEL_OUTPUT_ITEMS = frozenset(
+    {"function_call", "reasoning", "web_search_call", "file_search_call", "computer_call",
+     "custom_tool_call", "mcp_call", "image_generation_call", "code_interpreter_call"}
+)
+_TOOL_OUTPUT_ITEMS = frozenset({"function_call_output", "custom_tool_call_output"})
+_MESSAGE_TEXT_TYPES = ("input_text", "output_text", "text", "refusal")
 
 # Tool-call arguments stream in pieces of this many characters: small enough that a
 # cut lands inside a key or a string, as the real API's token-sized pieces do.
@@ -52,13 +64,40 @@ class OpenAIResponsesCodec:
     """
 
     name = "openai-responses"
-    path = "/v1/responses"
+    aliases = ("responses",)
+    route = "/responses"
     request_id_header = "x-request-id"
+    tool_call_prefix = "call"
+    prompt_fields = ('instructions', 'input', 'tools')
 
     # -- requests -----------------------------------------------------------------
 
-    def validate(self, body: dict[str, Any], *, lenient: bool) -> None:
-        """Reject what the real API rejects with a 400; pairing only when not lenient."""
+    def read(self, body: Any) -> Conversation:
+        """The neutral conversation of ``instructions`` and ``input``.
+
+        Model-output items (assistant messages, function calls, reasoning) become
+        assistant messages; consecutive ones form one turn when counted.
+        """
+        if not isinstance(body, dict):
+            return Conversation(())
+        out: list[Message] = []
+        instructions = body.get("instructions")
+        if isinstance(instructions, str) and instructions:
+            out.append(Message("system"))
+        items = body.get("input")
+        if isinstance(items, str):
+            out.append(Message("user", items, (), (), 0))
+        elif isinstance(items, list):
+            for position, item in enumerate(items):
+                if isinstance(item, dict):
+                    message = _read_item(position, item)
+                    if message is not None:
+                        out.append(message)
+        return Conversation(tuple(out))
+
+    def read_request(self, body: Any, *, lenient: bool) -> Conversation:
+        """Reject what the real API rejects with a 400 (pairing only when not lenient);
+        else ``read(body)``."""
         if not isinstance(body, dict):
             raise RequestRejected(
                 f"Invalid type for the request body: expected a JSON object, but got "
@@ -83,19 +122,15 @@ class OpenAIResponsesCodec:
                 f"items, but got {_json_type(items)} instead.",
                 param="input",
             )
-        if lenient:
-            return
-        problem = find_pairing_problem(self.conversation(body))
+        conversation = self.read(body)
+        problem = None if lenient else find_pairing_problem(conversation)
         if problem is None:
-            return
+            return conversation
         if problem.kind == "orphan_result":
             message = f"No tool call found for function call output with call_id {problem.call_id}."
         else:
             message = f"No tool output found for function call {problem.call_id}."
         raise RequestRejected(message, param="input")
-
-    def conversation(self, body: dict[str, Any]) -> Conversation:
-        return conversation_from_responses(body)
 
     def wants_stream(self, body: dict[str, Any]) -> bool:
         return body.get("stream") is True
@@ -193,6 +228,29 @@ class OpenAIResponsesCodec:
             "user": body.get("user"),
             "metadata": body.get("metadata") or {},
         }
+
+
+def _read_item(position: int, item: dict[str, Any]) -> Message | None:
+    """The neutral message of one input item, or None for an item that is none."""
+    kind = item.get("type", "message")
+    if not isinstance(kind, str):  # e.g. a list: not hashable, so not a set member
+        return None
+    if kind == "message":
+        role = item.get("role")
+        if role == "assistant":
+            return _new(Message, ("assistant", "", (), (), position))
+        if role == "user":
+            return _new(Message, ("user", text_of(item.get("content"), _MESSAGE_TEXT_TYPES), (), (), position))
+        if role == "system" or role == "developer":
+            return _new(Message, ("system", "", (), (), position))
+        return None
+    if kind in _MODEL_OUTPUT_ITEMS:
+        call_id = item.get("call_id") if kind == "function_call" else None
+        return _new(Message, ("assistant", "", () if call_id is None else (str(call_id),), (), position))
+    if kind in _TOOL_OUTPUT_ITEMS:
+        call_id = item.get("call_id")
+        return _new(Message, ("tool", "", (), () if call_id is None else (str(call_id),), position))
+    return None
 
 
 def _json_type(value: Any) -> str:

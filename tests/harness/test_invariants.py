@@ -13,14 +13,16 @@ from harness.events import Event
 class Flow:
     """Builds an event sequence the way a runner would number it."""
 
-    def __init__(self) -> None:
+    def __init__(self, start: int = 0) -> None:
         self.events: list[dict[str, Any]] = []
-        self._seq = 0
+        self._seq = start
 
     def add(self, type: str, persistence: str = "persisted", **data: Any) -> Flow:
         seq = None
         if persistence == "persisted":
             seq, self._seq = self._seq, self._seq + 1
+        elif persistence == "pending":  # stored right after it is emitted: it takes a number
+            self._seq += 1
         self.events.append({"type": type, "persistence": persistence, "eventIndex": len(self.events),
                             "sequenceNumber": seq, "sessionId": "s1", "timestamp": 1000 + len(self.events),
                             "data": data})
@@ -32,8 +34,8 @@ class Flow:
         return self
 
 
-def simple() -> Flow:
-    return (Flow().add("user_message_sent", content="Hello")
+def simple(start: int = 0) -> Flow:
+    return (Flow(start).add("user_message_sent", content="Hello")
             .chunks("message_chunk", "Business Central is an ERP")
             .add("message", content="Business Central is an ERP ", messageId="msg_1", stopReason="end_turn")
             .add("complete", "transient", reason="success"))
@@ -115,7 +117,7 @@ def test_failure_shows_the_table_with_the_offending_event_marked() -> None:
     (inv.check_persistence_states, lambda: broken(simple(), 1, persistence="persisted"),
      "sequenceNumber is carried by persisted events only"),
     (inv.check_sequence_numbers, lambda: broken(simple(), -2, sequenceNumber=2),
-     "sequence numbers are consecutive from 0"),
+     "sequence numbers are consecutive per session from 0"),
     (inv.check_event_indexes, lambda: broken(simple(), 3, eventIndex=1),
      "eventIndex is strictly increasing"),
     (inv.check_final_content_matches_chunks, lambda: broken(simple(), -2, data={"content": "other"}),
@@ -253,3 +255,36 @@ def test_a_broken_chain_run_fails_showing_the_events(events: list[tuple[str, dic
     message = str(info.value)
     assert message.startswith(f"invariant broken: {rule}")
     assert "EVENT TYPE" in message and "   <-- " in message  # the table, with the offending events marked
+
+
+# -- sequence numbers across a session's messages (002 Flow 1 inv 5) -------------------
+
+def test_a_sessions_second_message_passes_from_where_the_first_ended() -> None:
+    first = simple().events
+    second = simple(start=2).events
+    inv.check_simple_message_flow(first)
+    inv.check_simple_message_flow(second)  # starts at 2: the first run took 0 and 1
+    inv.check_simple_message_flow(second, start=2)
+    inv.check_sequence_numbers(first + [dict(e, eventIndex=e["eventIndex"] + 100) for e in second])
+    with pytest.raises(inv.InvariantError, match="consecutive per session from 0"):
+        inv.check_simple_message_flow(second, start=0)
+
+
+@pytest.mark.parametrize(("change", "expected"), [(1, "sequenceNumber 4, expected 3"),
+                                                   (-1, "sequenceNumber 2, expected 3")],
+                         ids=["gap", "duplicate"])
+def test_a_gap_or_a_duplicate_within_a_later_run_is_rejected(change: int, expected: str) -> None:
+    events = simple(start=2).events
+    events[-2]["sequenceNumber"] += change
+    with pytest.raises(inv.InvariantError, match=expected):
+        inv.check_sequence_numbers(events)
+
+
+def test_a_pending_event_takes_the_next_number() -> None:
+    events = tool_use(approved=True).events
+    inv.check_approval_flow(events)
+    result = next(e for e in events if e["type"] == "tool_result")
+    assert result["sequenceNumber"] == 4  # 3 went to the stored approval_requested
+    result["sequenceNumber"] = 3
+    with pytest.raises(inv.InvariantError, match="sequenceNumber 3, expected 4"):
+        inv.check_sequence_numbers(events)

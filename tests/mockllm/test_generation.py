@@ -26,6 +26,7 @@ from mockllm.generation import (
     turn_of_tool_call_id,
 )
 from mockllm.plan import ReplyPlan, split_words
+from tests.mockllm.conversation_support import PREFIX
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -62,9 +63,9 @@ def fingerprint_of(plan: ReplyPlan) -> dict[str, Any]:
 
 def plans_here(seed: int) -> list[dict[str, Any]]:
     return [
-        fingerprint_of(build_reply_plan(select(chat_body(t), "openai-chat"), protocol=p, seed=seed))
+        fingerprint_of(build_reply_plan(select(chat_body(t), "openai-chat"), tool_call_prefix=p, seed=seed))
         for t in range(4)
-        for p in ("openai-chat", "anthropic-messages")
+        for p in ("call", "toolu")
     ]
 
 
@@ -76,8 +77,8 @@ body = json.loads(sys.stdin.read())
 out = []
 for t in range(4):
     b = dict(body, messages=body["messages"][: 1 + 2 * t])
-    for p in ("openai-chat", "anthropic-messages"):
-        plan = build_reply_plan(select(b, "openai-chat"), protocol=p, seed={seed})
+    for p in ("call", "toolu"):
+        plan = build_reply_plan(select(b, "openai-chat"), tool_call_prefix=p, seed={seed})
         out.append(dict(text=plan.text, reasoning=plan.reasoning,
                         tool_ids=[c.id for c in plan.tool_calls], response_id=plan.response_id,
                         created=plan.created, signature=plan.reasoning_signature))
@@ -143,7 +144,7 @@ def test_stable_hex_is_a_pure_function_of_its_key() -> None:
                                                    ("openai-responses", "call_")])
 def test_tool_call_ids_encode_chain_and_turn(protocol: str, prefix: str) -> None:
     selection = select(chat_body(1), "openai-chat")
-    plan = build_reply_plan(selection, protocol=protocol)
+    plan = build_reply_plan(selection, tool_call_prefix=PREFIX[protocol])
     assert selection.chain_id is not None
     ids = [c.id for c in plan.tool_calls]
     assert len(ids) == 2 and len(set(ids)) == 2
@@ -159,7 +160,7 @@ def _played_ids(protocol: str) -> list[list[str]]:
     """The tool-call ids the mock makes for turns 1 and 2 of CHAIN."""
     ids = []
     for turn in (1, 2):
-        plan = build_reply_plan(select(chat_body(turn), "openai-chat"), protocol=protocol)
+        plan = build_reply_plan(select(chat_body(turn), "openai-chat"), tool_call_prefix=PREFIX[protocol])
         ids.append([c.id for c in plan.tool_calls])
     return ids
 

@@ -54,7 +54,7 @@ def test_error_fields_reach_the_reply_plan() -> None:
                   "retry_after_ms": 1500, "after_chunks": 3},
         "messages": [{"text_message": {"text": "partial answer"}}],
     })
-    plan = build_reply_plan(selection, protocol="openai-chat")
+    plan = build_reply_plan(selection)
     assert plan.error is not None
     assert (plan.error.status, plan.error.type, plan.error.message) == (429, "rate_limit_error", "slow down")
     assert (plan.error.retry_after_ms, plan.error.after_chunks) == (1500, 3)
@@ -62,7 +62,7 @@ def test_error_fields_reach_the_reply_plan() -> None:
 
 
 def test_error_defaults_to_500_and_leaves_type_and_message_to_the_codec() -> None:
-    plan = build_reply_plan(chain_select({"error": {}}), protocol="anthropic-messages")
+    plan = build_reply_plan(chain_select({"error": {}}), tool_call_prefix="toolu")
     assert plan.error is not None
     assert (plan.error.status, plan.error.type, plan.error.message) == (500, None, None)
     assert (plan.error.retry_after_ms, plan.error.after_chunks) == (None, None)
@@ -87,7 +87,7 @@ def test_error_times_fails_only_the_first_attempts(times: int) -> None:
     selection = chain_select({"error": {"status": 503, "times": times},
                               "messages": [{"text_message": {"length": 9}}]})
     for attempt in range(times + 2):
-        plan = build_reply_plan(selection, protocol="openai-chat", attempt=attempt)
+        plan = build_reply_plan(selection, attempt=attempt)
         if attempt < times:
             assert plan.error is not None and plan.error.status == 503
         else:
@@ -98,8 +98,8 @@ def test_error_times_fails_only_the_first_attempts(times: int) -> None:
 def test_error_only_instruction_recovers_with_content_after_its_times() -> None:
     selection = chain_select({"id": "flaky", "error": {"status": 500, "times": 1}})
     assert selection.instruction_id == "flaky"
-    failing = build_reply_plan(selection, protocol="openai-responses", attempt=0)
-    retried = build_reply_plan(selection, protocol="openai-responses", attempt=1)
+    failing = build_reply_plan(selection, attempt=0)
+    retried = build_reply_plan(selection, attempt=1)
     assert failing.error is not None
     assert retried.error is None
     assert len(retried.text.split()) == RECOVERED_WORDS
@@ -107,7 +107,7 @@ def test_error_only_instruction_recovers_with_content_after_its_times() -> None:
 
 def test_error_without_times_fails_every_attempt() -> None:
     selection = chain_select({"error": {"status": 502}})
-    assert all(build_reply_plan(selection, protocol="openai-chat", attempt=a).error for a in range(5))
+    assert all(build_reply_plan(selection, attempt=a).error for a in range(5))
 
 
 # -- timing, chunk_words, stop_reason ----------------------------------------------------
@@ -115,23 +115,23 @@ def test_error_without_times_fails_every_attempt() -> None:
 
 def test_timing_becomes_pacing_in_seconds() -> None:
     selection = chain_select({**TEXT, "timing": {"first_chunk_ms": 250, "chunk_ms": 20}})
-    pacing = build_reply_plan(selection, protocol="openai-chat").pacing
+    pacing = build_reply_plan(selection).pacing
     assert pacing is not None
     assert (pacing.first_chunk_s, pacing.chunk_s) == (0.25, 0.02)
 
 
 def test_no_timing_or_zero_timing_never_sleeps() -> None:
-    assert build_reply_plan(chain_select(TEXT), protocol="openai-chat").pacing is None
+    assert build_reply_plan(chain_select(TEXT)).pacing is None
     zero = chain_select({**TEXT, "timing": {"first_chunk_ms": 0, "chunk_ms": 0}})
-    assert build_reply_plan(zero, protocol="openai-chat").pacing is None
+    assert build_reply_plan(zero).pacing is None
     negative = chain_select({**TEXT, "timing": {"chunk_ms": -5}})
     assert "timing.chunk_ms" in (negative.fallback_reason or "")
 
 
 def test_chunk_words_sets_words_per_streamed_delta() -> None:
-    plan = build_reply_plan(chain_select({**TEXT, "chunk_words": 4}), protocol="openai-chat")
+    plan = build_reply_plan(chain_select({**TEXT, "chunk_words": 4}))
     assert plan.chunk_words == 4
-    assert build_reply_plan(chain_select(TEXT), protocol="openai-chat").chunk_words == 1
+    assert build_reply_plan(chain_select(TEXT)).chunk_words == 1
     assert "chunk_words" in (chain_select({**TEXT, "chunk_words": 0}).fallback_reason or "")
 
 
@@ -145,7 +145,7 @@ def test_chunk_words_sets_words_per_streamed_delta() -> None:
 def test_stop_reason_any_provider_spelling_is_normalised(given: str, neutral: str) -> None:
     selection = chain_select({**TEXT, "stop_reason": given})
     assert selection.instruction is not None and selection.instruction.stop_reason == neutral
-    assert build_reply_plan(selection, protocol="openai-chat").stop_reason == neutral
+    assert build_reply_plan(selection).stop_reason == neutral
     assert normalise_stop_reason(given) == neutral
 
 
@@ -159,12 +159,11 @@ def test_unknown_stop_reason_makes_the_instruction_invalid() -> None:
 
 
 def test_stop_reason_default_follows_the_content() -> None:
-    text = build_reply_plan(chain_select(TEXT), protocol="openai-chat")
-    tools = build_reply_plan(chain_select({"messages": [{"tool_call": [{"name": "f"}]}]}),
-                             protocol="openai-chat")
+    text = build_reply_plan(chain_select(TEXT))
+    tools = build_reply_plan(chain_select({"messages": [{"tool_call": [{"name": "f"}]}]}))
     assert (text.stop_reason, tools.stop_reason) == ("end_turn", "tool_use")
     forced = chain_select({"messages": [{"tool_call": [{"name": "f"}]}], "stop_reason": "length"})
-    assert build_reply_plan(forced, protocol="openai-chat").stop_reason == "max_tokens"
+    assert build_reply_plan(forced).stop_reason == "max_tokens"
 
 
 # -- unknown keys, ids, required fields --------------------------------------------------
@@ -176,7 +175,7 @@ def test_unknown_keys_warn_but_the_instruction_runs() -> None:
         "messages": [{"text_message": {"length": 3, "style": "terse"}, "note": "x"}],
     })
     assert selection.instruction_id == "s"
-    assert len(build_reply_plan(selection, protocol="openai-chat").text.split()) == 3
+    assert len(build_reply_plan(selection).text.split()) == 3
     warnings = "\n".join(selection.warnings)
     assert "unknown key 'temperature' ignored" in warnings
     assert "unknown key 'messages[0].text_message.style' ignored" in warnings
@@ -188,7 +187,7 @@ def test_id_is_optional_and_defaults_to_the_position() -> None:
     entries = [TEXT, {"id": "named", **TEXT}, TEXT, {"id": 7, **TEXT}]
     ids = [chain_select(*entries, turn=t).instruction_id for t in range(4)]
     assert ids == ["0", "named", "2", "7"]
-    plan = build_reply_plan(chain_select(*entries, turn=2), protocol="openai-chat")
+    plan = build_reply_plan(chain_select(*entries, turn=2))
     assert plan.headers["x-mockllm-instruction"] == "2"
 
 
@@ -227,7 +226,7 @@ def test_invalid_instruction_falls_back_with_a_reason_and_keeps_the_others(
     assert bad.instruction is None
     assert "instruction_chain[1]" in (bad.fallback_reason or "")
     assert reason_part in (bad.fallback_reason or "")
-    assert build_reply_plan(bad, protocol="openai-chat").text.startswith("mockllm fallback reply")
+    assert build_reply_plan(bad).text.startswith("mockllm fallback reply")
     assert chain_select(*entries, turn=0).instruction_id == "before"
     assert chain_select(*entries, turn=2).instruction_id == "after"
 
@@ -235,7 +234,7 @@ def test_invalid_instruction_falls_back_with_a_reason_and_keeps_the_others(
 def test_fixed_tool_call_id_is_used_verbatim() -> None:
     selection = chain_select({"messages": [{"tool_call": [
         {"name": "a", "id": "call_fixed_1"}, {"name": "b"}]}]})
-    ids = [c.id for c in build_reply_plan(selection, protocol="openai-chat").tool_calls]
+    ids = [c.id for c in build_reply_plan(selection).tool_calls]
     assert ids[0] == "call_fixed_1"
     assert ids[1].startswith("call_mk")
 
@@ -247,7 +246,7 @@ def test_legacy_single_instruction_answers_its_message_then_falls_back() -> None
     legacy = {"id": "old", "messages": [{"text_message": {"text": "legacy reply"}}]}
     first = select(request(legacy), "openai-chat")
     assert (first.legacy, first.instruction_id) == (True, "old")
-    assert build_reply_plan(first, protocol="openai-chat").text == "legacy reply"
+    assert build_reply_plan(first).text == "legacy reply"
     later = select(request(legacy, assistant_turns=1), "openai-chat")
     assert later.instruction is None
     assert "legacy instruction was already answered (1 assistant turns follow it)" in (
@@ -284,7 +283,7 @@ def test_instruction_chain_tagged_round_trips_through_selection() -> None:
     body = {"messages": [{"role": "user", "content": text}, {"role": "assistant", "content": "x"}]}
     selection = select(body, "openai-chat")
     assert selection.instruction == authored.instruction_chain[1]
-    plan = build_reply_plan(selection, protocol="openai-chat")
+    plan = build_reply_plan(selection)
     assert (plan.reasoning, plan.stop_reason) == ("hmm", "end_turn")
     assert plan.tool_calls[0].arguments == '{"k":[1,2]}'
     assert InstructionChain(instruction_chain=[]).tagged() == (

@@ -244,10 +244,10 @@ def test_paced_stream_reaches_sync_and_async_clients_of_either_library(library: 
 @pytest.mark.parametrize("library", [httpx, httpx2], ids=["httpx", "httpx2"])
 def test_unrouted_path_on_an_intercepted_host_gets_the_engine_404(library: Any) -> None:
     with intercept() as mock, library.Client() as client:
-        response = client.get("https://api.anthropic.com/v1/models")
+        response = client.get("https://api.anthropic.com/v1/files")
     assert response.status_code == 404
-    assert "Unknown route GET /v1/models" in response.json()["error"]["message"]
-    assert [(e.path, e.status) for e in mock.journal] == [("/v1/models", 404)]
+    assert "Unknown route GET /v1/files" in response.json()["error"]["message"]
+    assert [(e.path, e.status) for e in mock.journal] == [("/v1/files", 404)]
 
 
 # -- pass-through ----------------------------------------------------------------------

@@ -15,121 +15,25 @@ from typing import Any
 
 import pytest
 
-from mockllm import (
-    INSTRUCTION_END,
-    INSTRUCTION_START,
-    build_reply_plan,
-    explain,
-    read_conversation,
-    select,
-)
+from mockllm import INSTRUCTION_END, INSTRUCTION_START, build_reply_plan, explain, select
 from mockllm.plan import ReplyPlan
 from mockllm.replies import fallback_text
-from mockllm.selection import Selection, select_in_conversation
+from mockllm.selection import Selection
+from tests.mockllm.conversation_support import (
+    PREFIX,
+    PROTOCOLS,
+    RENDER,
+    Turn,
+    assistant,
+    results,
+    tagged,
+    to_chat,
+    to_responses,
+    user,
+)
 
-PROTOCOLS = ("openai-chat", "anthropic-messages", "openai-responses")
-
-# -- one conversation, three protocols ---------------------------------------------------
-# An abstract conversation is a list of turns:
-#   ("user", text)
-#   ("assistant", text | None, ((call_id, name, args), ...), reasoning | None)
-#   ("tool", ((call_id, output), ...))
-
-
-def user(text: str) -> tuple[Any, ...]:
-    return ("user", text)
-
-
-def assistant(text: str | None = None, calls: Any = (), reasoning: str | None = None) -> tuple[Any, ...]:
-    return ("assistant", text, tuple(calls), reasoning)
-
-
-def results(*pairs: tuple[str, str]) -> tuple[Any, ...]:
-    return ("tool", tuple(pairs))
-
-
-def to_chat(conv: list[tuple[Any, ...]], *, split: bool = False) -> dict[str, Any]:
-    """Chat Completions; ``split`` writes one assistant response as several messages."""
-    out: list[dict[str, Any]] = []
-    for turn in conv:
-        if turn[0] == "user":
-            out.append({"role": "user", "content": turn[1]})
-        elif turn[0] == "assistant":
-            _, text, calls, _ = turn
-            tool_calls = [
-                {"id": i, "type": "function", "function": {"name": n, "arguments": json.dumps(a)}}
-                for i, n, a in calls
-            ]
-            if split and tool_calls:
-                if text is not None:
-                    out.append({"role": "assistant", "content": text})
-                out.extend({"role": "assistant", "content": None, "tool_calls": [c]} for c in tool_calls)
-            else:
-                message: dict[str, Any] = {"role": "assistant", "content": text}
-                if tool_calls:
-                    message["tool_calls"] = tool_calls
-                out.append(message)
-        else:
-            out.extend({"role": "tool", "tool_call_id": i, "content": o} for i, o in turn[1])
-    return {"model": "gpt-4o", "messages": out}
-
-
-def to_anthropic(conv: list[tuple[Any, ...]]) -> dict[str, Any]:
-    """Anthropic Messages: tool_use blocks, tool_result blocks in role=user messages."""
-    out: list[dict[str, Any]] = []
-    for turn in conv:
-        if turn[0] == "user":
-            out.append({"role": "user", "content": [{"type": "text", "text": turn[1]}]})
-        elif turn[0] == "assistant":
-            _, text, calls, reasoning = turn
-            blocks: list[dict[str, Any]] = []
-            if reasoning is not None:
-                blocks.append({"type": "thinking", "thinking": reasoning, "signature": "c2ln"})
-            if text is not None:
-                blocks.append({"type": "text", "text": text})
-            blocks.extend({"type": "tool_use", "id": i, "name": n, "input": a} for i, n, a in calls)
-            out.append({"role": "assistant", "content": blocks or [{"type": "text", "text": ""}]})
-        else:
-            out.append({
-                "role": "user",
-                "content": [{"type": "tool_result", "tool_use_id": i, "content": o} for i, o in turn[1]],
-            })
-    return {"model": "claude-sonnet-4-5", "max_tokens": 1024, "messages": out}
-
-
-def to_responses(conv: list[tuple[Any, ...]]) -> dict[str, Any]:
-    """OpenAI Responses: one assistant response is several output items."""
-    items: list[dict[str, Any]] = []
-    for n_turn, turn in enumerate(conv):
-        if turn[0] == "user":
-            items.append({"type": "message", "role": "user",
-                          "content": [{"type": "input_text", "text": turn[1]}]})
-        elif turn[0] == "assistant":
-            _, text, calls, reasoning = turn
-            if reasoning is not None:
-                items.append({"type": "reasoning", "id": f"rs_{n_turn}",
-                              "summary": [{"type": "summary_text", "text": reasoning}]})
-            if text is not None or not calls:
-                items.append({"type": "message", "role": "assistant", "id": f"msg_{n_turn}",
-                              "content": [{"type": "output_text", "text": text or ""}]})
-            items.extend({"type": "function_call", "call_id": i, "name": n, "arguments": json.dumps(a)}
-                         for i, n, a in calls)
-        else:
-            items.extend({"type": "function_call_output", "call_id": i, "output": o} for i, o in turn[1])
-    return {"model": "gpt-4o", "input": items}
-
-
-RENDER = {"openai-chat": to_chat, "anthropic-messages": to_anthropic, "openai-responses": to_responses}
-
-
-def selection_of(conv: list[tuple[Any, ...]], protocol: str) -> Selection:
+def selection_of(conv: list[Turn], protocol: str) -> Selection:
     return select(RENDER[protocol](conv), protocol)
-
-
-def tagged(script: Any, prompt: str = "Start workflow") -> str:
-    """A user message holding ``script`` (a dict, or raw text) between the tags."""
-    block = script if isinstance(script, str) else json.dumps(script, indent=2)
-    return f"{prompt}\n{INSTRUCTION_START}\n{block}\n{INSTRUCTION_END}"
 
 
 def text_step(step_id: str, text: str | None = None, length: int | None = None) -> dict[str, Any]:
@@ -145,15 +49,15 @@ ABC = chain(text_step("A", "reply A"), text_step("B", "reply B"), text_step("C",
 
 
 def run_agent(
-    prompt: str, protocol: str, replies: int, *, history: list[tuple[Any, ...]] | None = None
-) -> tuple[list[tuple[Selection, ReplyPlan]], list[tuple[Any, ...]]]:
+    prompt: str, protocol: str, replies: int, *, history: list[Turn] | None = None
+) -> tuple[list[tuple[Selection, ReplyPlan]], list[Turn]]:
     """Play an agent loop: ask, append the mock's reply, answer its tool calls (or, when
     it made none, send a user follow-up), and ask again."""
     conv = list(history or []) + [user(prompt)]
     out = []
     for n in range(replies):
         selection = selection_of(conv, protocol)
-        plan = build_reply_plan(selection, protocol=protocol)
+        plan = build_reply_plan(selection, tool_call_prefix=PREFIX[protocol])
         out.append((selection, plan))
         calls = tuple((c.id, c.name, json.loads(c.arguments)) for c in plan.tool_calls)
         conv.append(assistant(plan.text or None, calls, plan.reasoning))
@@ -259,7 +163,7 @@ def test_req1_4_no_chain_falls_back_to_default(protocol: str) -> None:
         selection = selection_of(conv, protocol)
         assert not selection.chain_found
         assert selection.turn_index is None
-        plan = build_reply_plan(selection, protocol=protocol)
+        plan = build_reply_plan(selection, tool_call_prefix=PREFIX[protocol])
         assert is_fallback(selection, plan, "no user message holds an instruction block")
         assert plan.stop_reason == "end_turn"
 
@@ -369,7 +273,7 @@ def test_req2_4_count_n_executes_instruction_n(protocol: str) -> None:
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 def test_req3_1_count_0_executes_first_instruction(protocol: str) -> None:
     selection = selection_of([user("earlier"), assistant("earlier reply"), user(tagged(ABC))], protocol)
-    plan = build_reply_plan(selection, protocol=protocol)
+    plan = build_reply_plan(selection, tool_call_prefix=PREFIX[protocol])
     assert (selection.turn_index, selection.instruction_id, plan.text) == (0, "A", "reply A")
 
 
@@ -377,7 +281,7 @@ def test_req3_1_count_0_executes_first_instruction(protocol: str) -> None:
 def test_req3_2_count_n_executes_instruction_at_index_n(protocol: str) -> None:
     conv = [user(tagged(ABC)), assistant("reply A"), user("go"), assistant("reply B"), user("go")]
     selection = selection_of(conv, protocol)
-    plan = build_reply_plan(selection, protocol=protocol)
+    plan = build_reply_plan(selection, tool_call_prefix=PREFIX[protocol])
     assert (selection.turn_index, selection.instruction_id, plan.text) == (2, "C", "reply C")
     assert plan.headers["x-mockllm-turn"] == "2"
     assert plan.headers["x-mockllm-instruction"] == "C"
@@ -390,7 +294,7 @@ def test_req3_3_count_at_or_past_chain_length_uses_fallback(protocol: str, extra
     for n in range(3 + extra_turns):
         conv += [assistant(f"r{n}"), user("go")]
     selection = selection_of(conv, protocol)
-    plan = build_reply_plan(selection, protocol=protocol)
+    plan = build_reply_plan(selection, tool_call_prefix=PREFIX[protocol])
     assert selection.turn_index == 3 + extra_turns
     assert is_fallback(selection, plan, f"turn index {3 + extra_turns} is past the end of the chain of 3")
     assert "past the end" in plan.headers["x-mockllm-fallback"]
@@ -530,7 +434,7 @@ def test_req6_1_malformed_json_is_reported_and_falls_back(protocol: str) -> None
     block = '{"instruction_chain": [\n' + bad_line + '\n]}'
     column = bad_line.index("}") + 1
     selection = selection_of([user(tagged(block))], protocol)
-    plan = build_reply_plan(selection, protocol=protocol)
+    plan = build_reply_plan(selection, tool_call_prefix=PREFIX[protocol])
     reason = selection.fallback_reason or ""
     # The block starts after the tag's newline, so the bad "}" is on its line 3.
     assert "malformed JSON" in reason and f"line 3 column {column}" in reason
@@ -563,7 +467,7 @@ def test_req6_2_chain_parsing_failure_continues_with_default(
 ) -> None:
     conv = [user(message)]
     selection = selection_of(conv, protocol)
-    plan = build_reply_plan(selection, protocol=protocol)
+    plan = build_reply_plan(selection, tool_call_prefix=PREFIX[protocol])
     assert selection.chain_found
     assert is_fallback(selection, plan, reason_part)
     # The conversation goes on: the next request is answered too.
@@ -580,7 +484,7 @@ def test_req6_3_counting_never_fails_defaults_to_index_0(protocol: str) -> None:
                        {"role": "robot", "content": "beep"}]
     selection = select({key: [first, *junk]}, protocol)
     assert (selection.turn_index, selection.instruction_id) == (0, "A")
-    assert build_reply_plan(selection, protocol=protocol).text == "reply A"
+    assert build_reply_plan(selection, tool_call_prefix=PREFIX[protocol]).text == "reply A"
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
@@ -596,7 +500,7 @@ def test_req6_4_unexpected_message_structure_is_handled_gracefully(protocol: str
     ]
     for body in odd_bodies:
         selection = select(body, protocol)
-        plan = build_reply_plan(selection, protocol=protocol)
+        plan = build_reply_plan(selection, tool_call_prefix=PREFIX[protocol])
         assert selection.instruction is None and plan.text.startswith("mockllm fallback reply")
         if not isinstance(body, str):  # explain() reads a str as the body's JSON text
             assert explain(body, protocol).fallback_reason == selection.fallback_reason
@@ -630,8 +534,6 @@ def test_req6_4_unreadable_items_neither_count_nor_split_an_assistant_turn() -> 
         body = {key: items}
         selection = select(body, protocol)
         assert (selection.turn_index, selection.instruction_id) == (turns, "ABC"[turns]), (protocol, items)
-        neutral = select_in_conversation(read_conversation(body, protocol), protocol)
-        assert neutral.turn_index == turns
 
 
 # -- Requirement 7: backward compatibility -----------------------------------------------
@@ -643,7 +545,7 @@ LEGACY = {"id": "legacy", "reasoning": {"length": 4},
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 def test_req7_1_without_instruction_chain_uses_single_instruction_format(protocol: str) -> None:
     selection = selection_of([user(tagged(LEGACY))], protocol)
-    plan = build_reply_plan(selection, protocol=protocol)
+    plan = build_reply_plan(selection, tool_call_prefix=PREFIX[protocol])
     assert selection.legacy and selection.chain_length == 1
     assert (selection.instruction_id, plan.text) == ("legacy", "old style reply")
     assert plan.reasoning is not None and len(plan.reasoning.split()) == 4
@@ -660,14 +562,14 @@ def test_req7_2_old_format_executes_as_a_single_instruction(protocol: str) -> No
     conv.append(user(tagged(other)))
     selection = selection_of(conv, protocol)
     assert (selection.turn_index, selection.instruction_id) == (0, "0")
-    assert build_reply_plan(selection, protocol=protocol).text == "second old style reply"
+    assert build_reply_plan(selection, tool_call_prefix=PREFIX[protocol]).text == "second old style reply"
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 def test_req7_3_mixing_formats_prefers_the_chain(protocol: str) -> None:
     mixed = {**LEGACY, **ABC}
     selection = selection_of([user(tagged(mixed))], protocol)
-    plan = build_reply_plan(selection, protocol=protocol)
+    plan = build_reply_plan(selection, tool_call_prefix=PREFIX[protocol])
     assert (selection.legacy, selection.instruction_id, plan.text) == (False, "A", "reply A")
     assert plan.reasoning is None  # the legacy reasoning is not mixed in
     assert any("are ignored: the chain is used" in w for w in selection.warnings)
@@ -699,7 +601,7 @@ def test_example_flow_chain_abc_runs_a_then_b_then_c_then_fallback(protocol: str
     executed = []
     for n, responder in enumerate(["user", "tool", "user", "tool"]):
         selection = selection_of(conv, protocol)
-        plan = build_reply_plan(selection, protocol=protocol)
+        plan = build_reply_plan(selection, tool_call_prefix=PREFIX[protocol])
         assert selection.counted_turns == n
         executed.append(selection.instruction_id or "Fallback")
         if responder == "tool":

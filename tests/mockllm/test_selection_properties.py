@@ -3,9 +3,10 @@
 1. Random conversations and random junk never raise, in any protocol.
 2. Appending tool results never changes the selected index.
 3. Appending one assistant turn advances the index by exactly one.
-4. The selection does not depend on the protocol the conversation is written in.
-5. ``select`` (which reads raw bodies) agrees with ``select_in_conversation`` (which
-   reads the neutral conversation the protocol readers build).
+4. The selection does not depend on the protocol the conversation is written in, and
+   equals the selection over the reference reading (the neutral conversation written
+   straight from the abstract turns, without any codec); so does the pairing verdict.
+5. Items a codec cannot read, put anywhere in a body, change nothing but positions.
 
 Conversations are generated abstractly — user text, assistant responses (text, tool
 calls, reasoning), tool results — and rendered into each protocol's request body.
@@ -19,19 +20,19 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mockllm import (
-    INSTRUCTION_END,
-    INSTRUCTION_START,
-    build_reply_plan,
-    explain,
-    read_conversation,
-    select,
-)
+from mockllm import INSTRUCTION_END, INSTRUCTION_START, build_reply_plan, explain, read_conversation, select
 from mockllm.pairing import find_pairing_problem
 from mockllm.script import Script, parse_script
 from mockllm.selection import Selection, select_in_conversation
+from tests.mockllm.conversation_support import (
+    PREFIX,
+    PROTOCOLS,
+    RENDER,
+    Turn,
+    reference_reading,
+    renderings,
+)
 
-PROTOCOLS = ("openai-chat", "anthropic-messages", "openai-responses")
 FAST = settings(max_examples=60, deadline=None)
 
 # -- scripts -----------------------------------------------------------------------------
@@ -141,18 +142,13 @@ bodies = st.one_of(
 )
 
 
-def same(a: Selection, b: Selection) -> tuple[Any, ...]:
-    return (a.turn_index, a.instruction, a.fallback_reason, a.chain_id), (
-        b.turn_index, b.instruction, b.fallback_reason, b.chain_id)
-
-
 @FAST
 @given(body=bodies, seed=st.integers(0, 2**32), attempt=st.integers(0, 3))
 def test_random_junk_never_raises(body: Any, seed: int, attempt: int) -> None:
     for protocol in PROTOCOLS:
         selection = select(body, protocol)
         assert str(selection)
-        plan = build_reply_plan(selection, protocol=protocol, seed=seed, attempt=attempt)
+        plan = build_reply_plan(selection, tool_call_prefix=PREFIX[protocol], seed=seed, attempt=attempt)
         assert plan.text or plan.tool_calls or plan.reasoning or plan.error or selection.instruction
         if not isinstance(body, str):  # explain() reads a str as the body's JSON text
             assert explain(body, protocol) == selection
@@ -164,27 +160,17 @@ def test_random_junk_never_raises(body: Any, seed: int, attempt: int) -> None:
         assert explain(text.encode(), protocol).turn_index == selection.turn_index
 
 
-@FAST
-@given(body=bodies)
-def test_raw_scan_agrees_with_the_neutral_conversation_on_junk(body: Any) -> None:
-    for protocol in PROTOCOLS:
-        raw = select(body, protocol)
-        neutral = select_in_conversation(read_conversation(body, protocol), protocol)
-        first, second = same(raw, neutral)
-        assert first == second, protocol
-
-
 # -- abstract conversations --------------------------------------------------------------
 # ("user", text) | ("assistant", text|None, ((id, name, args), ...), reasoning|None)
 # | ("tool", ((id, output), ...))
 
 
 @st.composite
-def conversations(draw: st.DrawFn) -> list[tuple[Any, ...]]:
+def conversations(draw: st.DrawFn) -> list[Turn]:
     """A conversation whose ids hang together: each tool result answers a call of the
     latest assistant turn (if no user message came since), and one turn's mock-made
     ids all name the same turn."""
-    conv: list[tuple[Any, ...]] = []
+    conv: list[Turn] = []
     if draw(st.booleans()):
         conv.append(("user", draw(tagged_scripts)))
     last_calls: list[str] = []
@@ -211,86 +197,6 @@ def conversations(draw: st.DrawFn) -> list[tuple[Any, ...]]:
     return conv
 
 
-def to_chat(conv: list[tuple[Any, ...]], split: bool = False) -> dict[str, Any]:
-    out: list[dict[str, Any]] = []
-    for turn in conv:
-        if turn[0] == "user":
-            out.append({"role": "user", "content": turn[1]})
-        elif turn[0] == "assistant":
-            _, text, calls, _ = turn
-            tcs = [{"id": i, "type": "function", "function": {"name": nm, "arguments": json.dumps(a)}}
-                   for i, nm, a in calls]
-            if split and tcs:
-                if text is not None:
-                    out.append({"role": "assistant", "content": text})
-                out.extend({"role": "assistant", "content": None, "tool_calls": [c]} for c in tcs)
-            else:
-                out.append({"role": "assistant", "content": text, **({"tool_calls": tcs} if tcs else {})})
-        else:
-            out.extend({"role": "tool", "tool_call_id": i, "content": o} for i, o in turn[1])
-    return {"messages": out}
-
-
-def to_anthropic(conv: list[tuple[Any, ...]], merge: bool = False) -> dict[str, Any]:
-    """``merge``: a user's text after tool results goes in the same role=user message."""
-    out: list[dict[str, Any]] = []
-    for turn in conv:
-        if turn[0] == "user":
-            block = {"type": "text", "text": turn[1]}
-            last = out[-1] if out else None
-            if merge and last and last["role"] == "user" and isinstance(last["content"], list) \
-                    and last["content"] and last["content"][-1]["type"] == "tool_result":
-                last["content"].append(block)
-            else:
-                out.append({"role": "user", "content": [block]})
-        elif turn[0] == "assistant":
-            _, text, calls, reasoning = turn
-            blocks: list[dict[str, Any]] = []
-            if reasoning is not None:
-                blocks.append({"type": "thinking", "thinking": reasoning, "signature": "s"})
-            if text is not None:
-                blocks.append({"type": "text", "text": text})
-            blocks += [{"type": "tool_use", "id": i, "name": nm, "input": a} for i, nm, a in calls]
-            out.append({"role": "assistant", "content": blocks or [{"type": "text", "text": ""}]})
-        else:
-            out.append({"role": "user", "content": [
-                {"type": "tool_result", "tool_use_id": i, "content": o} for i, o in turn[1]]})
-    return {"messages": out}
-
-
-def to_responses(conv: list[tuple[Any, ...]]) -> dict[str, Any]:
-    out: list[dict[str, Any]] = []
-    for turn in conv:
-        if turn[0] == "user":
-            out.append({"type": "message", "role": "user", "content": [{"type": "input_text", "text": turn[1]}]})
-        elif turn[0] == "assistant":
-            _, text, calls, reasoning = turn
-            if reasoning is not None:
-                out.append({"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text",
-                                                                            "text": reasoning}]})
-            if text is not None or not calls:
-                out.append({"type": "message", "role": "assistant",
-                            "content": [{"type": "output_text", "text": text or ""}]})
-            out += [{"type": "function_call", "call_id": i, "name": nm, "arguments": json.dumps(a)}
-                    for i, nm, a in calls]
-        else:
-            out += [{"type": "function_call_output", "call_id": i, "output": o} for i, o in turn[1]]
-    return {"input": out}
-
-
-RENDER = {"openai-chat": to_chat, "anthropic-messages": to_anthropic, "openai-responses": to_responses}
-
-
-def renderings(conv: list[tuple[Any, ...]]) -> list[tuple[str, dict[str, Any]]]:
-    return [
-        ("openai-chat", to_chat(conv)),
-        ("openai-chat", to_chat(conv, split=True)),
-        ("anthropic-messages", to_anthropic(conv)),
-        ("anthropic-messages", to_anthropic(conv, merge=True)),
-        ("openai-responses", to_responses(conv)),
-    ]
-
-
 def key(selection: Selection) -> tuple[Any, ...]:
     return (selection.chain_found, selection.turn_index, selection.instruction_id,
             selection.fallback_reason, selection.chain_id, selection.warnings)
@@ -298,24 +204,41 @@ def key(selection: Selection) -> tuple[Any, ...]:
 
 @FAST
 @given(conv=conversations())
-def test_selection_is_invariant_to_the_protocol(conv: list[tuple[Any, ...]]) -> None:
-    results = {(protocol, n): key(select(body, protocol)) for n, (protocol, body) in enumerate(renderings(conv))}
-    assert len(set(results.values())) == 1, results
+def test_every_reading_selects_as_the_reference_reading(conv: list[Turn]) -> None:
+    reference = reference_reading(conv)
+    expected = key(select_in_conversation(reference))
+    problem = find_pairing_problem(reference)
+    for protocol, body in renderings(conv):
+        assert key(select(body, protocol)) == expected, protocol
+        reading = read_conversation(body, protocol)
+        found = find_pairing_problem(reading)
+        assert (found and (found.kind, found.call_id)) == (problem and (problem.kind, problem.call_id)), protocol
+
+
+unreadable = st.one_of(
+    json_values.filter(lambda v: not isinstance(v, dict)),
+    st.fixed_dictionaries({"role": st.sampled_from(["robot", None, 3, ["user"]])}),
+    st.fixed_dictionaries({"type": st.sampled_from(["item_reference", "mcp_list_tools", 7, ["x"]])}),
+)
 
 
 @FAST
-@given(conv=conversations())
-def test_raw_scan_agrees_with_the_neutral_conversation(conv: list[tuple[Any, ...]]) -> None:
+@given(conv=conversations(), junk=st.lists(st.tuples(st.integers(0, 40), unreadable), min_size=1, max_size=4))
+def test_unreadable_items_change_nothing_but_positions(conv: list[Turn], junk: list[tuple[int, Any]]) -> None:
     for protocol, body in renderings(conv):
-        raw = select(body, protocol)
-        neutral = select_in_conversation(read_conversation(body, protocol), protocol)
-        first, second = same(raw, neutral)
-        assert first == second, protocol
+        items_key = "input" if protocol == "openai-responses" else "messages"
+        items = list(body[items_key])
+        for at, item in junk:
+            items.insert(at % (len(items) + 1), item)
+        noisy = {**body, items_key: items}
+        strip = [m._replace(position=None) for m in read_conversation(body, protocol).messages]
+        assert [m._replace(position=None) for m in read_conversation(noisy, protocol).messages] == strip
+        assert key(select(noisy, protocol)) == key(select(body, protocol)), protocol
 
 
 @FAST
 @given(conv=conversations(), outputs=st.lists(texts, min_size=1, max_size=3))
-def test_appending_tool_results_never_changes_the_index(conv: list[tuple[Any, ...]], outputs: list[str]) -> None:
+def test_appending_tool_results_never_changes_the_index(conv: list[Turn], outputs: list[str]) -> None:
     last = next((t for t in reversed(conv) if t[0] != "tool"), None)
     answered = [c[0] for c in last[2]] if last and last[0] == "assistant" and last[2] else ["call_client_1"]
     extended = conv + [("tool", tuple((i, o) for i, o in zip(answered, outputs)))]
@@ -329,14 +252,14 @@ def test_appending_tool_results_never_changes_the_index(conv: list[tuple[Any, ..
 @FAST
 @given(conv=conversations(), with_results=st.booleans())
 def test_appending_one_assistant_turn_advances_the_index_by_one(
-    conv: list[tuple[Any, ...]], with_results: bool
+    conv: list[Turn], with_results: bool
 ) -> None:
     if conv and conv[-1][0] == "assistant":
         conv = conv + [("user", "next")]  # otherwise the new reply would extend that turn
     for protocol in PROTOCOLS:
         before = select(RENDER[protocol](conv), protocol)
         # The reply a client appends is the mock's own (its tool-call ids name this turn).
-        plan = build_reply_plan(before, protocol=protocol)
+        plan = build_reply_plan(before, tool_call_prefix=PREFIX[protocol])
         calls = tuple((c.id, c.name, json.loads(c.arguments)) for c in plan.tool_calls)
         extended = conv + [("assistant", plan.text or None, calls, plan.reasoning)]
         if with_results and calls:

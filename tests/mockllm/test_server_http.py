@@ -338,7 +338,7 @@ def test_odd_bodies_never_get_a_500(mock_server_url: str, protocol: str) -> None
 
 def test_unknown_route_is_a_json_404(mock_server_url: str) -> None:
     client = http()
-    for method, path in (("GET", "/v1/models/nope"), ("POST", "/v1/completions"), ("GET", "/")):
+    for method, path in (("GET", "/v1/files/nope"), ("POST", "/v1/completions"), ("GET", "/")):
         response = client.request(method, f"{mock_server_url}{path}")
         assert response.status_code == 404
         assert response.headers["content-type"].startswith("application/json")

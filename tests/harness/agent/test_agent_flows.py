@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -58,7 +59,12 @@ class Harness:
 
     def __init__(self, protocol: str, **runner_kwargs: Any) -> None:
         self.mock = MockLLM()
-        self.http = httpx2.AsyncClient(transport=HTTPX2Transport(self.mock))
+        self.requests: list[dict[str, Any]] = []  # every request body the model received
+
+        async def record(request: httpx2.Request) -> None:
+            self.requests.append(json.loads(request.content))
+
+        self.http = httpx2.AsyncClient(transport=HTTPX2Transport(self.mock), event_hooks={"request": [record]})
         runner_kwargs.setdefault("tools", bc_tools())
         self.runner = AgentRunner(model_client(protocol, http_client=self.http), **runner_kwargs)
 
@@ -110,6 +116,8 @@ def test_flow1_simple_message(make: Any, protocol: str) -> None:
     assert len(message.data["content"].split()) == 12 == len([e for e in result.events if e.type == "message_chunk"])
     assert result.final_text == message.data["content"]
     assert result.events[-1].data == {"reason": "success"}
+    stamps = [e.timestamp for e in result.events]  # the run's clock, as a chain's: strictly increasing
+    assert all(a < b for a, b in zip(stamps, stamps[1:])), stamps
     inv.check_simple_message_flow(result.events)
 
 
@@ -134,6 +142,9 @@ def test_thinking_is_requested_from_the_model_only_when_enabled(make: Any) -> No
     h.run(script("Hi", {"messages": [text("ok")]}))
     h.run(script("Hi", {"messages": [text("ok")]}), session="s2", enable_thinking=True, thinking_budget=2048)
     assert [e.status for e in h.mock.journal] == [200, 200]
+    off, on = h.requests
+    assert "thinking" not in off
+    assert on["thinking"] == {"type": "enabled", "budget_tokens": 2048}
 
 
 # -- flow 3: tool use -----------------------------------------------------------------
@@ -175,14 +186,24 @@ def test_a_failing_or_unknown_tool_is_reported_and_the_run_goes_on(make: Any) ->
     def explode() -> None:
         raise RuntimeError("disk full")
 
+    @tools.register()
+    def lookup(customer_no: int) -> str:
+        return f"customer {customer_no}"
+
     h = make("anthropic-messages", tools=tools)
     result = h.run(script("Go", {"messages": [call("explode")]}, {"messages": [call("missing_tool")]},
-                          {"messages": [call("explode", unexpected=1)]}, {"messages": [text("Sorry.")]}))
+                          {"messages": [call("explode", unexpected=1)]},
+                          {"messages": [call("lookup", customer_no="C-1")]},
+                          {"messages": [call("lookup", customer_no="42")]}, {"messages": [text("Sorry.")]}))
     outcomes = [e.data for e in result.events if e.type == "tool_result"]
-    assert [o["success"] for o in outcomes] == [False, False, False]
+    assert [o["success"] for o in outcomes] == [False, False, False, False, True]
     assert outcomes[0]["error"] == "disk full"
     assert outcomes[1]["error"] == "Unknown tool 'missing_tool'."
     assert "cannot take the arguments ['unexpected']" in outcomes[2]["error"]
+    # Arguments are checked against the tool's annotations, as a chain's TOOL steps are.
+    assert outcomes[3]["error"].startswith("tool 'lookup': customer_no: Input should be a valid integer")
+    assert outcomes[3]["error"].endswith("(got 'C-1')")
+    assert outcomes[4]["result"] == "customer 42"
     assert result.success
     inv.check_tool_use_flow(result.events)
 
@@ -217,6 +238,13 @@ def test_flow4_approval_pauses_until_the_user_decides(make: Any, decision: bool,
     requested = next(e for e in result.events if e.type == "approval_requested")
     assert requested.persistence.value == "pending" and requested.sequence_number is None
     assert requested.data["toolName"] == "create_customer"
+    # Pending: stored (and queued) right after it was emitted, taking the next number.
+    stored = h.runner.store.events("s1")
+    assert [(e.sequence_number, e.type) for e in stored][2:5] == [
+        (2, "tool_use"), (3, "approval_requested"), (4, "tool_result")]
+    assert stored[3].persistence.value == "persisted" and stored[3].data == requested.data
+    assert stored == h.runner.queue.events("s1")
+    assert "approval_resolved" not in [e.type for e in stored]  # transient
     resolved = next(e for e in result.events if e.type == "approval_resolved")
     assert resolved.data["approved"] is approved
     outcome = next(e for e in result.events if e.type == "tool_result")
@@ -225,6 +253,36 @@ def test_flow4_approval_pauses_until_the_user_decides(make: Any, decision: bool,
     else:
         assert outcome.data == {**outcome.data, "success": False, "error": REJECTED}
     inv.check_approval_flow(result.events)
+
+
+@pytest.mark.parametrize("tool", ["create_customer", "update_customer", "delete_customer"])
+def test_every_write_tool_pauses_for_approval_and_a_read_tool_does_not(make: Any, tool: str) -> None:
+    ran: list[str] = []
+    tools = ToolRegistry()
+    for name in (tool, "get_customer"):
+        tools.register(name)(lambda name=name, **kwargs: ran.append(name) or "ok")
+    asked: list[str] = []
+    h = make("anthropic-messages", tools=tools,
+             approvals=ApprovalManager(decide=lambda request: asked.append(request.tool_name) is None))
+    result = h.run(script("Write then read", {"messages": [call(tool, no="C-1")]},
+                          {"messages": [call("get_customer", no="C-1")]}, {"messages": [text("Done.")]}))
+    assert asked == [tool] and ran == [tool, "get_customer"]
+    assert [e.data["toolName"] for e in result.events if e.type == "approval_requested"] == [tool]
+    inv.check_approval_flow(result.events)
+
+
+def test_a_tool_call_the_model_repeats_by_toolUseId_runs_once(make: Any) -> None:
+    ran: list[int] = []
+    tools = ToolRegistry()
+    tools.register("list_all_entities")(lambda: ran.append(1) or "[]")
+    h = make("anthropic-messages", tools=tools)
+    repeat = {"tool_call": [{"id": "toolu_01ABC", "name": "list_all_entities", "args": {}}]}
+    result = h.run(script("List", {"messages": [repeat]}, {"messages": [text("Again:"), repeat]}))
+    assert ran == [1]
+    assert [(e.type, e.data["toolUseId"]) for e in result.events if e.type.startswith("tool_")] == [
+        ("tool_use", "toolu_01ABC"), ("tool_result", "toolu_01ABC")]
+    assert [e.type for e in h.runner.store.events("s1")].count("tool_use") == 1
+    inv.check_tool_use_flow(result.events)
 
 
 def test_approval_timeout_counts_as_a_rejection(make: Any) -> None:
@@ -290,6 +348,10 @@ def test_flow6_attachments_are_injected_cited_and_recorded(make: Any) -> None:
     assert result.events[0].data["attachments"] == ["f1"]
     message = next(e for e in result.events if e.type == "message")
     assert message.data["citations"] == ["ledger.csv"]
+    (sent,) = h.requests
+    user_text = sent["messages"][0]["content"]
+    assert user_text.startswith("Analyze this file")
+    assert '<file name="ledger.csv">\naccount,amount\n4000,120\n</file>' in user_text
     assert [(u.file_id, u.session_id, u.message_id) for u in files.usage] == [("f1", "s1", message.data["messageId"])]
     inv.check_attachment_flow(result.events)
 
@@ -297,7 +359,13 @@ def test_flow6_attachments_are_injected_cited_and_recorded(make: Any) -> None:
 def test_flow6_file_context_reaches_the_model(mock_server_url: str, request: pytest.FixtureRequest) -> None:
     files = FileStore()
     files.add("f1", "ledger.csv", "account,amount\n4000,120", owner="user-1")
-    client = model_client("anthropic-messages", base_url=mock_server_url)
+    sent: list[dict[str, Any]] = []  # the bodies as they went over real HTTP
+
+    async def record(request: httpx2.Request) -> None:
+        sent.append(json.loads(request.content))
+
+    client = model_client("anthropic-messages", base_url=mock_server_url,
+                          http_client=httpx2.AsyncClient(event_hooks={"request": [record]}))
     runner = AgentRunner(client, files=files)
     request.addfinalizer(runner.close)
 
@@ -309,10 +377,11 @@ def test_flow6_file_context_reaches_the_model(mock_server_url: str, request: pyt
             await client.aclose()
 
     result = asyncio.run(main())
-    assert result.success
+    assert result.success and result.final_text == "Seen."
     with httpx2.Client() as client:
         entry = client.get(f"{mock_server_url}/_mockllm/requests").json()[-1]
     assert entry["instruction_id"] == "0"  # the tagged prompt still scripted the reply
+    assert sent and "account,amount\n4000,120" in sent[-1]["messages"][0]["content"]
 
 
 @pytest.mark.parametrize("file_id", ["f-other", "f-missing"])
@@ -336,12 +405,21 @@ def test_event_index_covers_all_events_and_sequence_numbers_only_persisted(make:
     inv.check_common(result.events)
 
 
-def test_store_and_queue_agree_and_a_second_run_continues_the_numbers(make: Any) -> None:
-    h = make("openai-chat")
-    h.run(script("One", {"messages": [text("a")]}))
-    h.run(script("Two", {"messages": [call("list_all_entities")]}, {"messages": [text("b")]}))
+@PROTOCOLS
+def test_a_sessions_second_message_continues_the_numbers_and_passes_its_flow(make: Any, protocol: str) -> None:
+    h = make(protocol)
+    first = h.run(script("One", {"messages": [text("a")]}))
+    second = h.run(script("Two", {"messages": [call("list_all_entities")]}, {"messages": [text("b")]}))
+    assert persisted(first) == [(0, "user_message_sent"), (1, "message")]
+    assert persisted(second)[0] == (2, "user_message_sent") and persisted(second)[-1] == (6, "message")
+    inv.check_simple_message_flow(first.events)
+    inv.check_tool_use_flow(second.events)  # from the session's starting number, 2
+    inv.check_tool_use_flow(second.events, start=2)
+    with pytest.raises(inv.InvariantError, match="consecutive per session from 0"):
+        inv.check_tool_use_flow(second.events, start=0)
     stored = h.runner.store.events("s1")
-    assert [e.sequence_number for e in stored] == list(range(len(stored)))
+    assert [e.sequence_number for e in stored] == list(range(7))
+    inv.check_sequence_numbers(stored, start=0)
     assert stored == h.runner.queue.events("s1")
 
 

@@ -6,7 +6,7 @@ import asyncio
 from typing import Any
 
 import pytest
-from chain_support import Bench, answers, llm, step
+from tests.harness.chain.chain_support import Bench, answers, llm, step
 from hypothesis import given
 from hypothesis import strategies as st
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sqlite3
+from pathlib import Path
 
 import pytest
 
@@ -14,16 +16,15 @@ from harness.chain import (
     PlanExecutionError,
     PlanStep,
     StepStatus,
+    SQLitePlanStore,
     StepType,
     restore_context,
 )
-from chain_support import (
+from tests.harness.chain.chain_support import (
     TOOLS,
     Bench,
     answers,
-    find_persons,
     llm,
-    new_query_field,
     query,
     route,
     step,
@@ -61,6 +62,33 @@ def test_a3_chain_event_has_every_field_and_serialises() -> None:
                          "stepSummary", "toolName", "outputPreview", "errorMessage", "timestamp", "mcpContextUri"}
 
 
+def test_a3_chain_events_are_never_persisted(tmp_path: Path) -> None:
+    """The seed's ioConstraints: a chainEvent goes to listeners only, never to a store."""
+    with SQLitePlanStore(tmp_path / "plans.db") as store:
+        b = Bench(store=store)
+        done = b.run(ChainPlan(steps=[step(1, toolName="describeAllModels"), step(2, toolName="describeAllModels")]))
+    assert [e.event_type for e in b.events] == ["stepStart", "stepComplete"] * 2 + ["chainComplete"]
+    as_events = [e.as_event(i, "s") for i, e in enumerate(b.events)]
+    assert {(e.persistence.value, e.sequence_number) for e in as_events} == {("transient", None)}
+    with sqlite3.connect(tmp_path / "plans.db") as db:
+        tables = [name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+        bodies = [body for (body,) in db.execute("SELECT body FROM plans")]
+    assert tables == ["plans"] and len(bodies) == 1 and done.object_id in bodies[0]
+    assert not any(kind in bodies[0] for kind in ("eventType", "stepStart", "chainComplete"))
+
+
+def test_a_chain_event_becomes_a_harness_event_for_goldens_and_invariants() -> None:
+    event = ChainEvent(event_type="stepError", plan_name="p", step_number=2, total_steps=2, step_type="TOOL",
+                       step_status="FAILED", error_message="boom", timestamp=7, mcp_context_uri="am7://org/tool.plan/1")
+    as_event = event.as_event(4, "session-1")
+    assert (as_event.type, as_event.timestamp, as_event.event_index, as_event.session_id) == (
+        "stepError", 7, 4, "session-1")
+    assert as_event.persistence.value == "transient" and as_event.sequence_number is None
+    # The run's name and URI are the session's to say; unset fields are left out.
+    assert as_event.data == {"stepNumber": 2, "totalSteps": 2, "stepType": "TOOL", "stepStatus": "FAILED",
+                             "errorMessage": "boom"}
+
+
 def test_a4_a5_enum_values_and_unknown_step_type_fails() -> None:
     assert [t.value for t in StepType] == ["UNKNOWN", "TOOL", "LLM", "RAG_QUERY", "POLICY_GATE"]
     assert [s.value for s in StepStatus] == ["UNKNOWN", "PENDING", "EXECUTING", "COMPLETED", "FAILED", "GATED", "SKIPPED"]
@@ -75,9 +103,14 @@ def test_a6_backward_compatible_tool_plan_matches_a_sequential_runner() -> None:
         {"stepNumber": 2, "toolName": "findPersons", "inputs": {"query": "{{qf}}"}},
         {"stepNumber": 1, "toolName": "newQueryField", "inputs": {"field": "age", "comparator": "GT", "value": "21"},
          "outputName": "qf"}]})
+    assert all(s.step_type is StepType.TOOL for s in plan.steps)  # old data: no stepType, TOOL by default
     done = Bench().run(plan)
-    expected = asyncio.run(find_persons(new_query_field("age", "GT", "21")))
-    assert done.output == expected and done.executed
+    # Recorded outputs of the legacy sequential run (steps in stepNumber order, each
+    # output bound to its outputName), written out rather than recomputed by calling the
+    # same tools, so a change in ordering, binding or conversion shows here.
+    legacy = {1: {"field": "age", "comparator": "GT", "value": "21"}, 2: ["person where age GT 21"]}
+    assert {s.step_number: s.output for s in done.steps} == legacy
+    assert done.output == legacy[2] and done.executed
     assert [s.step_status for s in done.steps] == [StepStatus.COMPLETED, StepStatus.COMPLETED]
 
 
@@ -87,8 +120,11 @@ def test_b1_b2_tool_step_basic_and_with_inputs() -> None:
     done = Bench().run(ChainPlan(steps=[step(1, toolName="describeAllModels"),
                                         step(2, toolName="newQueryField",
                                              inputs={"field": "hairColor", "comparator": "EQUALS", "value": "red"})]))
-    assert "olio.charPerson" in done.steps[0].output
+    assert [s.step_status for s in done.steps] == [StepStatus.COMPLETED, StepStatus.COMPLETED]
+    assert isinstance(done.steps[0].output, str) and "olio.charPerson" in done.steps[0].output  # valueType STRING
+    assert (done.steps[0].summary_text or "").startswith("describeAllModels returned ")
     assert done.steps[1].output == {"field": "hairColor", "comparator": "EQUALS", "value": "red"}
+    assert (done.steps[1].summary_text or "").startswith("newQueryField returned ")
 
 
 def test_b3_context_passing_keeps_the_value_type() -> None:
@@ -100,9 +136,14 @@ def test_b3_context_passing_keeps_the_value_type() -> None:
 
 def test_b4_unknown_tool_fails_the_step() -> None:
     b = Bench()
-    with pytest.raises(PlanExecutionError, match="unknown tool 'nonExistentTool'"):
+    with pytest.raises(PlanExecutionError, match="unknown tool 'nonExistentTool'") as info:
         b.run(ChainPlan(steps=[step(1, toolName="nonExistentTool")]))
     assert [e.event_type for e in b.events] == ["stepStart", "stepError"]
+    assert info.value.plan is not None
+    (failed,) = info.value.plan.steps
+    assert failed.step_status is StepStatus.FAILED
+    assert "unknown tool 'nonExistentTool'" in (failed.summary_text or "")
+    assert b.events[-1].step_status == "FAILED"
 
 
 def test_b5_argument_mismatch_fails_with_a_descriptive_message() -> None:
@@ -141,9 +182,27 @@ def test_c2_c3_context_injection_and_accumulation_in_one_conversation() -> None:
 
 def test_c4_empty_response_fails_with_summary() -> None:
     b = Bench()
-    with pytest.raises(PlanExecutionError, match="empty response"):
+    with pytest.raises(PlanExecutionError, match="empty response") as info:
         b.run(ChainPlan(plan_query=query("q", " "), steps=[step(1, stepType="LLM", inputs={"prompt": "x"})]))
     assert "empty response" in (b.events[-1].error_message or "")
+    assert info.value.plan is not None
+    (failed,) = info.value.plan.steps
+    assert failed.step_status is StepStatus.FAILED and b.events[-1].step_status == "FAILED"
+    assert "empty response" in (failed.summary_text or "")  # the seed: summaryText describes the error
+
+
+def test_mcp_context_blocks_are_removed_from_llm_replies() -> None:
+    """Seed 001 (McpContextFilter): an LLM step's output keeps the reply's text, not the
+    <mcp:context> blocks in it; a reply that is nothing but blocks is an empty response."""
+    reply = ('The answer is 4.\n<mcp:context type="reasoning">"2 and 2 make 4"</mcp:context>\n'
+             '<mcp:context type="resource" uri="am7://org/data.data/1">{"schema": "urn:x", "n": 4}</mcp:context>')
+    done = Bench().run(ChainPlan(plan_query=answers("q", reply), steps=[
+        step(1, stepType="LLM", inputs={"prompt": "What is 2+2?"})]))
+    assert done.steps[0].output == "The answer is 4." and done.output == "The answer is 4."
+    only_blocks = '<mcp:context type="reasoning">"nothing to say"</mcp:context>'
+    with pytest.raises(PlanExecutionError, match="empty response"):
+        Bench().run(ChainPlan(plan_query=query("q", only_blocks), steps=[
+            step(1, stepType="LLM", inputs={"prompt": "x"})]))
 
 
 def test_c5_each_step_uses_its_own_prompt_config() -> None:

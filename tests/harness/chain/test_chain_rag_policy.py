@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 import pytest
-from chain_support import DONE, Bench, answers, llm, query, step
+from tests.harness.chain.chain_support import DONE, Bench, answers, llm, query, step
 
 from harness.chain import (
     ChainPlan,

@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
-from chain_support import DONE, Bench, answers, llm, query, route, step
+from tests.harness.chain.chain_support import DONE, Bench, answers, llm, query, route, step
 
 from mockllm import InstructionChain
 from harness.chain import (

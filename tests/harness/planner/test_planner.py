@@ -116,7 +116,9 @@ def test_case3_division_by_zero_runs_the_fallback_plan(bench: Any) -> None:
     (reply({"thought": "old schema", "steps": [{"agent": "CalculatorAgent", "method": "calculate", "args": {}}]}),
      "invalid plan: steps[0]: the step uses 'method' ('calculate'); the contract names it 'action'"),
     (reply("```json\n{\"steps\": []}\n```"), "invalid plan: steps: List should have at least 1 item"),
-], ids=["invalid-json", "method-instead-of-action", "empty-steps"])
+    (reply({"steps": [{"agent": "MainLLMAgent", "action": "generateResponse", "args": {"prompt": "A joke, please"}}]}),
+     "invalid plan: steps[0]: the MainLLMAgent step carries its text in 'args.prompt'; the contract (ADR-002)"),
+], ids=["invalid-json", "method-instead-of-action", "empty-steps", "main-llm-prompt-in-args"])
 def test_case4_a_planning_failure_gives_the_fallback_plan(bench: Any, planner_reply: dict[str, Any],
                                                           reason: str) -> None:
     b = bench()
@@ -177,6 +179,9 @@ def test_plan_models_reject_method_and_name_step_and_field() -> None:
         parse_plan({"steps": [SIMPLE_PLAN["steps"][0], {"agent": "A", "method": "m"}]})
     with pytest.raises(PlanValidationError, match=r"steps\[0\]\.agent: Field required"):
         parse_plan({"steps": [{"action": "x"}]})
+    with pytest.raises(PlanValidationError, match=r"steps\[1\]: the MainLLMAgent step carries its text in 'args.prompt'"):
+        parse_plan({"steps": [SIMPLE_PLAN["steps"][0],
+                              {"agent": "MainLLMAgent", "action": "generateResponse", "args": {"prompt": "x"}}]})
 
 
 @pytest.mark.parametrize(("expression", "value"), [("15 * 3", 45), ("(2 + 3) ** 2 / 5", 5), ("-7 // 2", -4),

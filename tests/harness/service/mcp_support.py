@@ -1,6 +1,7 @@
 """What the MCP door's tests share: a service configuration, scripted queries, a gate
-that holds a chain at a TOOL step, a client as the SDK's own ``ClientSession``, and the
-checks a client of either transport must pass (``check_*``).
+that holds a chain at a TOOL step, and a client as the SDK's own ``ClientSession`` over
+either transport — ``stdio_mcp`` (a server subprocess serving one token's principal)
+or ``http_mcp`` (a session with a server that ``serving`` runs under uvicorn here).
 
 The gate is a socket on 127.0.0.1: the ``waitForRelease`` tool connects to it and
 returns the line the test sends, so a test knows when the chain is at that step and
@@ -11,25 +12,33 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import secrets
-from collections.abc import Awaitable, Callable
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx2
 import mcp_types as types
-import pytest
+import uvicorn
 from mcp.client.session import ClientSession
-from mcp.shared.exceptions import MCPError
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
 
 from mockllm import InstructionChain
+from mockllm.server import bind_socket
 
 TIMEOUT_S = 15
 """A guard against a hang, never a pace: every wait here ends on an event."""
 
 EXECUTE, STATUS, CANCEL = "am7_chain_execute", "am7_chain_status", "am7_chain_cancel"
 CHAT = "am7://acme/chat.config/default"
+REPO = Path(__file__).resolve().parents[3]
+SERVER = [sys.executable, "-m", "harness.service.mcp_server"]
 PARIS_DOC = "am7://acme/data.data/paris"
 
 SEED_EXECUTE_PROPERTIES = {  # seed 001, Phase 3.4
@@ -59,12 +68,14 @@ class Tokens:
 
 def write_config(directory: Path) -> Path:
     """A service configuration: the in-process mock, a ``default`` chat config, the gate
-    tool, one document of acme's, and a plan database servers in ``directory`` share."""
+    tool, one document of acme's, and a plan database servers in ``directory`` share.
+    (The gate tool is named by this module's dotted name: a server subprocess started in
+    the repository imports it as this process does.)"""
     path = directory / "service.yaml"
     path.write_text(json.dumps({  # JSON is YAML
         "llm": {"protocol": "anthropic-messages"},
         "chat_configs": {"default": {"protocol": "anthropic-messages"}},
-        "tools": {"waitForRelease": "mcp_support:wait_for_release"},
+        "tools": {"waitForRelease": f"{__name__}:wait_for_release"},
         "documents": {"acme": [{"uri": PARIS_DOC, "text": "Paris is the capital of France."}]},
         "database": str(directory / "plans.db"),
     }), encoding="utf-8")
@@ -198,156 +209,75 @@ class McpClient:
                                         types.EmptyResult)
 
 
-# -- the checks both transports must pass ---------------------------------------------
+# -- connecting over either transport ---------------------------------------------------
 
 
-async def check_tools_are_the_seeds(client: McpClient) -> None:
-    assert client.session.server_capabilities is not None
-    resources = client.session.server_capabilities.resources
-    assert resources is not None and resources.subscribe is True
-    tools = {tool.name: tool for tool in (await client.session.list_tools()).tools}
-    assert list(tools) == [EXECUTE, STATUS, CANCEL]
-    execute = tools[EXECUTE].input_schema
-    assert execute["required"] == ["query", "chatConfigUri"]
-    assert {k: v for k, v in execute["properties"].items() if k != "wait"} == SEED_EXECUTE_PROPERTIES
-    assert execute["properties"]["wait"]["type"] == "boolean" and execute["properties"]["wait"]["default"] is True
-    assert tools[STATUS].input_schema == {"type": "object", "required": ["planUri"], "properties": {
-        "planUri": {"type": "string", "description": "am7:// URI of the chain plan"}}}
-    assert tools[CANCEL].input_schema == {"type": "object", "required": ["planUri"],
-                                          "properties": {"planUri": {"type": "string"}}}
-    templates = (await client.session.list_resource_templates()).resource_templates
-    assert [t.uri_template for t in templates] == ["am7://{organization}/tool.plan/{planId}"]
+def server_env(tokens: Tokens, token: str | None) -> dict[str, str]:
+    """This environment, with the tokens table and a stdio server's own token."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HARNESS_CHAIN_TOKEN")}
+    env["HARNESS_CHAIN_TOKENS"] = tokens.env_json()
+    if token is not None:
+        env["HARNESS_CHAIN_TOKEN"] = token
+    return env
 
 
-async def check_execute_answers_with_the_chain(client: McpClient) -> str:
-    """Run a RAG + LLM chain to its end; returns its plan URI."""
-    progress: list[str] = []
-
-    async def on_progress(done: float, total: float | None, message: str | None) -> None:
-        progress.append(message or "")
-
-    result = await client.session.call_tool(EXECUTE, {
-        "query": answer_query("Paris."), "chatConfigUri": CHAT, "dataReferences": [PARIS_DOC]},
-        progress_callback=on_progress)
-    assert not result.is_error, result.content
-    body = result.structured_content
-    assert isinstance(body, dict)
-    uri = body["planUri"]
-    assert uri.startswith("am7://acme/tool.plan/") and uri.endswith(body["planId"])
-    assert (body["status"], body["executed"], body["output"], body["totalExecutedSteps"]) == (
-        "completed", True, "Paris.", 2)
-    assert [(s["stepNumber"], s["label"], s["status"]) for s in body["steps"]] == [
-        (1, "RAG", "COMPLETED"), (2, "LLM", "COMPLETED")]
-    assert body["steps"][0]["summary"].startswith("1 result(s)") and body["steps"][1]["summary"] == "Paris."
-    text = result.content[0]
-    assert isinstance(text, types.TextContent)
-    assert text.text.splitlines()[0] == f"Chain completed: {uri}" and text.text.endswith("Output:\nParis.")
-    assert "1. [RAG] COMPLETED: 1 result(s)" in text.text and "2. [LLM] COMPLETED: Paris." in text.text
-    assert any(isinstance(c, types.ResourceLink) and c.uri == uri for c in result.content)
-    assert progress and progress[-1] == f"chainComplete: {uri}" and all(uri in m for m in progress)
-
-    status = await client.ok(STATUS, planUri=uri)
-    assert (status["status"], status["stepNumber"], status["totalSteps"], status["executed"]) == (
-        "completed", 2, 2, True)
-    plan = await client.read_plan(uri)
-    assert (plan["objectId"], plan["executed"], plan["output"], plan["totalExecutedSteps"]) == (
-        body["planId"], True, "Paris.", 2)
-    assert [s["stepStatus"] for s in plan["steps"]] == ["COMPLETED", "COMPLETED"]
-    assert "chainContextJson" in plan
-    listed = [r.uri for r in (await client.session.list_resources()).resources]
-    assert uri in listed
-    return uri
+async def _stdio_ready() -> None:
+    """Over stdio a notification can reach the client as soon as the session is up."""
 
 
-async def check_bad_requests_are_tool_errors(client: McpClient) -> None:
-    assert "'chatConfigUri' is a required property" in await client.refused(EXECUTE, query="Hi")
-    assert "not an am7:// URI: 'chat-default'" in await client.refused(EXECUTE, query="Hi",
-                                                                        chatConfigUri="chat-default")
-    assert ("chatConfigUri: not found: am7://other/chat.config/default"
-            in await client.refused(EXECUTE, query="Hi", chatConfigUri="am7://other/chat.config/default"))
-    assert "unknown argument(s) 'steps'" in await client.refused(EXECUTE, query="Hi", chatConfigUri=CHAT, steps=[])
-    assert "maxSteps: 'many' is not of type 'integer'" in await client.refused(
-        EXECUTE, query="Hi", chatConfigUri=CHAT, maxSteps="many")
-    assert "planUri: not an am7:// URI: 'plan-1'" in await client.refused(STATUS, planUri="plan-1")
-    assert "not found: am7://acme/tool.plan/nope" in await client.refused(CANCEL, planUri="am7://acme/tool.plan/nope")
-    with pytest.raises(MCPError, match="unknown tool 'am7_chain_pause'"):
-        await client.call("am7_chain_pause")
+@asynccontextmanager
+async def stdio_mcp(directory: Path, tokens: Tokens, token: str) -> AsyncIterator[McpClient]:
+    """A ``--stdio`` server subprocess serving ``token``'s principal, and an initialized client of it."""
+    config = write_config(directory)
+    params = StdioServerParameters(command=SERVER[0], args=[*SERVER[1:], "--stdio", "--config", str(config)],
+                                   env=server_env(tokens, token), cwd=REPO)
+    errors = directory / f"server-{token[:6]}.stderr"
+    updates = Updates()
+    with errors.open("w") as errlog:
+        async with stdio_client(params, errlog=errlog) as (read, write):
+            async with ClientSession(read, write, message_handler=updates) as session:
+                await session.initialize()
+                yield McpClient(session, updates, _stdio_ready)
+    assert "Traceback" not in errors.read_text(), errors.read_text()
 
 
-async def check_another_organization_finds_nothing(owner: McpClient, other: McpClient, uri: str) -> None:
-    """``uri`` is a plan of ``owner``'s; ``other`` is of another organization."""
-    same_id_in_others_org = uri.replace("am7://acme/", "am7://other/")
-    for tried in (uri, same_id_in_others_org):
-        for tool in (STATUS, CANCEL):
-            assert f"not found: {tried} (status 404)" == await other.refused(tool, planUri=tried)
-        for attempt in (other.read_plan, other.subscribe):
-            with pytest.raises(MCPError, match="not found") as caught:
-                await attempt(tried)
-            assert caught.value.error.data["status"] == 404 and "steps" not in str(caught.value.error.data)
-    assert uri not in [r.uri for r in (await other.session.list_resources()).resources]
-    assert (await owner.read_plan(uri))["executed"] is True  # still there for its owner
+@asynccontextmanager
+async def serving(app: Any) -> AsyncIterator[str]:
+    """``app`` under uvicorn on a free 127.0.0.1 port (bound before it starts, so no
+    request can come too early); its base URL, and it is stopped afterwards."""
+    sock = bind_socket("127.0.0.1", 0)
+    server = uvicorn.Server(uvicorn.Config(app, lifespan="on", log_config=None, log_level="warning",
+                                           timeout_graceful_shutdown=5))
+    task = asyncio.ensure_future(server.serve(sockets=[sock]))
+    try:
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+    finally:
+        server.should_exit = True
+        await task
+        sock.close()
 
 
-async def check_cancel_stops_a_running_chain(client: McpClient) -> None:
-    async with ToolGate() as gate:
-        started = await client.ok(EXECUTE, query=gated_query(gate.port), chatConfigUri=CHAT, wait=False)
-        uri = started["planUri"]
-        assert started["status"] == "running"
-        await gate.reached()
-        status = await client.ok(STATUS, planUri=uri)
-        assert (status["status"], status["stepNumber"], status["totalSteps"], status["executed"]) == (
-            "running", 2, 2, False)
-        cancelled = await client.ok(CANCEL, planUri=uri)
-        assert (cancelled["status"], cancelled["stepNumber"]) == ("cancelled", 2)
-    plan = await client.read_plan(uri)
-    assert [(s["stepType"], s["stepStatus"]) for s in plan["steps"]] == [("LLM", "COMPLETED"), ("TOOL", "SKIPPED")]
-    assert plan["steps"][1]["summaryText"] == "cancelled while running" and plan["executed"] is False
-    assert (await client.ok(CANCEL, planUri=uri))["status"] == "cancelled"  # a stopped chain stays stopped
+def http_client(token: str | None, on_response: Any = None) -> httpx2.AsyncClient:
+    headers = {"authorization": f"Bearer {token}"} if token else {}
+    return httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=300),
+                              event_hooks={"response": [on_response] if on_response else []})
 
 
-async def check_a_subscriber_hears_a_running_chain(client: McpClient) -> None:
-    async with ToolGate() as gate:
-        started = await client.ok(EXECUTE, query=gated_query(gate.port, tools=2), chatConfigUri=CHAT, wait=False)
-        uri = started["planUri"]
-        await client.subscribe(uri)
-        await gate.reached()
-        await client.notifications_ready()
-        await gate.release("first")
-        await gate.reached()  # the chain is held at step 3 now, so ...
-        await client.updates.next(uri)  # ... this came while it runs
-        midway = await client.read_plan(uri)
-        assert midway["executed"] is False
-        assert [(s["stepStatus"], s["output"]) for s in midway["steps"]] == [
-            ("COMPLETED", "Asking the gate."), ("COMPLETED", "first"), ("EXECUTING", None)]
-        await gate.release("second")
-        while not (plan := await client.read_plan(await client.updates.next(uri)))["executed"]:
-            pass
-    assert plan["output"] == "second" and [s["stepStatus"] for s in plan["steps"]] == ["COMPLETED"] * 3
-    assert {s["dynamic"] for s in plan["steps"][1:]} == {True}
+@asynccontextmanager
+async def http_mcp(url: str, token: str, *, modern: bool = False) -> AsyncIterator[McpClient]:
+    """An SDK client session of ``token``'s principal: the 2025 handshake, or 2026-07-28's discover."""
+    stream_open = anyio.Event()
 
+    async def watch(response: httpx2.Response) -> None:
+        if response.request.method == "GET" and response.status_code == 200:
+            stream_open.set()  # the session's GET stream, which carries its notifications
 
-async def check_a_caller_that_stops_waiting_stops_its_chain(client: McpClient) -> None:
-    """With ``wait`` (the default) the chain is the call's: abandoning the call cancels it."""
-    uri = ""
-    at_the_tool = anyio.Event()
+    async def notifications_ready() -> None:
+        with anyio.fail_after(TIMEOUT_S):
+            await stream_open.wait()
 
-    async def on_progress(done: float, total: float | None, message: str | None) -> None:
-        nonlocal uri
-        if message and message.startswith("stepStart step 2 of 2: "):
-            uri = message.rsplit(" ", 1)[1]
-            at_the_tool.set()
-
-    async with ToolGate() as gate:  # held until the end: the step must not finish on its own
-        async with anyio.create_task_group() as calls:
-            calls.start_soon(lambda: client.session.call_tool(
-                EXECUTE, {"query": gated_query(gate.port), "chatConfigUri": CHAT}, progress_callback=on_progress))
-            await gate.reached()
-            with anyio.fail_after(TIMEOUT_S):
-                await at_the_tool.wait()
-            await client.subscribe(uri)
-            await client.notifications_ready()
-            calls.cancel_scope.cancel()
-        while (plan := await client.read_plan(await client.updates.next(uri)))["steps"][1]["stepStatus"] != "SKIPPED":
-            pass
-    assert plan["executed"] is False and plan["steps"][1]["summaryText"] == "cancelled while running"
-    assert (await client.ok(STATUS, planUri=uri))["status"] == "cancelled"
+    updates = Updates()
+    async with http_client(token, watch) as http, streamable_http_client(url, http_client=http) as (read, write):
+        async with ClientSession(read, write, message_handler=updates) as session:
+            await (session.discover() if modern else session.initialize())
+            yield McpClient(session, updates, notifications_ready)

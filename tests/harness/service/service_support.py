@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
 import threading
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -24,7 +25,8 @@ from starlette.testclient import TestClient
 from harness.chain import CITATION_SCHEMA, InMemoryVectorStore, McpContextBuilder, Policy, SQLitePlanStore
 from harness.llm import model_client
 from harness.service.app import create_app
-from harness.service.core import ChainService, ChainServiceConfig, TokenAuth
+from harness.service.auth import TokenAuth
+from harness.service.core import ChainService, ChainServiceConfig
 from mockllm import InstructionChain, MockLLM
 from mockllm.server import bind_socket
 from mockllm.transports import HTTPX2Transport
@@ -191,3 +193,15 @@ def live(bench: ServiceBench) -> Iterator[LiveServer]:
             yield server
         finally:
             bench.release_all()
+
+
+def stop(process: subprocess.Popen[str], signum: int) -> tuple[int, str]:
+    """Send ``signum`` to a server process and wait for its end: its exit status and stderr."""
+    try:
+        process.send_signal(signum)
+        _, err = process.communicate(timeout=20)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    return process.returncode, err

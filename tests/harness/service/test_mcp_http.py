@@ -1,21 +1,17 @@
-"""The chain service's MCP server over streamable HTTP, driven by the official SDK's own
-client: ``mcp_asgi_app`` under uvicorn on 127.0.0.1 in this process, every request
-authenticated by its bearer token."""
+"""What only the streamable HTTP door does: bearer tokens on every request, sessions
+owned by their principal, the 2026 protocol's listen stream, and the app mounted in
+another. (The MCP tools over HTTP are tested in ``test_mcp_tools``.)"""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
 
 import anyio
 import httpx2
 import pytest
-import uvicorn
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp.client.subscriptions import ResourceUpdated, listen
@@ -23,25 +19,18 @@ from mcp.shared.exceptions import MCPError
 from starlette.applications import Starlette
 from starlette.routing import Route
 
-from harness.service.core import TokenAuth
+from harness.service.auth import TokenAuth
 from harness.service.mcp_server import LOOPBACK_SECURITY, McpHttpApp, mcp_asgi_app, service_from_file
-from mockllm.server import bind_socket
-from mcp_support import (
+from tests.harness.service.mcp_support import (
     CHAT,
     EXECUTE,
     TIMEOUT_S,
-    McpClient,
-    ToolGate,
     Tokens,
-    Updates,
-    check_a_caller_that_stops_waiting_stops_its_chain,
-    check_a_subscriber_hears_a_running_chain,
-    check_another_organization_finds_nothing,
-    check_bad_requests_are_tool_errors,
-    check_cancel_stops_a_running_chain,
-    check_execute_answers_with_the_chain,
-    check_tools_are_the_seeds,
+    ToolGate,
     gated_query,
+    http_client,
+    http_mcp,
+    serving,
     write_config,
 )
 
@@ -50,22 +39,6 @@ pytestmark = pytest.mark.anyio
 INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
     "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}}
 MCP_HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
-
-
-@asynccontextmanager
-async def serving(app: Any) -> AsyncIterator[str]:
-    """``app`` under uvicorn on a free 127.0.0.1 port (bound before it starts, so no
-    request can come too early); its base URL, and it is stopped afterwards."""
-    sock = bind_socket("127.0.0.1", 0)
-    server = uvicorn.Server(uvicorn.Config(app, lifespan="on", log_config=None, log_level="warning",
-                                           timeout_graceful_shutdown=5))
-    task = asyncio.ensure_future(server.serve(sockets=[sock]))
-    try:
-        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
-    finally:
-        server.should_exit = True
-        await task
-        sock.close()
 
 
 @pytest.fixture
@@ -83,69 +56,6 @@ def app(tmp_path: Path, tokens: Tokens) -> McpHttpApp:
 async def url(app: McpHttpApp) -> AsyncIterator[str]:
     async with serving(app) as base:
         yield f"{base}/mcp"
-
-
-def http_client(token: str | None, on_response: Any = None) -> httpx2.AsyncClient:
-    headers = {"authorization": f"Bearer {token}"} if token else {}
-    return httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=300),
-                              event_hooks={"response": [on_response] if on_response else []})
-
-
-@asynccontextmanager
-async def http_mcp(url: str, token: str, *, modern: bool = False) -> AsyncIterator[McpClient]:
-    """An SDK client session of ``token``'s principal: the 2025 handshake, or 2026-07-28's discover."""
-    stream_open = anyio.Event()
-
-    async def watch(response: httpx2.Response) -> None:
-        if response.request.method == "GET" and response.status_code == 200:
-            stream_open.set()  # the session's GET stream, which carries its notifications
-
-    async def notifications_ready() -> None:
-        with anyio.fail_after(TIMEOUT_S):
-            await stream_open.wait()
-
-    updates = Updates()
-    async with http_client(token, watch) as http, streamable_http_client(url, http_client=http) as (read, write):
-        async with ClientSession(read, write, message_handler=updates) as session:
-            await (session.discover() if modern else session.initialize())
-            yield McpClient(session, updates, notifications_ready)
-
-
-async def test_tools_and_resource_template_are_the_seeds(url: str, tokens: Tokens) -> None:
-    async with http_mcp(url, tokens.alice) as alice:
-        await check_tools_are_the_seeds(alice)
-
-
-async def test_execute_waits_for_the_chain_and_answers_with_output_steps_and_plan_uri(url: str, tokens: Tokens
-                                                                                     ) -> None:
-    async with http_mcp(url, tokens.alice) as alice:
-        await check_execute_answers_with_the_chain(alice)
-
-
-async def test_bad_requests_are_tool_errors_that_say_what_is_wrong(url: str, tokens: Tokens) -> None:
-    async with http_mcp(url, tokens.alice) as alice:
-        await check_bad_requests_are_tool_errors(alice)
-
-
-async def test_another_organizations_plan_is_not_found(url: str, tokens: Tokens) -> None:
-    async with http_mcp(url, tokens.alice) as alice, http_mcp(url, tokens.bob) as bob:
-        uri = await check_execute_answers_with_the_chain(alice)
-        await check_another_organization_finds_nothing(alice, bob, uri)
-
-
-async def test_cancel_stops_a_chain_held_at_a_tool_step(url: str, tokens: Tokens) -> None:
-    async with http_mcp(url, tokens.alice) as alice:
-        await check_cancel_stops_a_running_chain(alice)
-
-
-async def test_a_caller_that_stops_waiting_for_its_chain_cancels_it(url: str, tokens: Tokens) -> None:
-    async with http_mcp(url, tokens.alice) as alice:
-        await check_a_caller_that_stops_waiting_stops_its_chain(alice)
-
-
-async def test_a_subscriber_is_told_of_every_change_while_the_chain_runs(url: str, tokens: Tokens) -> None:
-    async with http_mcp(url, tokens.alice) as alice:
-        await check_a_subscriber_hears_a_running_chain(alice)
 
 
 async def test_a_2026_client_listens_to_a_running_chain(url: str, tokens: Tokens) -> None:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from playwright.sync_api import Browser, Locator, Page, expect, sync_playwright
 
-from service_support import ANSWER, ATLAS, REASONING, capital_chain, composed_answer, tool_chain
+from tests.harness.service.service_support import ANSWER, ATLAS, REASONING, capital_chain, composed_answer, tool_chain
 from harness.chain import CITATION_SCHEMA, McpContextBuilder, filter_context
 
 if TYPE_CHECKING:

@@ -16,7 +16,7 @@ import httpx
 import pytest
 from starlette.testclient import TestClient
 
-from service_support import ADA, ANSWER, EVE, capital_chain, scripted, tool_chain
+from tests.harness.service.service_support import ADA, ANSWER, EVE, capital_chain, scripted, stop, tool_chain
 
 if TYPE_CHECKING:
     from service_support import LiveServer, ServiceBench
@@ -202,17 +202,6 @@ def base_url(process: subprocess.Popen[str]) -> str:
     line = process.stdout.readline()  # blocks until the server has bound its socket
     assert line.startswith("harness chain service on http://127.0.0.1:"), line + process.stderr.read()
     return line.split(" on ")[1].strip()
-
-
-def stop(process: subprocess.Popen[str], signum: int) -> tuple[int, str]:
-    try:
-        process.send_signal(signum)
-        _, err = process.communicate(timeout=20)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.communicate()
-    return process.returncode, err
 
 
 @pytest.mark.parametrize("tokens", [None, "{}"])

@@ -16,7 +16,7 @@ from starlette.testclient import TestClient, WebSocketTestSession
 from starlette.websockets import WebSocketDisconnect
 from websockets.sync.client import ClientConnection, connect
 
-from service_support import ADA, ANSWER, capital_chain, tool_chain
+from tests.harness.service.service_support import ADA, ANSWER, capital_chain, tool_chain
 
 if TYPE_CHECKING:
     from service_support import LiveServer, ServiceBench

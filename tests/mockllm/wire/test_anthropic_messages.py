@@ -38,7 +38,7 @@ def serve(plan: ReplyPlan, seen: list[dict[str, Any]] | None = None):
         if seen is not None:
             seen.append(body)
         try:
-            codec.validate(body, lenient=False)
+            codec.read_request(body, lenient=False)
         except RequestRejected as exc:
             return httpx2.Response(exc.status, headers={"content-type": "application/json"},
                                    content=codec.render_error(exc.status, exc.type, exc.message))
@@ -336,9 +336,9 @@ RESULT_A = {"role": "user", "content": [
                                {"type": "tool_result", "tool_use_id": "toolu_a", "content": "x"}]}]},
      "messages.4.content.1: unexpected `tool_use_id` found in `tool_result` blocks: toolu_a."),
 ])
-def test_validate_rejects_like_the_real_api(body, message):
+def test_read_request_rejects_like_the_real_api(body, message):
     with pytest.raises(RequestRejected) as info:
-        codec.validate(body, lenient=False)
+        codec.read_request(body, lenient=False)
     assert info.value.message.startswith(message)
     assert (info.value.status, info.value.type) == (400, "invalid_request_error")
 
@@ -351,17 +351,17 @@ def test_a_rejected_request_reaches_the_sdk_as_a_bad_request():
 
 
 def test_lenient_skips_pairing_but_not_required_fields():
-    codec.validate({**BASE, "messages": [ASK, RESULT_A]}, lenient=True)
-    codec.validate({**BASE, "messages": [ASK, USE_A, ASK]}, lenient=True)
+    codec.read_request({**BASE, "messages": [ASK, RESULT_A]}, lenient=True)
+    codec.read_request({**BASE, "messages": [ASK, USE_A, ASK]}, lenient=True)
     with pytest.raises(RequestRejected, match="model: Field required"):
-        codec.validate({"max_tokens": 10, "messages": [ASK]}, lenient=True)
+        codec.read_request({"max_tokens": 10, "messages": [ASK]}, lenient=True)
 
 
-def test_validate_accepts_good_requests():
-    codec.validate({**BASE, "messages": [ASK, USE_A, RESULT_A]}, lenient=False)
-    codec.validate({**BASE, "messages": [ASK], "thinking": {"type": "enabled", "budget_tokens": 1024}},
-                   lenient=False)
-    codec.validate({**BASE, "messages": [ASK], "thinking": {"type": "disabled"}}, lenient=False)
+def test_read_request_accepts_good_requests():
+    codec.read_request({**BASE, "messages": [ASK, USE_A, RESULT_A]}, lenient=False)
+    codec.read_request({**BASE, "messages": [ASK], "thinking": {"type": "enabled", "budget_tokens": 1024}},
+                       lenient=False)
+    codec.read_request({**BASE, "messages": [ASK], "thinking": {"type": "disabled"}}, lenient=False)
 
 
 def test_the_mocks_own_reply_is_accepted_back_as_history():
@@ -384,11 +384,12 @@ def test_the_mocks_own_reply_is_accepted_back_as_history():
 
 
 def test_conversation_reads_tool_results_as_tool_messages():
-    conversation = codec.conversation({**BASE, "messages": [ASK, USE_A, RESULT_A]})
+    conversation = codec.read({**BASE, "system": "Be brief.", "messages": [ASK, USE_A, RESULT_A]})
     assert conversation.messages == (
-        Message("user", "Weather?"),
-        Message("assistant", "Checking.", tool_calls=("toolu_a",)),
-        Message("tool", tool_results=("toolu_a",)),
+        Message("system"),
+        Message("user", "Weather?", position=0),
+        Message("assistant", tool_calls=("toolu_a",), position=1),
+        Message("tool", tool_results=("toolu_a",), position=2),
     )
 
 

@@ -53,14 +53,14 @@ class Recorder:
         self.events: list[bytes] = []
 
     def __call__(self, request: httpx2.Request) -> httpx2.Response:
-        assert request.url.path == openai_chat.path
+        assert request.url.path == "/v1" + openai_chat.route
         body = json.loads(request.content)
         self.bodies.append(body)
         if self.status is not None:
             return httpx2.Response(self.status, headers={"content-type": "application/json",
                                                          "x-request-id": "req_1"},
                                    content=self.error_body)
-        openai_chat.validate(body, lenient=False)
+        openai_chat.read_request(body, lenient=False)
         if openai_chat.wants_stream(body):
             self.events = openai_chat.render_events(self.plan, body)
             return httpx2.Response(200, headers={"content-type": "text/event-stream"},
@@ -317,26 +317,27 @@ ORPHAN = ("Invalid parameter: messages with role 'tool' must be a response to a 
     ({"model": "m", "messages": [*MESSAGES, assistant_call("call_a", "call_b")]},
      "messages.[1].role", UNANSWERED + "call_a, call_b"),
 ])
-def test_validate_rejects_what_openai_rejects(body: Any, param: str | None, message: str) -> None:
+def test_read_request_rejects_what_openai_rejects(body: Any, param: str | None, message: str) -> None:
     with pytest.raises(RequestRejected) as excinfo:
-        openai_chat.validate(body, lenient=False)
+        openai_chat.read_request(body, lenient=False)
     assert excinfo.value.status == 400
     assert excinfo.value.param == param
     assert excinfo.value.message.startswith(message)
 
 
-def test_validate_accepts_a_paired_tool_loop_and_n() -> None:
+def test_read_request_accepts_a_paired_tool_loop_and_n() -> None:
     body = {"model": "m", "n": 2, "stream": True, "stream_options": {"include_usage": True},
             "messages": [*MESSAGES, assistant_call("call_a"), tool_result("call_a")]}
-    openai_chat.validate(body, lenient=False)
-    assert len(openai_chat.conversation(body)) == 3
+    conversation = openai_chat.read_request(body, lenient=False)
+    assert [(m.role, m.position) for m in conversation.messages] == [
+        ("user", 0), ("assistant", 1), ("tool", 2)]
 
 
 def test_lenient_skips_only_the_pairing_check() -> None:
     orphan = {"model": "m", "messages": [*MESSAGES, tool_result("call_x")]}
-    openai_chat.validate(orphan, lenient=True)
+    openai_chat.read_request(orphan, lenient=True)
     with pytest.raises(RequestRejected, match="you must provide a model parameter"):
-        openai_chat.validate({"messages": MESSAGES}, lenient=True)
+        openai_chat.read_request({"messages": MESSAGES}, lenient=True)
 
 
 def test_wants_stream_only_for_true() -> None:

@@ -13,7 +13,7 @@ import pytest
 from openai.types.responses import Response, ResponseStreamEvent
 from pydantic import TypeAdapter
 
-from mockllm.conversation import conversation_from_responses
+from mockllm.conversation import Message
 from mockllm.plan import ErrorPlan, ReplyPlan, TextPart, ToolCallPart, Usage
 from mockllm.wire.base import RequestRejected
 from mockllm.wire.openai_responses import OpenAIResponsesCodec, openai_responses as codec
@@ -45,7 +45,7 @@ def replying(plan: ReplyPlan) -> Handler:
     """A handler answering as the engine would: SSE when asked, JSON otherwise."""
     def handler(request: httpx2.Request) -> httpx2.Response:
         body = json.loads(request.content)
-        codec.validate(body, lenient=False)
+        codec.read_request(body, lenient=False)
         if codec.wants_stream(body):
             return httpx2.Response(200, headers={"content-type": "text/event-stream"},
                                    content=b"".join(codec.render_events(plan, body)))
@@ -341,19 +341,19 @@ REJECTED = {
 
 
 @pytest.mark.parametrize(("body", "param", "message"), REJECTED.values(), ids=REJECTED.keys())
-def test_validate_rejects_what_the_api_rejects(body: Any, param: str | None, message: str) -> None:
+def test_read_request_rejects_what_the_api_rejects(body: Any, param: str | None, message: str) -> None:
     with pytest.raises(RequestRejected) as info:
-        codec.validate(body, lenient=False)
+        codec.read_request(body, lenient=False)
     assert info.value.status == 400
     assert info.value.param == param
     assert message in info.value.message
 
 
 def test_lenient_skips_only_the_pairing_checks() -> None:
-    codec.validate({"model": "m", "input": [_output("call_x")]}, lenient=True)
-    codec.validate({"model": "m", "input": [_call("call_x")]}, lenient=True)
+    codec.read_request({"model": "m", "input": [_output("call_x")]}, lenient=True)
+    codec.read_request({"model": "m", "input": [_call("call_x")]}, lenient=True)
     with pytest.raises(RequestRejected):
-        codec.validate({"model": "m"}, lenient=True)
+        codec.read_request({"model": "m"}, lenient=True)
 
 
 def test_the_sdk_can_send_back_what_it_received() -> None:
@@ -417,7 +417,16 @@ def test_wants_stream_only_when_stream_is_true() -> None:
 
 
 def test_codec_identity_and_conversation() -> None:
-    assert (codec.name, codec.path, codec.request_id_header) == (
-        "openai-responses", "/v1/responses", "x-request-id")
-    body = {"model": "m", "instructions": "Sys", "input": [_user("Hi"), _call("c1"), _output("c1")]}
-    assert codec.conversation(body) == conversation_from_responses(body)
+    assert (codec.name, codec.route, codec.request_id_header, codec.tool_call_prefix) == (
+        "openai-responses", "/responses", "x-request-id", "call")
+    body = {"model": "m", "instructions": "Sys", "input": [
+        _user("Hi"), {"type": "reasoning", "summary": []}, _call("c1"), _output("c1"),
+        {"type": "item_reference", "id": "x"}, {"type": "message", "role": "developer", "content": "D"}]}
+    assert codec.read(body).messages == (
+        Message("system"),
+        Message("user", "Hi", position=0),
+        Message("assistant", position=1),
+        Message("assistant", tool_calls=("c1",), position=2),
+        Message("tool", tool_results=("c1",), position=3),
+        Message("system", position=5),
+    )

@@ -1,0 +1,42 @@
+"""The chain service's errors: what a door answers with an HTTP status and a sentence.
+
+::
+
+    ChainServiceError (500)
+    ├── BadRequest (400)
+    ├── Unauthorized (401)
+    └── NotFound (404)      an unknown plan and another organization's read the same
+
+The doors render them as ``{"status": ..., "detail": ...}`` (the SCIM error form).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["BadRequest", "ChainServiceError", "NotFound", "Unauthorized"]
+
+
+class ChainServiceError(Exception):
+    """A request the service answers with ``status`` and ``detail``."""
+
+    status = 500
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(detail)
+        self.detail = detail
+
+    def body(self) -> dict[str, Any]:
+        return {"status": self.status, "detail": self.detail}
+
+
+class BadRequest(ChainServiceError):
+    status = 400
+
+
+class Unauthorized(ChainServiceError):
+    status = 401
+
+
+class NotFound(ChainServiceError):
+    status = 404

@@ -1,0 +1,38 @@
+"""The token counts the mock reports: a rule a test can compute by hand.
+
+- A text of ``n`` characters is ``ceil(n / 4)`` tokens, and never fewer than 1.
+- Input tokens: that rule over the compact JSON (``separators=(",", ":")``, non-ASCII
+  kept) of an object made of the request's prompt fields, in this order, those present
+  only: Chat
+  Completions ``messages``, ``tools``; Anthropic Messages ``system``, ``messages``,
+  ``tools``; Responses ``instructions``, ``input``, ``tools``. Transport fields
+  (``stream``, ``stream_options``, ``max_tokens``…) do not count, so the streamed and
+  the non-streamed forms of a request report the same input tokens, and Anthropic's
+  ``count_tokens`` gives what ``messages.create`` of the same body reports. A request
+  continuing a server-held conversation counts the whole rebuilt history.
+- Output tokens: the rule over the reply's reasoning text, its text and each tool call's
+  compact JSON arguments, concatenated.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any
+
+__all__ = ["prompt_tokens", "tokens_in"]
+
+CHARS_PER_TOKEN = 4
+
+
+def tokens_in(text: str) -> int:
+    """``ceil(len(text) / 4)``, at least 1."""
+    return max(1, -(-len(text) // CHARS_PER_TOKEN))
+
+
+def prompt_tokens(body: Any, fields: Iterable[str]) -> int:
+    """Input tokens of a request ``body`` whose prompt is in ``fields``."""
+    if not isinstance(body, dict):
+        return 1
+    prompt = {name: body[name] for name in fields if name in body}
+    return tokens_in(json.dumps(prompt, separators=(",", ":"), ensure_ascii=False))

@@ -1,0 +1,112 @@
+"""The routes beside the model calls: model catalogue, token counting, embeddings.
+
+- ``GET …/models`` and ``GET …/models/{id}``: ``mockllm.wire.models`` (OpenAI's or
+  Anthropic's shape by the request's headers).
+- ``POST …/messages/count_tokens``: Anthropic's ``{"input_tokens": N}``, validated as
+  Messages validates (less ``max_tokens``) and counted by ``mockllm.usage``, so it equals
+  what ``messages.create`` of the same body reports.
+- ``POST …/embeddings``: ``mockllm.wire.embeddings``.
+
+Each answers its own provider's error shape. Like the model routes, they match by
+suffix under any prefix.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from mockllm.usage import prompt_tokens
+from mockllm.wire.anthropic_messages import anthropic_messages
+from mockllm.wire.base import RequestRejected, dumps
+from mockllm.wire.embeddings import embeddings_response
+from mockllm.wire.models import is_anthropic_client, model_list, model_object
+from mockllm.wire.openai_errors import openai_error_body
+
+__all__ = ["ENDPOINT_ROUTES", "EndpointReply", "answer_endpoint"]
+
+ENDPOINT_ROUTES = ("GET /v1/models", "GET /v1/models/{id}", "POST /v1/messages/count_tokens",
+                   "POST /v1/embeddings")
+
+_MODELS = re.compile(r"/models(?:/(?P<id>[^/]+))?$")
+
+
+@dataclass(frozen=True)
+class EndpointReply:
+    """A complete JSON reply; ``flavour`` is ``openai`` or ``anthropic`` (whose request
+    id header and error body it uses); ``error`` is the rejection message, if any."""
+
+    status: int
+    body: bytes
+    flavour: str
+    error: str | None = None
+
+    @property
+    def request_id_header(self) -> str:
+        return "request-id" if self.flavour == "anthropic" else "x-request-id"
+
+
+def _error(flavour: str, status: int, message: str, param: str | None = None) -> EndpointReply:
+    if flavour == "anthropic":
+        body = anthropic_messages.render_error(status, None, message)
+    else:
+        body = openai_error_body(status, None, message, param)
+    return EndpointReply(status, body, flavour, message)
+
+
+def _wrong_method(flavour: str, method: str, path: str, allowed: str) -> EndpointReply:
+    return _error(flavour, 405, f"{method} is not allowed on {path}; send a {allowed} request.")
+
+
+def _json(flavour: str, body: bytes) -> Any | EndpointReply:
+    try:
+        return json.loads(body)
+    except ValueError as exc:
+        return _error(flavour, 400, f"The request body is not valid JSON: {exc}. "
+                                    "Send a JSON object with the request parameters.")
+
+
+def _count_tokens(body: Any, lenient: bool) -> EndpointReply:
+    try:
+        anthropic_messages.read_count_request(body, lenient=lenient)
+    except RequestRejected as exc:
+        return _error("anthropic", exc.status, exc.message)
+    tokens = prompt_tokens(body, anthropic_messages.prompt_fields)
+    return EndpointReply(200, dumps({"input_tokens": tokens}).encode(), "anthropic")
+
+
+def _embeddings(body: Any) -> EndpointReply:
+    try:
+        return EndpointReply(200, embeddings_response(body), "openai")
+    except RequestRejected as exc:
+        return _error("openai", exc.status, exc.message, exc.param)
+
+
+def answer_endpoint(method: str, path: str, headers: Mapping[str, str], body: bytes, *,
+                    lenient: bool = False) -> EndpointReply | None:
+    """The reply for one of these routes, or None when ``path`` is none of them."""
+    path = path.rstrip("/")
+    models = _MODELS.search(path)
+    if models is not None:
+        anthropic = is_anthropic_client(headers)
+        flavour = "anthropic" if anthropic else "openai"
+        if method != "GET":
+            return _wrong_method(flavour, method, path, "GET")
+        model_id = models.group("id")
+        if model_id is None:
+            return EndpointReply(200, model_list(anthropic=anthropic), flavour)
+        return EndpointReply(200, dumps(model_object(model_id, anthropic=anthropic)).encode(), flavour)
+    if path.endswith("/messages/count_tokens"):
+        if method != "POST":
+            return _wrong_method("anthropic", method, path, "POST")
+        parsed = _json("anthropic", body)
+        return parsed if isinstance(parsed, EndpointReply) else _count_tokens(parsed, lenient)
+    if path.endswith("/embeddings"):
+        if method != "POST":
+            return _wrong_method("openai", method, path, "POST")
+        parsed = _json("openai", body)
+        return parsed if isinstance(parsed, EndpointReply) else _embeddings(parsed)
+    return None

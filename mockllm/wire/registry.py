@@ -1,0 +1,38 @@
+"""The registry of wire codecs: route suffix -> codec and protocol name -> codec.
+
+Routes match by suffix, so a base URL with any prefix (``/v1``, ``/api/v1``) works.
+Adding a protocol is adding its codec to ``CODECS``; nothing else names protocols.
+"""
+
+from __future__ import annotations
+
+from mockllm.wire.anthropic_messages import anthropic_messages
+from mockllm.wire.base import WireCodec
+from mockllm.wire.openai_chat import openai_chat
+from mockllm.wire.openai_responses import openai_responses
+
+__all__ = ["CODECS", "PROTOCOLS", "codec_for_path", "codec_named"]
+
+CODECS: tuple[WireCodec, ...] = (openai_chat, anthropic_messages, openai_responses)
+PROTOCOLS: tuple[str, ...] = tuple(codec.name for codec in CODECS)
+
+_BY_NAME: dict[str, WireCodec] = {
+    name: codec for codec in CODECS for name in (codec.name, *codec.aliases)
+}
+
+
+def codec_for_path(path: str) -> WireCodec | None:
+    """The codec serving ``path``, or None."""
+    path = path.rstrip("/")
+    for codec in CODECS:
+        if path.endswith(codec.route):
+            return codec
+    return None
+
+
+def codec_named(protocol: str) -> WireCodec:
+    """The codec of ``protocol`` (a name in ``PROTOCOLS`` or a codec's alias)."""
+    try:
+        return _BY_NAME[protocol]
+    except (KeyError, TypeError):
+        raise ValueError(f"unknown protocol {protocol!r}; use one of {list(PROTOCOLS)}") from None

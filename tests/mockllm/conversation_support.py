@@ -1,0 +1,160 @@
+"""One conversation, three protocols: what the selection tests share.
+
+An abstract conversation is a list of turns::
+
+    ("user", text)
+    ("assistant", text | None, ((call_id, name, args), ...), reasoning | None)
+    ("tool", ((call_id, output), ...))
+
+``RENDER[protocol](conv)`` writes it as that protocol's request body, the way a client
+would. ``reference_reading(conv)`` is the neutral conversation written straight from the
+abstract turns — independent of every codec — so each codec's reading of a rendering can
+be checked against it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from mockllm import INSTRUCTION_END, INSTRUCTION_START, PROTOCOLS, Conversation, Message
+from mockllm.wire.registry import codec_named
+
+__all__ = [
+    "PREFIX", "PROTOCOLS", "RENDER", "Turn", "assistant", "reference_reading", "renderings",
+    "results", "tagged", "to_anthropic", "to_chat", "to_responses", "user",
+]
+
+Turn = tuple[Any, ...]
+
+PREFIX = {protocol: codec_named(protocol).tool_call_prefix for protocol in PROTOCOLS}
+"""Each protocol's tool-call id prefix, as ``build_reply_plan(tool_call_prefix=…)`` takes it."""
+
+
+def user(text: str) -> Turn:
+    return ("user", text)
+
+
+def assistant(text: str | None = None, calls: Any = (), reasoning: str | None = None) -> Turn:
+    return ("assistant", text, tuple(calls), reasoning)
+
+
+def results(*pairs: tuple[str, str]) -> Turn:
+    return ("tool", tuple(pairs))
+
+
+def tagged(script: Any, prompt: str = "Start workflow") -> str:
+    """A user message holding ``script`` (a dict, or raw text) between the tags."""
+    block = script if isinstance(script, str) else json.dumps(script, indent=2)
+    return f"{prompt}\n{INSTRUCTION_START}\n{block}\n{INSTRUCTION_END}"
+
+
+def to_chat(conv: list[Turn], *, split: bool = False) -> dict[str, Any]:
+    """Chat Completions; ``split`` writes one assistant response as several messages."""
+    out: list[dict[str, Any]] = []
+    for turn in conv:
+        if turn[0] == "user":
+            out.append({"role": "user", "content": turn[1]})
+        elif turn[0] == "assistant":
+            _, text, calls, _ = turn
+            tool_calls = [
+                {"id": i, "type": "function", "function": {"name": n, "arguments": json.dumps(a)}}
+                for i, n, a in calls
+            ]
+            if split and tool_calls:
+                if text is not None:
+                    out.append({"role": "assistant", "content": text})
+                out.extend({"role": "assistant", "content": None, "tool_calls": [c]} for c in tool_calls)
+            else:
+                message: dict[str, Any] = {"role": "assistant", "content": text}
+                if tool_calls:
+                    message["tool_calls"] = tool_calls
+                out.append(message)
+        else:
+            out.extend({"role": "tool", "tool_call_id": i, "content": o} for i, o in turn[1])
+    return {"model": "gpt-4o", "messages": out}
+
+
+def to_anthropic(conv: list[Turn], *, merge: bool = False) -> dict[str, Any]:
+    """Anthropic Messages: tool_use blocks, tool_result blocks in role=user messages.
+
+    ``merge``: a user's text after tool results goes in the same role=user message.
+    """
+    out: list[dict[str, Any]] = []
+    for turn in conv:
+        if turn[0] == "user":
+            block = {"type": "text", "text": turn[1]}
+            last = out[-1] if out else None
+            if merge and last and last["role"] == "user" and last["content"] \
+                    and last["content"][-1]["type"] == "tool_result":
+                last["content"].append(block)
+            else:
+                out.append({"role": "user", "content": [block]})
+        elif turn[0] == "assistant":
+            _, text, calls, reasoning = turn
+            blocks: list[dict[str, Any]] = []
+            if reasoning is not None:
+                blocks.append({"type": "thinking", "thinking": reasoning, "signature": "c2ln"})
+            if text is not None:
+                blocks.append({"type": "text", "text": text})
+            blocks.extend({"type": "tool_use", "id": i, "name": n, "input": a} for i, n, a in calls)
+            out.append({"role": "assistant", "content": blocks or [{"type": "text", "text": ""}]})
+        else:
+            out.append({
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": i, "content": o} for i, o in turn[1]],
+            })
+    return {"model": "claude-sonnet-4-5", "max_tokens": 1024, "messages": out}
+
+
+def to_responses(conv: list[Turn]) -> dict[str, Any]:
+    """OpenAI Responses: one assistant response is several output items."""
+    items: list[dict[str, Any]] = []
+    for n_turn, turn in enumerate(conv):
+        if turn[0] == "user":
+            items.append({"type": "message", "role": "user",
+                          "content": [{"type": "input_text", "text": turn[1]}]})
+        elif turn[0] == "assistant":
+            _, text, calls, reasoning = turn
+            if reasoning is not None:
+                items.append({"type": "reasoning", "id": f"rs_{n_turn}",
+                              "summary": [{"type": "summary_text", "text": reasoning}]})
+            if text is not None or not calls:
+                items.append({"type": "message", "role": "assistant", "id": f"msg_{n_turn}",
+                              "content": [{"type": "output_text", "text": text or ""}]})
+            items.extend({"type": "function_call", "call_id": i, "name": n, "arguments": json.dumps(a)}
+                         for i, n, a in calls)
+        else:
+            items.extend({"type": "function_call_output", "call_id": i, "output": o} for i, o in turn[1])
+    return {"model": "gpt-4o", "input": items}
+
+
+RENDER: dict[str, Callable[[list[Turn]], dict[str, Any]]] = {
+    "openai-chat": to_chat, "anthropic-messages": to_anthropic, "openai-responses": to_responses,
+}
+assert set(RENDER) == set(PROTOCOLS), "a new codec needs a renderer here"
+
+
+def renderings(conv: list[Turn]) -> list[tuple[str, dict[str, Any]]]:
+    """Every way the tests write ``conv``: each protocol, and the splits clients make."""
+    return [
+        ("openai-chat", to_chat(conv)),
+        ("openai-chat", to_chat(conv, split=True)),
+        ("anthropic-messages", to_anthropic(conv)),
+        ("anthropic-messages", to_anthropic(conv, merge=True)),
+        ("openai-responses", to_responses(conv)),
+    ]
+
+
+def reference_reading(conv: list[Turn]) -> Conversation:
+    """The neutral conversation of ``conv``, one message per abstract turn (no codec)."""
+    out = []
+    for turn in conv:
+        if turn[0] == "user":
+            out.append(Message("user", turn[1]))
+        elif turn[0] == "assistant":
+            out.append(Message("assistant", tool_calls=tuple(c[0] for c in turn[2])))
+        else:
+            out.append(Message("tool", tool_results=tuple(i for i, _ in turn[1])))
+    return Conversation(tuple(out))
