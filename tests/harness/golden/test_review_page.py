@@ -4,20 +4,16 @@ HARNESS_REQUIRE_BROWSER=1). Screenshots go to test-artifacts/."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, Page, expect, sync_playwright
+from playwright.sync_api import Browser, Page, expect
 
 from harness.cli import main
+from tests.harness.browser_support import ARTIFACTS, PNG_SIGNATURE, browser  # noqa: F401 - browser is a fixture
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-ARTIFACTS = Path(__file__).resolve().parents[3] / "test-artifacts"
 ROOT = Path(__file__).resolve().parents[3]
 TOOL_USE = (ROOT / "golden" / "scenarios" / "tool_use.golden").read_text()
 SIMPLE = (ROOT / "golden" / "scenarios" / "simple_message.golden").read_text()
@@ -71,22 +67,6 @@ def test_nothing_to_review_and_outside_git(tmp_path: Path, monkeypatch: pytest.M
     assert "No golden differs from git HEAD." in (tmp_path / "golden-review.html").read_text()
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    if not CHROMIUM.exists():
-        reason = (f"Debian's chromium is not installed at {CHROMIUM}: install it with "
-                  "`apt-get update && apt-get install -y chromium` (with sudo if not root)")
-        if os.environ.get("HARNESS_REQUIRE_BROWSER") == "1":
-            pytest.fail(f"HARNESS_REQUIRE_BROWSER=1 but {reason}")
-        pytest.skip(reason)
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        try:
-            yield browser
-        finally:
-            browser.close()
-
-
 @pytest.fixture
 def page(browser: Browser) -> Iterator[Page]:
     page = browser.new_page(viewport={"width": 1400, "height": 900})
@@ -136,4 +116,4 @@ def test_the_page_renders_a_known_diff_side_by_side(review: Path, page: Page) ->
     ARTIFACTS.mkdir(exist_ok=True)
     shot = ARTIFACTS / "golden-review.png"
     page.screenshot(path=str(shot), full_page=True)
-    assert shot.read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+    assert shot.read_bytes().startswith(PNG_SIGNATURE)
