@@ -1,8 +1,9 @@
 """``python -m harness``: replay scenarios against their goldens, review golden changes,
 serve the chain service.
 
-    python -m harness replay scenarios/ [-k EXPR] [--update] [--protocol P] [--server]
+    python -m harness replay scenarios/ [-k EXPR] [--update] [--protocol P] [--server] [pytest options]
     python -m harness diff [golden/]
+    python -m harness review [PATH] [--output FILE]
     python -m harness serve [--host 127.0.0.1] [--port 8765] [--config service.yaml]
                             [--llm-base-url URL | --with-mock]
 """
@@ -11,102 +12,32 @@ from __future__ import annotations
 
 import argparse
 import secrets
-import contextlib
 import subprocess
 import sys
-import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
-from harness.scenarios.replay import ReplayOutcome, replay_scenario, unused_goldens
-from harness.scenarios.model import SCENARIO_PROTOCOLS, Scenario, ScenarioError, load_scenario
+from harness.scenarios.contract import PROTOCOLS
 
 __all__ = ["main"]
 
-_MARK = {"passed": "ok", "written": "written", "differs": "DIFFERS", "missing": "NO GOLDEN",
-         "broken": "INVARIANT", "error": "ERROR"}
 
+def _replay(args: argparse.Namespace, pytest_args: Sequence[str]) -> int:
+    """pytest on the scenario files, with this command's options mapped onto pytest's."""
+    import pytest
 
-def _scenario_files(paths: Sequence[str]) -> list[Path]:
-    files: list[Path] = []
-    for raw in paths:
-        path = Path(raw)
-        if path.is_dir():
-            files.extend(sorted(p for p in path.rglob("*") if p.suffix in (".yaml", ".yml")))
-        else:
-            files.append(path)
-    return files
-
-
-def _selected(name: str, expression: str | None) -> bool:
-    """``-k``: substrings joined by ``or`` / ``and``, each optionally negated by ``not``."""
-    if not expression:
-        return True
-
-    def term(text: str) -> bool:
-        text = text.strip()
-        if text.startswith("not "):
-            return not term(text[4:])
-        return text in name
-
-    return any(all(term(t) for t in part.split(" and ")) for part in expression.split(" or "))
-
-
-@contextlib.contextmanager
-def _server(enabled: bool) -> Iterator[str | None]:
-    if not enabled:
-        yield None
-        return
-    from harness.plugin.fixtures import start_server
-
-    with tempfile.TemporaryDirectory() as workdir, start_server(Path(workdir)) as server:
-        yield server.base_url
-
-
-def _replay(args: argparse.Namespace) -> int:
-    golden_dir = Path(args.golden_dir)
-    outcomes: list[ReplayOutcome] = []
-    broken_files: list[str] = []
-    names: set[str] = set()
-    files = _scenario_files(args.paths)
-    if not files:
-        print(f"harness: no scenario files (*.yaml, *.yml) under {' '.join(args.paths)}", file=sys.stderr)
-        return 2
-    with _server(args.server) as base_url:
-        for path in files:
-            try:
-                scenario: Scenario = load_scenario(path)
-            except ScenarioError as exc:
-                broken_files.append(str(exc))
-                print(f"BROKEN     {exc}", flush=True)
-                continue
-            names.add(scenario.name)
-            if not _selected(scenario.name, args.k):
-                continue
-            protocols = [args.protocol] if args.protocol else None
-            for outcome in replay_scenario(scenario, golden_dir=golden_dir, protocols=protocols,
-                                           base_url=base_url, update=args.update):
-                outcomes.append(outcome)
-                print(f"{_MARK[outcome.status]:<10} {outcome.scenario} [{outcome.protocol}]", flush=True)
-                if not outcome.ok:
-                    print("    " + outcome.detail.replace("\n", "\n    "), flush=True)
-    _summary(outcomes, broken_files)
-    if not args.k and not args.protocol:
-        for stale in unused_goldens(golden_dir, names):
-            print(f"unused golden: {stale} (no scenario named {stale.stem!r})")
-    failed = broken_files or any(not o.ok for o in outcomes)
-    return 1 if failed else 0
-
-
-def _summary(outcomes: list[ReplayOutcome], broken_files: list[str]) -> None:
-    print()
-    width = max([len(o.scenario) for o in outcomes] + [8])
-    print(f"{'SCENARIO'.ljust(width)}  {'PROTOCOL'.ljust(18)}  RESULT")
-    for o in outcomes:
-        print(f"{o.scenario.ljust(width)}  {o.protocol.ljust(18)}  {_MARK[o.status]}")
-    passed = sum(o.ok for o in outcomes)
-    print(f"\n{passed} passed, {len(outcomes) - passed + len(broken_files)} failed"
-          + (f" ({len(broken_files)} broken scenario files)" if broken_files else ""))
+    command = [*args.paths]
+    if args.k:
+        command += ["-k", args.k]
+    if args.update:
+        command.append("--snapshot-update")
+    if args.protocol:
+        command += ["--mockllm-protocol", args.protocol]
+    if args.server:
+        command.append("--mockllm-replay-server")
+    if args.golden_dir:
+        command += ["--mockllm-golden-dir", args.golden_dir]
+    return int(pytest.main([*command, *pytest_args]))
 
 
 def _diff(args: argparse.Namespace) -> int:
@@ -130,6 +61,22 @@ def _diff(args: argparse.Namespace) -> int:
     for name in untracked:
         print(f"new golden: {name}")
         print("".join(f"+{line}" for line in (Path(root) / name).read_text(encoding="utf-8").splitlines(True)))
+    return 0
+
+
+def _review(args: argparse.Namespace) -> int:
+    """A static HTML page of the goldens that differ from git HEAD, side by side."""
+    from harness.golden.review import changed_goldens, render_review_page
+    from harness.golden.review.changes import GitError
+
+    try:
+        changes = changed_goldens(args.path)
+    except GitError as exc:
+        print(f"harness review: {exc}", file=sys.stderr)
+        return 2
+    output = Path(args.output)
+    output.write_text(render_review_page(changes), encoding="utf-8")
+    print(f"harness review: {len(changes)} golden(s) differ from HEAD; wrote {output}")
     return 0
 
 
@@ -194,15 +141,23 @@ def _serve(args: argparse.Namespace) -> int:
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m harness", description=__doc__.split("\n")[0])
     verbs = parser.add_subparsers(dest="verb", required=True)
-    replay = verbs.add_parser("replay", help="replay scenarios, check invariants and goldens")
+    replay = verbs.add_parser(
+        "replay", help="replay scenarios, check invariants and goldens (pytest underneath)",
+        description="Runs pytest on the scenario files; any other option is passed to pytest (e.g. -n 2, -v).")
     replay.add_argument("paths", nargs="*", default=["scenarios"], help="scenario files or folders")
-    replay.add_argument("-k", metavar="EXPR", help="only scenarios whose name matches (substrings, and/or/not)")
-    replay.add_argument("--update", action="store_true", help="write the goldens instead of comparing")
-    replay.add_argument("--protocol", choices=SCENARIO_PROTOCOLS, help="only this protocol")
-    replay.add_argument("--server", action="store_true", help="replay against a loopback mock server")
-    replay.add_argument("--golden-dir", default="golden", help="where goldens live (default golden/)")
+    replay.add_argument("-k", metavar="EXPR", help="pytest's -k: only items whose name matches")
+    replay.add_argument("--update", action="store_true", help="write the goldens (pytest's --snapshot-update)")
+    replay.add_argument("--protocol", choices=PROTOCOLS, help="only this protocol (--mockllm-protocol)")
+    replay.add_argument("--server", action="store_true",
+                        help="replay against a loopback mock server (--mockllm-replay-server)")
+    replay.add_argument("--golden-dir", default=None,
+                        help="where goldens live (--mockllm-golden-dir; default: as pytest decides)")
     diff = verbs.add_parser("diff", help="show goldens changed against git HEAD")
     diff.add_argument("paths", nargs="*", help="golden files or folders (default golden/)")
+    review = verbs.add_parser("review", help="write an HTML page of the goldens changed against git HEAD")
+    review.add_argument("path", nargs="?", default="golden", help="a golden file or folder (default golden/)")
+    review.add_argument("--output", "-o", default="golden-review.html",
+                        help="the page to write (default golden-review.html)")
     serve = verbs.add_parser("serve", help="serve the chain service (tokens from HARNESS_CHAIN_TOKENS)")
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=8765, help="port (0 picks a free one; default 8765)")
@@ -216,6 +171,11 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
-    verbs = {"replay": _replay, "diff": _diff, "serve": _serve}
+    parser = _parser()
+    args, extra = parser.parse_known_args(argv)
+    if args.verb == "replay":
+        return _replay(args, extra)
+    if extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    verbs = {"diff": _diff, "review": _review, "serve": _serve}
     return verbs[args.verb](args)

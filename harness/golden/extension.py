@@ -1,15 +1,21 @@
-"""Golden snapshots: a syrupy extension that stores event tables under ``golden/``.
+"""Golden snapshots: syrupy extensions that store event tables under ``golden/``.
 
-A golden file is the readable table of ``harness.golden.table`` — one file per test,
-at ``golden/<test file>/<test name>.golden`` — so a change in an agent's behaviour is a
-reviewable diff. ``pytest --snapshot-update`` writes them; syrupy reports the unused
-ones and shows a line diff of the table on failure.
+A golden file is the readable table of ``harness.golden.table`` — so a change in an
+agent's behaviour is a reviewable diff. Two layouts, one mechanism (syrupy's session:
+``--snapshot-update``, unused-golden reports, ``--snapshot-details``, xdist):
 
-The ``golden`` fixture (from the pytest plugin) is ``snapshot.use_extension(GoldenExtension)``::
+- ``GoldenExtension`` — the ``golden`` fixture: ``golden/<test file>/<test name>.golden``;
+- ``ScenarioGoldenExtension`` — scenario files: ``golden/scenarios/<file stem>.golden``
+  (a scenario in ``scenarios/sub/`` under ``golden/scenarios/sub/``), one golden for
+  every protocol the scenario runs under.
 
-    def test_tool_flow(golden, agent_run):
-        result = agent_run("List all BC entities", script=[...])
+The folder is ``harness.golden.location.golden_dir``; the plugin makes a subclass per
+session pointing at it. Usage::
+
+    def test_tool_flow(golden, mockllm_agent):
+        result = mockllm_agent("openai-chat", tools=tools).run_sync(prompt, "s1")
         assert result.events == golden
+        assert [{"type": "message", "created_at": 1700000000}] == golden(exclude=props("created_at"))
 """
 
 from __future__ import annotations
@@ -19,51 +25,84 @@ from pathlib import Path
 from typing import Any
 
 from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
+from syrupy.location import PyTestLocation
 
-from harness.golden.table import render_event_table
-from harness.events import Event
+from harness.golden.records import VolatileRules
+from harness.golden.table import event_rows, render_rows
 
-__all__ = ["GOLDEN_SUFFIX", "GoldenExtension", "golden_text"]
+__all__ = ["GOLDEN_SUFFIX", "GoldenExtension", "ScenarioGoldenExtension", "golden_text"]
 
 GOLDEN_SUFFIX = "golden"
 
 
-def golden_text(data: Any) -> str:
-    """The golden form of ``data``: an event table for events (or anything with an
-    ``events`` attribute), the text itself for a string."""
+def golden_text(data: Any, **options: Any) -> str:
+    """The golden form of ``data``: an event table for a sequence of events (or anything
+    with an ``events`` attribute; its ``golden_header``, if any, comes first), the text
+    itself for a string. ``options`` are syrupy's ``matcher``/``exclude``/``include``."""
     if isinstance(data, str):
         return data if data.endswith("\n") else data + "\n"
+    header = getattr(data, "golden_header", "")
     events = getattr(data, "events", data)
-    if isinstance(events, Iterable) and not isinstance(events, (bytes, Mapping)):
-        items = list(events)
-        if all(isinstance(e, (Event, Mapping)) for e in items):
-            return render_event_table(items)
+    if isinstance(events, Iterable) and not isinstance(events, (str, bytes, Mapping)):
+        return header + render_rows(event_rows(events, **options))
     raise TypeError(
-        f"a golden snapshot holds events or text; got {type(data).__name__}. "
-        "Pass the run's events (a list of harness.events.Event or their dicts) or a string."
+        f"a golden snapshot holds events or text; got {type(data).__name__}. Pass the run's events "
+        "(a list of dicts, pydantic models, dataclasses or harness.events.Event) or a string."
     )
 
 
 class GoldenExtension(SingleFileSnapshotExtension):
-    """Event tables as text files under the project's ``golden/`` directory."""
+    """Event tables as text files: ``golden/<test file>/<test name>.golden``."""
 
     _write_mode = WriteMode.TEXT
     file_extension = GOLDEN_SUFFIX
-    # The plugin points this at <rootdir>/golden (or --mockllm-golden-dir); a relative
-    # path is taken from the test file's directory.
     snapshot_dirname: str | Path = "golden"
+    """The golden folder; the plugin's per-session subclass sets the absolute path."""
+    volatile_rules: type[VolatileRules] = VolatileRules
+    """What counts as a volatile value; override in a subclass to change the rules."""
 
-    def serialize(self, data: Any, **kwargs: Any) -> str:
-        return golden_text(data)
-
-    @classmethod
-    def dirname(cls, *, test_location: Any) -> str:
-        # golden/<test file>/<test name>.golden
-        root = Path(test_location.filepath).parent / cls.snapshot_dirname
-        return str(root / test_location.basename)
+    def serialize(self, data: Any, *, exclude: Any = None, include: Any = None, matcher: Any = None) -> str:
+        return golden_text(data, exclude=exclude, include=include, matcher=matcher, rules=self.volatile_rules())
 
     @classmethod
-    def discovery_dirname(cls, *, test_location: Any) -> str:
-        # File-scoped discovery: syrupy looks for unused goldens only in this test
-        # file's own folder, never in golden/scenarios/, which the plugin manages.
+    def dirname(cls, *, test_location: PyTestLocation) -> str:
+        return str(Path(cls.snapshot_dirname) / test_location.basename)
+
+    @classmethod
+    def discovery_dirname(cls, *, test_location: PyTestLocation) -> str:
+        # File-scoped discovery: syrupy looks for unused goldens in this test file's own
+        # folder only, never in golden/scenarios/ (ScenarioGoldenExtension's).
         return cls.dirname(test_location=test_location)
+
+
+class ScenarioGoldenExtension(GoldenExtension):
+    """One golden per scenario file: ``golden/scenarios/<relative path>.golden``, the
+    path relative to the nearest ``scenarios`` folder above the file."""
+
+    @classmethod
+    def scenarios_root(cls) -> Path:
+        return Path(cls.snapshot_dirname) / "scenarios"
+
+    @staticmethod
+    def _relative(test_location: PyTestLocation) -> Path:
+        path = Path(test_location.filepath)
+        parts = path.parent.parts
+        if "scenarios" in parts:
+            top = len(parts) - 1 - parts[::-1].index("scenarios")
+            return Path(*parts[top + 1:], path.stem)
+        return Path(path.stem)
+
+    @classmethod
+    def dirname(cls, *, test_location: PyTestLocation) -> str:
+        return str((cls.scenarios_root() / cls._relative(test_location)).parent)
+
+    @classmethod
+    def get_snapshot_name(cls, *, test_location: PyTestLocation, index: Any = 0) -> str:
+        return cls._relative(test_location).name
+
+    @classmethod
+    def discovery_dirname(cls, *, test_location: PyTestLocation) -> str:
+        return str(cls.scenarios_root())
+
+    def owns_snapshot_collection(self, *, filepath: str, test_location: PyTestLocation) -> bool:
+        return self.is_snapshot_location(location=filepath) and Path(filepath).is_relative_to(self.scenarios_root())

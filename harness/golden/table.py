@@ -1,21 +1,27 @@
-"""Event sequences as a readable table — the golden file format.
+"""Event sequences as a readable table — the golden file format (docs/goldens.md).
 
 Close to the seed's own tables::
 
-    SEQ  EVENT TYPE             PERSISTENCE  KEY FIELDS
-    ───  ─────────────────────  ───────────  ──────────────────────────────
-    0    user_message_sent      persisted    content="Hello"
-    *    message_chunk ×12      transient    blockIndex=0 content="Twelve words of text…"
-    1    message                persisted    content="Twelve words…" messageId=<id:1> stopReason="end_turn"
-    -    complete               transient    reason="success"
+    SEQ  EVENT TYPE               PERSISTENCE  KEY FIELDS
+    ───  ───────────────────────  ───────────  ──────────────────────────────
+    0    user_message_sent        persisted    content="Hello"
+    *    message_chunk ×12        transient    content="Twelve words of text…" blockIndex=0
+    1    message                  persisted    content="Twelve words…" messageId="<id:1>" stopReason="end_turn"
+    -    complete                 transient    reason="success"
 
-``SEQ`` is the sequenceNumber of persisted events, ``*`` for streamed chunks and ``-``
-for other events without one. A run of consecutive chunks of the same type and block
-is folded into one line with its count and joined text, so a golden does not churn
-when the chunk size changes. Volatile values are normalised: timestamps and session
-ids are left out, and ids (message ids, tool-call ids, approval ids…) are replaced by
-``<kind:n>`` in order of first appearance, so the same behaviour gives the same table
-whatever ids the provider or the clock produced.
+Each event is first made a plain record (``harness.golden.records``: every field,
+volatile values normalised). ``SEQ`` is its sequence number (``sequenceNumber``,
+``sequence_number`` or ``seq``), ``*`` for a streamed chunk and ``-`` for other events
+without one; ``EVENT TYPE`` its ``type`` (or ``event_type``, ``eventType``, ``kind``;
+else its class name); ``PERSISTENCE`` its ``persistence`` (``-`` if none). Every other
+field is a key field, ``content`` first, then by name. A harness ``Event`` (or its JSON
+form) shows its ``data`` as the key fields; its envelope (``eventIndex``, the row's
+position; ``sessionId``; ``timestamp``) is left out.
+
+A run of consecutive chunks of one type (``message_chunk``, ``thinking_chunk``, or any
+type ending in ``_chunk``/``.delta``) whose other fields agree is folded into one row
+with its count and joined text, so a golden does not churn when the chunk size
+changes. An instruction block in any text is shown as its step count.
 """
 
 from __future__ import annotations
@@ -25,65 +31,23 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from harness.events import Event
+from harness.golden.records import Shown, VolatileRules, plain_records
 from mockllm.instructions import INSTRUCTION_BLOCK, INSTRUCTION_END, INSTRUCTION_START
 
-__all__ = ["CHUNK_TYPES", "normalise_events", "render_event_table"]
+__all__ = ["CHUNK_TYPES", "Row", "event_rows", "render_event_table", "render_rows"]
 
 CHUNK_TYPES = frozenset({"message_chunk", "thinking_chunk"})
-"""Streamed, transient events folded into one line per run."""
+"""The harness's streamed, transient events (folded into one row per run)."""
 
-# Keys whose values are volatile identifiers, and the label they are normalised to.
-_ID_KEYS = {
-    "messageId": "id",
-    "toolUseId": "tool",
-    "approvalId": "approval",
-    "runId": "run",
-    "planId": "plan",
-    "fileId": "file",
-}
+_CHUNK_SUFFIXES = ("_chunk", "Chunk", ".delta", "_delta")
+_TEXT_KEYS = ("content", "delta", "text")
+_EVENT_KEYS = frozenset({"type", "persistence", "eventIndex", "sequenceNumber", "sessionId", "timestamp", "data"})
+_TYPE_KEYS = ("type", "event_type", "eventType", "kind")
+_SEQ_KEYS = ("sequenceNumber", "sequence_number", "seq")
 _LEADING_KEYS = ("content",)
 _SEQ_WIDTH = 4
 _TYPE_WIDTH = 24
 _PERSISTENCE_WIDTH = 12
-
-
-class _IdNames:
-    """Gives each distinct id a stable name in order of first appearance."""
-
-    def __init__(self) -> None:
-        self._names: dict[tuple[str, str], str] = {}
-        self._counts: dict[str, int] = {}
-
-    def __call__(self, label: str, value: Any) -> str:
-        key = (label, str(value))
-        if key not in self._names:
-            self._counts[label] = self._counts.get(label, 0) + 1
-            self._names[key] = f"<{label}:{self._counts[label]}>"
-        return self._names[key]
-
-
-def _normalise_value(key: str, value: Any, names: _IdNames) -> Any:
-    label = _ID_KEYS.get(key)
-    if label is not None and value is not None:
-        return names(label, value)
-    return value
-
-
-def normalise_events(events: Iterable[Event | Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Events as plain dicts with volatile fields removed or renamed (see module doc)."""
-    names = _IdNames()
-    out = []
-    for event in events:
-        record = event.to_json_dict() if isinstance(event, Event) else dict(event)
-        data = record.get("data") or {}
-        out.append({
-            "type": record.get("type"),
-            "persistence": record.get("persistence"),
-            "sequenceNumber": record.get("sequenceNumber"),
-            "data": {k: _normalise_value(k, v, names) for k, v in data.items()},
-        })
-    return out
 
 
 def _abbreviate_script(text: str) -> str:
@@ -99,76 +63,101 @@ def _abbreviate_script(text: str) -> str:
     return INSTRUCTION_BLOCK.sub(steps, text)
 
 
-def _abbreviate_all(value: Any) -> Any:
+def _compact(value: Any) -> str:
+    """Compact JSON with sorted keys; ``Shown`` values as their text."""
+    if isinstance(value, Shown):
+        return value.text
     if isinstance(value, str):
-        return _abbreviate_script(value)
+        return json.dumps(_abbreviate_script(value), ensure_ascii=False)
+    if isinstance(value, Mapping):
+        return "{" + ",".join(f"{json.dumps(k, ensure_ascii=False)}:{_compact(value[k])}"
+                              for k in sorted(value)) + "}"
     if isinstance(value, list):
-        return [_abbreviate_all(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _abbreviate_all(v) for k, v in value.items()}
-    return value
-
-
-def _format_value(value: Any) -> str:
-    value = _abbreviate_all(value)
-    if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False)
-    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+        return "[" + ",".join(_compact(v) for v in value) + "]"
+    return json.dumps(value)
 
 
 def _key_fields(data: Mapping[str, Any]) -> str:
     keys = [k for k in _LEADING_KEYS if k in data] + sorted(k for k in data if k not in _LEADING_KEYS)
-    return " ".join(f"{k}={_format_value(data[k])}" for k in keys)
+    return " ".join(f"{k}={_compact(data[k])}" for k in keys)
 
 
-def _seq(record: Mapping[str, Any]) -> str:
-    if record.get("sequenceNumber") is not None:
-        return str(record["sequenceNumber"])
-    return "*" if record.get("type") in CHUNK_TYPES else "-"
+class _Record:
+    """One event's columns: sequence number, type, persistence and key fields."""
+
+    def __init__(self, class_name: str, record: dict[str, Any]) -> None:
+        fields = dict(record)
+        if set(fields) <= _EVENT_KEYS and isinstance(fields.get("data"), dict):
+            self.kind = str(fields.get("type"))
+            self.persistence = str(fields.get("persistence") or "-")
+            self.seq = fields.get("sequenceNumber")
+            self.fields: dict[str, Any] = fields["data"]
+            return
+        type_key = next((k for k in _TYPE_KEYS if k in fields), None)
+        self.kind = str(fields.pop(type_key)) if type_key else (class_name if class_name != "dict" else "-")
+        persistence = fields.pop("persistence", None)
+        self.persistence = str(persistence) if persistence is not None else "-"
+        seq_key = next((k for k in _SEQ_KEYS if k in fields), None)
+        self.seq = fields.pop(seq_key) if seq_key else None
+        self.fields = fields
+
+    @property
+    def is_chunk(self) -> bool:
+        return self.seq is None and (self.kind in CHUNK_TYPES or self.kind.endswith(_CHUNK_SUFFIXES))
+
+    def text_key(self) -> str | None:
+        return next((k for k in _TEXT_KEYS if isinstance(self.fields.get(k), str)), None)
+
+    def folds_with(self, other: _Record) -> bool:
+        """Whether ``other`` continues this chunk run: same type, same text key, and
+        every other field equal (so folding never hides a difference)."""
+        key = self.text_key()
+        if not (other.is_chunk and other.kind == self.kind and key is not None and other.text_key() == key):
+            return False
+        return {k: v for k, v in self.fields.items() if k != key} == {k: v for k, v in other.fields.items() if k != key}
+
+    @property
+    def seq_text(self) -> str:
+        if self.seq is not None:
+            return str(self.seq)
+        return "*" if self.is_chunk else "-"
 
 
 Row = tuple[str, str, str, str, range]
 """(SEQ, EVENT TYPE, PERSISTENCE, KEY FIELDS, positions of the events on the row)."""
 
 
-def _fold(records: Sequence[dict[str, Any]]) -> list[Row]:
+def _fold(records: Sequence[_Record]) -> list[Row]:
     rows: list[Row] = []
     i = 0
     while i < len(records):
         record = records[i]
-        kind = record.get("type")
-        if kind in CHUNK_TYPES and record.get("sequenceNumber") is None:
-            block = record["data"].get("blockIndex")
-            j = i
-            while (j < len(records) and records[j].get("type") == kind
-                   and records[j].get("sequenceNumber") is None
-                   and records[j]["data"].get("blockIndex") == block):
+        j = i + 1
+        if record.is_chunk and record.text_key() is not None:
+            while j < len(records) and record.folds_with(records[j]):
                 j += 1
-            run = records[i:j]
-            text = "".join(str(r["data"].get("content", "")) for r in run)
-            data = {k: v for k, v in record["data"].items() if k != "content"}
-            data["content"] = text
-            rows.append((_seq(record), f"{kind} ×{len(run)}", str(record.get("persistence")),
-                         _key_fields(data), range(i, j)))
-            i = j
-            continue
-        rows.append((_seq(record), str(kind), str(record.get("persistence")), _key_fields(record["data"]),
-                     range(i, i + 1)))
-        i += 1
+            key = record.text_key()
+            assert key is not None
+            fields = dict(record.fields)
+            fields[key] = "".join(r.fields[key] for r in records[i:j])
+            rows.append((record.seq_text, f"{record.kind} ×{j - i}", record.persistence, _key_fields(fields),
+                         range(i, j)))
+        else:
+            rows.append((record.seq_text, record.kind, record.persistence, _key_fields(record.fields), range(i, j)))
+        i = j
     return rows
 
 
-def render_event_table(events: Iterable[Event | Mapping[str, Any]], *, title: str | None = None,
-                       marks: Mapping[int, str] | None = None) -> str:
-    """The table of ``events`` (normalised and folded), ending with a newline.
+def event_rows(events: Iterable[Any], **options: Any) -> list[Row]:
+    """The table's rows for ``events``; ``options`` are ``plain_records``'s (syrupy's
+    ``matcher``/``exclude``/``include`` and the ``rules``)."""
+    return _fold([_Record(name, record) for name, record in plain_records(events, **options)])
 
-    ``marks`` maps an event's position in ``events`` to a note shown at the end of
-    its row; invariants use it to point at the offending events.
-    """
-    rows = _fold(normalise_events(events))
-    lines = []
-    if title:
-        lines.append(f"# {title}")
+
+def render_rows(rows: Iterable[Row], *, title: str | None = None, marks: Mapping[int, str] | None = None) -> str:
+    """The table text of ``rows``, ending with a newline; ``marks`` maps an event's
+    position to a note shown at the end of its row."""
+    lines = [f"# {title}"] if title else []
     header = ("SEQ".ljust(_SEQ_WIDTH) + " " + "EVENT TYPE".ljust(_TYPE_WIDTH) + " "
               + "PERSISTENCE".ljust(_PERSISTENCE_WIDTH) + " KEY FIELDS")
     rule = ("─" * (_SEQ_WIDTH - 1)).ljust(_SEQ_WIDTH) + " " + "─" * (_TYPE_WIDTH - 1) + "  " \
@@ -181,3 +170,13 @@ def render_event_table(events: Iterable[Event | Mapping[str, Any]], *, title: st
             line += "   <-- " + "; ".join(dict.fromkeys(notes))
         lines.append(line.rstrip())
     return "\n".join(lines) + "\n"
+
+
+def render_event_table(events: Iterable[Any], *, title: str | None = None, marks: Mapping[int, str] | None = None,
+                       rules: VolatileRules | None = None) -> str:
+    """The table of ``events`` (normalised and folded), ending with a newline.
+
+    ``marks`` maps an event's position in ``events`` to a note shown at the end of
+    its row; invariants use it to point at the offending events.
+    """
+    return render_rows(event_rows(events, rules=rules), title=title, marks=marks)

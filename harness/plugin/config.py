@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-__all__ = ["MARKER", "Settings", "add_options", "base_settings", "golden_dir", "is_scenario_file", "settings_for"]
+__all__ = ["MARKER", "Settings", "add_options", "base_settings", "is_scenario_file", "settings_for"]
 
 MARKER = "mockllm"
 
@@ -87,15 +87,6 @@ def settings_for(node: pytest.Item) -> Settings:
     if unknown:
         raise TypeError(f"@pytest.mark.{MARKER} got unknown options {sorted(unknown)}; use {known}")
     return replace(settings, **marker.kwargs)
-
-
-def golden_dir(config: pytest.Config) -> Path:
-    """Where golden files live: the flag, the ini option, or ``<rootdir>/golden``."""
-    chosen = config.getoption("--mockllm-golden-dir", default=None)
-    if chosen:
-        return Path(chosen).resolve()
-    chosen = config.getini("mockllm_golden_dir")
-    return config.rootpath / chosen if chosen else config.rootpath / "golden"
 
 
 def is_scenario_file(file_path: Path, config: pytest.Config) -> bool:

@@ -11,7 +11,9 @@ Fixtures:
   serve``) per session, a server-side session per test; ``mockllm_server_process`` is
   the shared server itself.
 - ``mockllm_agent`` — builds agent runners (``harness.agent``) on the ``mockllm`` mock.
-- ``golden`` — syrupy's ``snapshot`` with the golden-table extension (``golden/``).
+- ``golden`` — syrupy's ``snapshot`` storing event tables under ``golden/`` (events as
+  dicts, pydantic models, dataclasses or ``Event``s; see docs/goldens.md). It refuses
+  to record a mock fallback reply unless the marker says ``allow_fallback=True``.
 
 Scenario files the project opted in (``*.scenario.yaml``, ``mockllm_scenario_dirs``) are
 collected as test items (see ``harness.plugin.scenario_items``).
@@ -22,7 +24,8 @@ Configure a test with the marker of the same name::
 
 Options (all prefixed, each also an ini option; see ``harness.plugin.config``):
 ``--mockllm-seed``, ``--mockllm-lenient``, ``--mockllm-allow-fallback``,
-``--mockllm-allow-unused-steps``, ``--mockllm-golden-dir``.
+``--mockllm-allow-unused-steps``, ``--mockllm-golden-dir``, and the scenario options
+of ``harness.plugin.scenario_items``.
 """
 
 from __future__ import annotations
@@ -33,19 +36,23 @@ from typing import Any
 import pytest
 
 from harness.agent import AgentRunner
-from harness.golden.extension import GoldenExtension
-from harness.plugin.config import MARKER, Settings, add_options, base_settings, golden_dir, settings_for
+from harness.golden.assertion import GoldenAssertion
+from harness.golden.location import golden_extension
+from harness.plugin import hookspecs
+from harness.plugin.config import MARKER, Settings, add_options, base_settings, settings_for
 from harness.plugin.fixtures import MockLLMFixture, MockLLMServer, start_server
-from harness.plugin.scenario_items import pytest_collect_file
+from harness.plugin.scenario_items import add_scenario_options, pytest_collect_file, show_goldens_to_syrupy
 from mockllm.engine import MockLLM
 
 __all__ = ["MockLLMFixture", "MockLLMServer", "pytest_collect_file"]
 
-_GOLDEN_EXTENSION = pytest.StashKey[type]()
-
-
 def pytest_addoption(parser: pytest.Parser) -> None:
     add_options(parser)
+    add_scenario_options(parser.getgroup("mockllm"))
+
+
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    pluginmanager.add_hookspecs(hookspecs)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -54,10 +61,7 @@ def pytest_configure(config: pytest.Config) -> None:
         f"{MARKER}(seed=0, lenient=False, allow_fallback=False, allow_unused_steps=False): "
         "configure the mockllm and mockllm_server fixtures for this test.",
     )
-    directory = golden_dir(config)
-    # A subclass per session, so two sessions in one process (pytester) never share it.
-    config.stash[_GOLDEN_EXTENSION] = type("GoldenExtension", (GoldenExtension,),
-                                           {"snapshot_dirname": directory})
+    show_goldens_to_syrupy(config)
 
 
 def _check(fixture: MockLLMFixture | MockLLMServer, settings: Settings) -> None:
@@ -123,6 +127,13 @@ def mockllm_agent(mockllm: MockLLMFixture) -> Iterator[Callable[..., AgentRunner
 
 
 @pytest.fixture
-def golden(snapshot: Any, pytestconfig: pytest.Config) -> Any:
-    """syrupy's ``snapshot`` storing event tables under ``golden/``."""
-    return snapshot.use_extension(pytestconfig.stash[_GOLDEN_EXTENSION])
+def golden(snapshot: Any, request: pytest.FixtureRequest) -> GoldenAssertion:
+    """syrupy's ``snapshot`` storing event tables under ``golden/``; it refuses a run
+    that got the mock's fallback reply (in the events or in this test's ``mockllm``
+    journal) unless ``@pytest.mark.mockllm(allow_fallback=True)``."""
+    def journal() -> Any:
+        mock = request.node.funcargs.get("mockllm") if hasattr(request.node, "funcargs") else None
+        return mock.journal if isinstance(mock, MockLLMFixture) else ()
+
+    return GoldenAssertion.wrap(snapshot, golden_extension(request.config), journal=journal,
+                                allow_fallback=settings_for(request.node).allow_fallback)

@@ -7,9 +7,8 @@ line and the field::
 
 Example::
 
-    name: tool-use
-    runner: agent                  # agent | chain | planner
-    protocols: all                 # or a list: [anthropic-messages, openai-chat]
+    runner: agent                  # agent | chain | planner | a hook's name | package.module:function
+    protocols: all                 # or a list: [anthropic-messages, openai-chat, openai-responses]
     prompt: List all BC entities
     script:                        # the instruction chain, one entry per model turn
       - messages:
@@ -27,12 +26,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal, Union
 
+import re
+
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from harness.chain.models import ChainPlan, PlanStep
 from harness.chain.policy import Policy
 from harness.identity.seeding import OrganizationSeed
+from harness.scenarios.contract import PROTOCOLS
 from mockllm.instructions import Instruction, InstructionChain
 
 __all__ = [
@@ -42,12 +44,15 @@ __all__ = [
     "Scenario",
     "ScenarioError",
     "ScenarioTool",
+    "field_line",
     "load_scenario",
     "SCENARIO_PROTOCOLS",
 ]
 
-SCENARIO_PROTOCOLS = ("anthropic-messages", "openai-chat")
-"""The protocols the harness's runners speak (their ModelClient implementations)."""
+SCENARIO_PROTOCOLS = PROTOCOLS
+"""Every protocol the mock speaks: what ``protocols: all`` means."""
+Protocol = Literal["anthropic-messages", "openai-chat", "openai-responses"]
+_RUNNER_REFERENCE = re.compile(r"^[A-Za-z_][\w-]*$|^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*$")
 
 FLOWS = ("simple_message", "extended_thinking", "tool_use", "approval", "error", "attachment", "chain")
 
@@ -103,13 +108,14 @@ class Expectation(_Strict):
 
 class Scenario(_Strict):
     """One scenario. ``script`` is the instruction chain; ``plan`` and ``planner``
-    hold the chain executor's plan and the planner's settings for those runners."""
+    hold the chain executor's plan and the planner's settings for those runners;
+    ``options`` is free for a runner of the user's own. ``allow_fallback`` lets the
+    golden record a mock fallback reply."""
 
     name: str
     description: str = ""
-    runner: Literal["agent", "chain", "planner"] = "agent"
-    protocols: Union[Literal["all"], list[Literal["anthropic-messages", "openai-chat"]]] = Field(
-        default_factory=lambda: ["anthropic-messages"])
+    runner: str = "agent"
+    protocols: Union[Literal["all"], list[Protocol]] = Field(default_factory=lambda: ["anthropic-messages"])
     prompt: str
     script: list[Instruction] = Field(default_factory=list)
     tools: list[ScenarioTool] = Field(default_factory=list)
@@ -124,7 +130,16 @@ class Scenario(_Strict):
     prompt_configs: dict[str, str] = Field(default_factory=dict)
     identity: dict[str, OrganizationSeed] | None = None
     """Users and groups per organization for the chain's identity tools (``harness.identity.seeding``)."""
+    allow_fallback: bool = False
     expect: Expectation = Field(default_factory=Expectation)
+
+    @field_validator("runner")
+    @classmethod
+    def _runner_is_a_name_or_a_function_path(cls, value: str) -> str:
+        if not _RUNNER_REFERENCE.match(value):
+            raise ValueError(f"{value!r} is neither a runner name (agent, chain, planner, or one a hook or entry "
+                             "point provides) nor a function as package.module:function")
+        return value
 
     @field_validator("script", mode="before")
     @classmethod
@@ -197,6 +212,14 @@ def _field_path(loc: tuple[Any, ...]) -> str:
             out += f".{part}" if out else str(part)
         previous = part
     return out or "(top level)"
+
+
+def field_line(path: Path | str, *loc: Any) -> int | None:
+    """The 1-based line of the field at ``loc`` in the scenario file at ``path``."""
+    try:
+        return _line_of(yaml.compose(Path(path).read_text(encoding="utf-8"), Loader=yaml.SafeLoader), loc)
+    except (OSError, yaml.YAMLError):
+        return None
 
 
 def load_scenario(path: Path | str) -> Scenario:

@@ -1,52 +1,28 @@
-"""Which code runs a scenario: a registry from the scenario's ``runner`` to a function.
-
-A runner takes the scenario and a ``ModelClient`` already pointed at the mock, and
-returns the run's events. The agent runner is registered here; others register with
-``register_runner``.
+"""The bundled scenario runners — ``agent``, ``chain``, ``planner`` — on the same
+contract as a user's runner (``harness.scenarios.contract``): each takes a
+``RunnerContext`` and returns a ``ScenarioRun``. They talk to the mock through the
+harness's ``ModelClient``, which speaks Anthropic Messages and OpenAI Chat Completions
+but not OpenAI Responses, so they declare that with ``speaks``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from typing import Any
 
 from harness.agent import AgentOptions, AgentRunner, ApprovalManager, FileStore, Tool, ToolError, ToolRegistry
 from harness.agent.approvals import ApprovalRequest
 from harness.events import Event
-from harness.llm import ModelClient
-from harness.scenarios.model import Scenario, ScenarioTool
+from harness.scenarios.contract import RunnerContext, ScenarioRun, speaks
+from harness.scenarios.model import ScenarioTool
 
-__all__ = ["ScenarioRun", "get_runner", "register_runner", "run_agent_scenario"]
+__all__ = ["MODEL_CLIENT_PROTOCOLS", "run_agent_scenario", "run_chain_scenario", "run_planner_scenario"]
 
-
-@dataclass
-class ScenarioRun:
-    events: list[Event]
-    success: bool
-    error: str | None = None
-    final_text: str | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
-
-
-Runner = Callable[[Scenario, ModelClient], Awaitable[ScenarioRun]]
-_RUNNERS: dict[str, Runner] = {}
+MODEL_CLIENT_PROTOCOLS = ("anthropic-messages", "openai-chat")
+"""What ``harness.llm.model_client`` speaks, hence the bundled runners."""
 
 # A scripted "timeout" decision waits this long; its outcome does not depend on it.
 _TIMEOUT_DECISION_S = 0.01
-
-
-def register_runner(name: str, runner: Runner) -> None:
-    """Make ``runner`` run the scenarios whose ``runner`` field is ``name``."""
-    _RUNNERS[name] = runner
-
-
-def get_runner(name: str) -> Runner:
-    try:
-        return _RUNNERS[name]
-    except KeyError:
-        raise LookupError(f"no runner is registered for runner: {name!r}; "
-                          f"registered: {sorted(_RUNNERS)}") from None
 
 
 def _canned(spec: ScenarioTool) -> Callable[..., Any]:
@@ -58,12 +34,14 @@ def _canned(spec: ScenarioTool) -> Callable[..., Any]:
     return handler
 
 
-async def run_agent_scenario(scenario: Scenario, client: ModelClient) -> ScenarioRun:
+@speaks(*MODEL_CLIENT_PROTOCOLS)
+async def run_agent_scenario(context: RunnerContext) -> ScenarioRun:
     """Run ``scenario`` through ``harness.agent.AgentRunner``.
 
     Tools return their canned results; approval decisions are taken in order
     (``approve``, ``reject``, ``timeout``; a request beyond the list times out).
     """
+    scenario, client = context.scenario, context.model_client()
     decisions = list(scenario.approvals)
 
     def decide(request: ApprovalRequest) -> bool | None:
@@ -87,13 +65,12 @@ async def run_agent_scenario(scenario: Scenario, client: ModelClient) -> Scenari
     return ScenarioRun(result.events, result.success, result.error, result.final_text)
 
 
-register_runner("agent", run_agent_scenario)
-
-
-async def run_planner_scenario(scenario: Scenario, client: ModelClient) -> ScenarioRun:
+@speaks(*MODEL_CLIENT_PROTOCOLS)
+async def run_planner_scenario(context: RunnerContext) -> ScenarioRun:
     """Run ``scenario`` through ``harness.planner.TaskExecutor`` (the query is the prompt)."""
     from harness.planner import TaskExecutor
 
+    scenario, client = context.scenario, context.model_client()
     executor = TaskExecutor(client, **scenario.options)
     try:
         result = await executor.run(scenario.tagged_prompt(), scenario.session_id)
@@ -102,16 +79,15 @@ async def run_planner_scenario(scenario: Scenario, client: ModelClient) -> Scena
     return ScenarioRun(result.events, result.success, result.error, result.final_text)
 
 
-register_runner("planner", run_planner_scenario)
-
-
-async def run_chain_scenario(scenario: Scenario, client: ModelClient) -> ScenarioRun:
+@speaks(*MODEL_CLIENT_PROTOCOLS)
+async def run_chain_scenario(context: RunnerContext) -> ScenarioRun:
     """Run ``scenario`` through ``harness.chain.ChainExecutor``: ``plan`` is the plan
     (without one the model plans from the prompt), tools return their canned results,
     ``documents`` fill the vector store, ``policies`` and ``prompt_configs`` are named."""
     from harness.chain import ChainEvent, ChainExecutor, ChainPlan, InMemoryVectorStore, PlanExecutionError
     from harness.chain import PromptConfig
 
+    scenario, client = context.scenario, context.model_client()
     store = InMemoryVectorStore(chunk_words=int(scenario.options.get("chunk_words", 40)))
     for document in scenario.documents:
         store.add_document(document.uri, document.text)
@@ -139,6 +115,3 @@ async def run_chain_scenario(scenario: Scenario, client: ModelClient) -> Scenari
         return ScenarioRun(events, False, str(exc))
     output = done.output if isinstance(done.output, str) or done.output is None else str(done.output)
     return ScenarioRun(events, True, None, output)
-
-
-register_runner("chain", run_chain_scenario)

@@ -1,16 +1,22 @@
-"""Scenario replay: the CLI, goldens across protocols, determinism, pytest collection."""
+"""Scenario replay through pytest and syrupy: goldens across protocols, unused goldens,
+the CLI as a front over pytest, determinism in process and over the server."""
 
 from __future__ import annotations
 
+import asyncio
+import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from harness.cli import main
-from harness.scenarios.replay import golden_text_for, replay_scenario, run_scenario
+from harness.plugin.fixtures import MockLLMFixture, MockLLMServer
 from harness.scenarios.model import load_scenario
+from harness.scenarios.replay import run_scenario, scenario_golden
+from harness.golden.extension import golden_text
+from mockllm.engine import MockLLM
 
 ROOT = Path(__file__).resolve().parents[2]
 TOOL_USE = (ROOT / "scenarios" / "tool_use.yaml").read_text()
@@ -18,141 +24,155 @@ SIMPLE = (ROOT / "scenarios" / "simple_message.yaml").read_text()
 
 
 @pytest.fixture
-def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    (tmp_path / "scenarios").mkdir()
-    (tmp_path / "scenarios" / "tool_use.yaml").write_text(TOOL_USE)
-    (tmp_path / "scenarios" / "simple_message.yaml").write_text(SIMPLE)
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
+def workspace(strict_pytester: pytest.Pytester) -> pytest.Pytester:
+    folder = strict_pytester.path / "scenarios"
+    folder.mkdir()
+    (folder / "tool_use.yaml").write_text(TOOL_USE)
+    (folder / "simple_message.yaml").write_text(SIMPLE)
+    return strict_pytester
 
 
-def test_update_then_replay_passes(workspace: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["replay", "scenarios", "--update"]) == 0
-    assert sorted(p.name for p in (workspace / "golden" / "scenarios").iterdir()) == [
-        "simple_message.golden", "tool_use.golden"]
-    capsys.readouterr()
-    assert main(["replay", "scenarios"]) == 0
-    out = capsys.readouterr().out
-    assert "ok         tool_use [anthropic-messages]" in out  # progress, one line per run
-    assert "SCENARIO        PROTOCOL            RESULT" in out  # the summary table
-    assert out.rstrip().endswith("4 passed, 0 failed")
+def goldens(folder: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(folder.rglob("*.golden"))}
 
 
-def test_a_changed_behaviour_fails_with_a_readable_diff(workspace: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    main(["replay", "scenarios", "--update"])
-    scenario = workspace / "scenarios" / "tool_use.yaml"
-    scenario.write_text(TOOL_USE.replace("I found the entities.", "I found three entities."))
-    capsys.readouterr()
-    assert main(["replay", "scenarios"]) == 1
-    out = capsys.readouterr().out
-    assert "DIFFERS    tool_use [anthropic-messages]" in out
-    assert '-4    message                  persisted    content="I found the entities."' in out
-    assert '+4    message                  persisted    content="I found three entities."' in out
-    assert "2 passed, 2 failed" in out
+def without_timing(text: str) -> str:
+    text = re.sub(r" in \d+\.\d+s( \([0-9:]+\))?", " in <t>", text)
+    return re.sub(r"(?m)^=+ (.*) =+$", r"== \1 ==", text)  # the rule's width follows the time's
 
 
-def test_a_missing_golden_fails_until_written(workspace: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["replay", "scenarios", "-k", "simple"]) == 1
-    assert "no golden at" in capsys.readouterr().out
+def test_harness_replay_is_pytest_and_they_agree_byte_for_byte(workspace: pytest.Pytester) -> None:
+    replay = workspace.run(sys.executable, "-m", "harness", "replay", "scenarios", "--update", "-p", "no:randomly")
+    assert replay.ret == 0
+    written = goldens(workspace.path / "golden")
+    assert sorted(written) == ["simple_message.golden", "tool_use.golden"]
+    shutil.rmtree(workspace.path / "golden")
+    pytest_run = workspace.run(sys.executable, "-m", "pytest", "scenarios", "--snapshot-update", "-p", "no:randomly")
+    assert goldens(workspace.path / "golden") == written
+    assert without_timing(replay.stdout.str()) == without_timing(pytest_run.stdout.str())
+    assert "2 snapshots passed. 2 snapshots generated." in replay.stdout.str()
+
+    again = workspace.run(sys.executable, "-m", "harness", "replay", "scenarios", "-k", "tool", "--protocol",
+                          "openai-chat", "-v")
+    assert again.ret == 0
+    again.stdout.fnmatch_lines(["*scenarios/tool_use.yaml::tool_use[[]openai-chat[]] PASSED*", "*1 passed, 1 deselected*"])
+
+    # From another directory the CLI finds the same goldens (pytest's rootdir decides).
+    elsewhere = workspace.mkdir("elsewhere")
+    changed = (workspace.path / "scenarios" / "tool_use.yaml")
+    changed.write_text(TOOL_USE.replace("I found the entities.", "Changed."))
+    away = subprocess.run([sys.executable, "-m", "harness", "replay", str(workspace.path / "scenarios")],
+                          cwd=elsewhere, capture_output=True, text=True)
+    assert away.returncode == 1
+    assert "differs from its golden golden/scenarios/tool_use.golden" in away.stdout
+    assert list(elsewhere.iterdir()) == []
 
 
-def test_a_broken_file_is_reported_and_the_others_still_run(workspace: Path,
-                                                            capsys: pytest.CaptureFixture[str]) -> None:
-    main(["replay", "scenarios", "--update"])
-    (workspace / "scenarios" / "broken.yaml").write_text("prompt: hi\nscript:\n  - messages: [{bogus: 1}]\n")
-    capsys.readouterr()
-    assert main(["replay", "scenarios"]) == 1
-    out = capsys.readouterr().out
-    assert "BROKEN     scenarios/broken.yaml:3: script[0].messages[0]: a message needs a 'text_message'" in out
-    assert "4 passed, 1 failed (1 broken scenario files)" in out
+def test_a_changed_behaviour_fails_with_a_readable_diff(workspace: pytest.Pytester) -> None:
+    workspace.runpytest("scenarios", "--snapshot-update").assert_outcomes(passed=4, skipped=2)
+    (workspace.path / "scenarios" / "tool_use.yaml").write_text(
+        TOOL_USE.replace("I found the entities.", "I found three entities."))
+    result = workspace.runpytest("scenarios", "--snapshot-no-colors")
+    result.assert_outcomes(passed=2, failed=2, skipped=2)
+    out = result.stdout.str()
+    assert ("scenario 'tool_use' under anthropic-messages differs from its golden golden/scenarios/tool_use.golden "
+            "(--snapshot-update accepts the new one):") in out
+    assert '- 4    message                  persisted    content="I found the entities."' in out
+    assert '+ 4    message                  persisted    content="I found three entities."' in out
+    assert "Traceback" not in out and "--update" not in out.replace("--snapshot-update", "")
 
 
-def test_k_filters_and_unused_goldens_are_reported(workspace: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    main(["replay", "scenarios", "--update"])
-    (workspace / "golden" / "scenarios" / "retired.golden").write_text("old\n")
-    capsys.readouterr()
-    assert main(["replay", "scenarios", "-k", "tool and not simple"]) == 0
-    out = capsys.readouterr().out
-    assert "tool_use" in out and "simple_message [" not in out
-    assert main(["replay", "scenarios"]) == 0
-    assert "unused golden: golden/scenarios/retired.golden (no scenario named 'retired')" in capsys.readouterr().out
+def test_a_missing_golden_fails_naming_the_flag_that_writes_it(workspace: pytest.Pytester) -> None:
+    result = workspace.runpytest("scenarios", "-k", "simple")
+    result.assert_outcomes(failed=2, skipped=1)
+    out = result.stdout.str()
+    assert "Snapshot 'simple_message' does not exist!" in out
+    assert "(--snapshot-update accepts the new one)" in out
 
 
-def test_protocols_that_behave_differently_are_named(workspace: Path) -> None:
-    path = workspace / "scenarios" / "split.yaml"
+def test_snapshot_update_writes_and_removes_scenario_goldens(workspace: pytest.Pytester) -> None:
+    workspace.runpytest("scenarios", "--snapshot-update").assert_outcomes(passed=4, skipped=2)
+    (workspace.path / "scenarios" / "simple_message.yaml").unlink()
+    result = workspace.runpytest("scenarios")
+    result.assert_outcomes(passed=2, skipped=1)
+    result.stdout.fnmatch_lines(["*1 snapshot unused*", "*--snapshot-update to delete unused snapshots*"])
+    assert result.ret == 1
+    result = workspace.runpytest("scenarios", "--snapshot-update", "--snapshot-details")
+    result.stdout.fnmatch_lines(["*1 unused snapshot deleted*", "*Deleted simple_message (golden/scenarios/simple_message.golden)*"])
+    assert sorted(goldens(workspace.path / "golden")) == ["tool_use.golden"]
+    # -k keeps unselected goldens: they are not unused.
+    workspace.runpytest("scenarios", "-k", "nothing_matches").stdout.no_fnmatch_line("*unused*")
+
+
+def test_a_broken_file_is_a_collection_error_naming_file_and_line(workspace: pytest.Pytester) -> None:
+    (workspace.path / "scenarios" / "broken.yaml").write_text("prompt: hi\nrunner: sideways\n")
+    (workspace.path / "scenarios" / "bad.yaml").write_text("prompt: hi\nscript:\n  - messages: [{bogus: 1}]\n")
+    result = workspace.runpytest("scenarios", "--snapshot-update", "--continue-on-collection-errors")
+    result.assert_outcomes(passed=4, skipped=2, errors=2)
+    out = result.stdout.str()
+    assert ("scenarios/broken.yaml:2: runner: no runner named 'sideways'; known: agent, chain, planner. "
+            "Give a function as package.module:function") in out
+    assert "scenarios/bad.yaml:3: script[0].messages[0]: a message needs a 'text_message'" in out
+    assert "Traceback" not in out
+
+
+def test_protocols_that_behave_differently_are_named_when_updating(workspace: pytest.Pytester) -> None:
     # after_chunks counts wire events, so the cut falls differently in each protocol.
-    path.write_text("prompt: p\nprotocols: all\nscript:\n  - error: {status: 529, after_chunks: 8}\n"
-                    "    messages: [{text_message: {length: 30}}]\nexpect: {success: false, flow: error}\n")
-    outcomes = replay_scenario(load_scenario(path), golden_dir=workspace / "golden", update=True)
-    assert [(o.protocol, o.status) for o in outcomes] == [("anthropic-messages", "written"),
-                                                          ("openai-chat", "differs")]
-    assert outcomes[1].detail.startswith("openai-chat behaves differently from anthropic-messages:")
+    (workspace.path / "scenarios" / "split.yaml").write_text(
+        "prompt: p\nprotocols: all\nscript:\n  - error: {status: 529, after_chunks: 8}\n"
+        "    messages: [{text_message: {length: 30}}]\nexpect: {success: false, flow: error}\n")
+    result = workspace.runpytest("scenarios/split.yaml", "--snapshot-update")
+    result.assert_outcomes(passed=1, failed=1, skipped=1)
+    assert "scenario 'split' under openai-chat: openai-chat behaves differently from anthropic-messages:" in (
+        result.stdout.str())
 
 
-def test_a_broken_invariant_is_reported(workspace: Path) -> None:
-    path = workspace / "scenarios" / "wrong_flow.yaml"
-    path.write_text(TOOL_USE.replace("flow: tool_use", "flow: simple_message"))
-    (outcome, *_) = replay_scenario(load_scenario(path), golden_dir=workspace / "golden", update=True)
-    assert outcome.status == "broken"
-    assert outcome.detail.startswith("invariant broken: the simple message flow emits only")
+def test_a_broken_invariant_is_reported(workspace: pytest.Pytester) -> None:
+    (workspace.path / "scenarios" / "wrong_flow.yaml").write_text(
+        TOOL_USE.replace("flow: tool_use", "flow: simple_message").replace("protocols: all", "protocols: [openai-chat]"))
+    result = workspace.runpytest("scenarios/wrong_flow.yaml", "--snapshot-update")
+    result.assert_outcomes(failed=1)
+    assert ("scenario 'wrong_flow' under openai-chat: invariant broken: the simple message flow emits only"
+            in result.stdout.str())
+    assert not (workspace.path / "golden" / "scenarios" / "wrong_flow.golden").exists()
+
+
+def test_replay_over_the_loopback_server(workspace: pytest.Pytester) -> None:
+    workspace.runpytest("scenarios", "--snapshot-update").assert_outcomes(passed=4, skipped=2)
+    workspace.runpytest("scenarios", "--mockllm-replay-server").assert_outcomes(passed=4, skipped=2)
 
 
 def test_replay_is_byte_identical_in_process_and_over_the_server(mock_server_url: str) -> None:
-    import asyncio
-
     scenario = load_scenario(ROOT / "scenarios" / "tool_loop_with_thinking.yaml")
-    for protocol in scenario.protocol_list:
-        texts = {golden_text_for(scenario, asyncio.run(run_scenario(scenario, protocol, base_url=url)))
-                 for url in (None, None, mock_server_url)}
-        assert len(texts) == 1
-        assert texts == {(ROOT / "golden" / "scenarios" / "tool_loop_with_thinking.golden").read_text()}
+    expected = (ROOT / "golden" / "scenarios" / "tool_loop_with_thinking.golden").read_text()
+    for protocol in ("anthropic-messages", "openai-chat"):
+        mocks = [MockLLMFixture(MockLLM()), MockLLMFixture(MockLLM()), MockLLMServer(mock_server_url)]
+        texts = {golden_text(scenario_golden(scenario, asyncio.run(run_scenario(scenario, protocol, mock))))
+                 for mock in mocks}
+        assert texts == {expected}
 
 
-def test_diff_shows_changed_and_new_goldens_against_head(workspace: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_diff_shows_changed_and_new_goldens_against_head(workspace: pytest.Pytester,
+                                                         capsys: pytest.CaptureFixture[str],
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    from harness.cli import main
+
     def git(*args: str) -> None:
-        subprocess.run(["git", *args], cwd=workspace, check=True, capture_output=True)
+        subprocess.run(["git", *args], cwd=workspace.path, check=True, capture_output=True)
 
-    main(["replay", "scenarios", "--update"])
+    workspace.runpytest_subprocess("scenarios", "--snapshot-update")
     git("init", "-q")
     git("-c", "user.email=t@t", "-c", "user.name=t", "add", ".")
     git("-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "goldens")
+    monkeypatch.chdir(workspace.path)
     capsys.readouterr()
     assert main(["diff"]) == 0
     assert capsys.readouterr().out == "No golden changed against HEAD.\n"
-    (workspace / "scenarios" / "tool_use.yaml").write_text(TOOL_USE.replace("I found the entities.", "Found."))
-    shutil.copy(workspace / "scenarios" / "simple_message.yaml", workspace / "scenarios" / "hello.yaml")
-    (workspace / "scenarios" / "hello.yaml").write_text(SIMPLE.replace("length: 24", "length: 3"))
-    main(["replay", "scenarios", "--update"])
+    (workspace.path / "scenarios" / "tool_use.yaml").write_text(TOOL_USE.replace("I found the entities.", "Found."))
+    (workspace.path / "scenarios" / "hello.yaml").write_text(SIMPLE.replace("length: 24", "length: 3"))
+    workspace.runpytest_subprocess("scenarios", "--snapshot-update")
     capsys.readouterr()
     assert main(["diff"]) == 0
     out = capsys.readouterr().out
     assert '+4    message                  persisted    content="Found."' in out
     assert "new golden: golden/scenarios/hello.golden" in out
-
-
-def test_pytest_collects_scenarios_and_reports_failures_cleanly(strict_pytester: pytest.Pytester) -> None:
-    folder = strict_pytester.path / "scenarios"
-    folder.mkdir()
-    (folder / "tool_use.yaml").write_text(TOOL_USE)
-    result = strict_pytester.runpytest("scenarios", "--snapshot-update")
-    result.assert_outcomes(passed=2)
-    assert (strict_pytester.path / "golden" / "scenarios" / "tool_use.golden").is_file()
-
-    (folder / "tool_use.yaml").write_text(TOOL_USE.replace("I found the entities.", "Changed."))
-    (folder / "broken.yaml").write_text("prompt: hi\nrunner: sideways\n")
-    result = strict_pytester.runpytest("scenarios", "-v", "--continue-on-collection-errors")
-    result.assert_outcomes(failed=2, errors=1)
-    out = result.stdout.str()
-    assert "scenarios/tool_use.yaml::tool_use[anthropic-messages] FAILED" in out
-    assert "scenario 'tool_use' under anthropic-messages: differs" in out
-    assert '+4    message                  persisted    content="Changed."' in out
-    assert "scenarios/broken.yaml:2: runner: Input should be 'agent', 'chain' or 'planner'" in out
-    assert "Traceback" not in out
-
-
-def test_bundled_scenarios_match_their_goldens_under_xdist(strict_pytester: pytest.Pytester) -> None:
-    shutil.copytree(ROOT / "scenarios", strict_pytester.path / "scenarios")
-    shutil.copytree(ROOT / "golden" / "scenarios", strict_pytester.path / "golden" / "scenarios")
-    result = strict_pytester.runpytest_subprocess("scenarios", "-n", "2", "-p", "no:benchmark")
-    expected = sum(len(load_scenario(p).protocol_list) for p in (ROOT / "scenarios").glob("*.yaml"))
-    result.assert_outcomes(passed=expected)

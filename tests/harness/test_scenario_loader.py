@@ -29,7 +29,7 @@ expect: {flow: tool_use}
 """))
     assert scenario.name == "case"  # from the file name
     assert scenario.runner == "agent"
-    assert scenario.protocol_list == ["anthropic-messages", "openai-chat"]
+    assert scenario.protocol_list == ["anthropic-messages", "openai-chat", "openai-responses"]
     assert scenario.tools[0].result == ["Customer", "Vendor"]
     prompt = scenario.tagged_prompt()
     assert prompt.startswith("List all BC entities\n<|instruction_start|>")
@@ -40,7 +40,9 @@ expect: {flow: tool_use}
     ("prompt: hi\nscript:\n  - messages:\n      - text_message: {length: 3}\n  - messages:\n      - bogus: 1\n",
      "case.yaml:6: script[1].messages[0]: a message needs a 'text_message' or a 'tool_call' key"),
     ("prompt: hi\nprotocols: [anthropic-messages, gemini]\n",
-     "case.yaml:2: protocols[1]: Input should be 'anthropic-messages' or 'openai-chat'"),
+     "case.yaml:2: protocols[1]: Input should be 'anthropic-messages', 'openai-chat' or 'openai-responses'"),
+    ("prompt: hi\nrunner: side ways\n",
+     "case.yaml:2: runner: Value error, 'side ways' is neither a runner name (agent, chain, planner, or one a hook"),
     ("prompt: hi\nscript: [\n", "case.yaml:3: not valid YAML"),
     ("prompt: hi\ntools:\n  - name: x\n    aproval: true\n",
      "case.yaml:4: tools[0].aproval: Extra inputs are not permitted"),

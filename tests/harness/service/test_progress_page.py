@@ -10,42 +10,20 @@ these tests skip, unless HARNESS_REQUIRE_BROWSER=1 (CI), where they fail.
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from playwright.sync_api import Browser, Locator, Page, expect, sync_playwright
+from playwright.sync_api import Browser, Locator, Page, expect
 
+from tests.harness.browser_support import ARTIFACTS, PNG_SIGNATURE, browser  # noqa: F401 - browser is a fixture
 from tests.harness.service.service_support import ANSWER, ATLAS, REASONING, capital_chain, composed_answer, tool_chain
 from harness.chain import CITATION_SCHEMA, McpContextBuilder, filter_context
 
 if TYPE_CHECKING:
     from service_support import LiveServer, ServiceBench
-
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-ARTIFACTS = Path(__file__).resolve().parents[3] / "test-artifacts"
-PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    if not CHROMIUM.exists():
-        reason = (f"Debian's chromium is not installed at {CHROMIUM}: install it with "
-                  "`apt-get update && apt-get install -y chromium` (with sudo if not root)")
-        if os.environ.get("HARNESS_REQUIRE_BROWSER") == "1":
-            pytest.fail(f"HARNESS_REQUIRE_BROWSER=1 but {reason}")
-        pytest.skip(reason)
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        try:
-            yield browser
-        finally:
-            browser.close()
 
 
 @pytest.fixture

@@ -1,0 +1,1 @@
+"""A small tool-using agent, the kind of code the harness tests."""

@@ -1,0 +1,45 @@
+"""Where goldens live: the one place that decides it, for pytest and the CLI alike.
+
+``--mockllm-golden-dir DIR`` (relative to the invocation directory), else the ini
+option ``mockllm_golden_dir`` (relative to the ini file's folder), else
+``<rootdir>/golden``. ``python -m harness replay`` runs pytest, so it finds the same
+folder from any working directory.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness.golden.extension import GoldenExtension
+
+__all__ = ["GOLDEN_DIR_INI", "GOLDEN_DIR_OPTION", "golden_dir", "golden_extension"]
+
+GOLDEN_DIR_OPTION = "--mockllm-golden-dir"
+GOLDEN_DIR_INI = "mockllm_golden_dir"
+
+
+def golden_dir(config: pytest.Config) -> Path:
+    """The golden folder of this pytest run (see the module docstring)."""
+    option = config.getoption(GOLDEN_DIR_OPTION, default=None)
+    if option:
+        return Path(option).resolve()
+    ini = config.getini(GOLDEN_DIR_INI)
+    if ini:
+        base = config.inipath.parent if config.inipath else config.rootpath
+        return (base / str(ini)).resolve()
+    return config.rootpath / "golden"
+
+
+_EXTENSIONS = pytest.StashKey[dict[type, type]]()
+
+
+def golden_extension(config: pytest.Config, base: type[GoldenExtension] = GoldenExtension) -> type[GoldenExtension]:
+    """``base`` pointed at this run's golden folder: a subclass per session, so two
+    sessions in one process (pytester) never share one."""
+    made = config.stash.setdefault(_EXTENSIONS, {})
+    if base not in made:
+        made[base] = type(base.__name__, (base,), {"snapshot_dirname": golden_dir(config)})
+    return made[base]
+

@@ -1,0 +1,65 @@
+"""Which goldens differ from git HEAD, with both versions' text."""
+
+from __future__ import annotations
+
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["GitError", "GoldenChange", "changed_goldens"]
+
+
+class GitError(RuntimeError):
+    """git could not say what changed (not a repository, git missing)."""
+
+
+@dataclass(frozen=True)
+class GoldenChange:
+    """One golden file: its path from the repository's top, and its text at HEAD and now
+    (``None`` when it did not exist, or no longer does)."""
+
+    path: str
+    before: str | None
+    after: str | None
+
+    @property
+    def status(self) -> str:
+        if self.before is None:
+            return "new"
+        return "deleted" if self.after is None else "changed"
+
+
+def _git(top: Path | None, *args: str) -> str:
+    try:
+        done = subprocess.run(["git", *args], cwd=top, capture_output=True, text=True, check=True)
+    except FileNotFoundError as exc:
+        raise GitError("git is not installed; the review compares goldens with git HEAD") from exc
+    except subprocess.CalledProcessError as exc:
+        raise GitError(exc.stderr.strip() or f"git {' '.join(args)} failed") from exc
+    return done.stdout
+
+
+def changed_goldens(path: Path | str, *, suffix: str = ".golden") -> list[GoldenChange]:
+    """Goldens under ``path`` that differ from HEAD: changed, new (untracked) and deleted."""
+    path = Path(path).resolve()
+    folder = path if path.is_dir() else path.parent
+    top = Path(_git(folder if folder.is_dir() else None, "rev-parse", "--show-toplevel").strip())
+    try:
+        _git(top, "rev-parse", "--verify", "-q", "HEAD")
+    except GitError:
+        raise GitError(f"the repository at {top} has no commit yet: commit the goldens, then review "
+                       "what changes against them") from None
+    where = str(path.relative_to(top)) if path.is_relative_to(top) else str(path)
+    names = set(_git(top, "diff", "--name-only", "HEAD", "--", where).split("\n"))
+    names |= set(_git(top, "ls-files", "--others", "--exclude-standard", "--", where).split("\n"))
+    changes = []
+    for name in sorted(n for n in names if n.endswith(suffix)):
+        try:
+            before: str | None = _git(top, "show", f"HEAD:{name}")
+        except GitError:
+            before = None
+        file = top / name
+        after = file.read_text(encoding="utf-8") if file.exists() else None
+        if before != after:
+            changes.append(GoldenChange(name, before, after))
+    return changes

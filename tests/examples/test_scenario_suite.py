@@ -1,0 +1,52 @@
+"""examples/scenario_suite runs as a user would run it: pytest and harness replay in its
+folder, its own agent on the official openai SDK, its runner, scenario files and goldens."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SUITE = Path(__file__).resolve().parents[2] / "examples" / "scenario_suite"
+
+
+@pytest.fixture
+def suite(tmp_path: Path) -> Path:
+    copy = tmp_path / "scenario_suite"
+    shutil.copytree(SUITE, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    return copy
+
+
+def run(folder: Path, *command: str) -> subprocess.CompletedProcess[str]:
+    # A session of its own, not an xdist worker of ours (syrupy keeps a worker's report to itself).
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_XDIST")}
+    return subprocess.run([sys.executable, "-m", *command], cwd=folder, capture_output=True, text=True,
+                          timeout=300, env=env)
+
+
+def test_the_example_suite_passes_under_pytest_and_harness_replay(suite: Path) -> None:
+    result = run(suite, "pytest", "-rs")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "5 passed, 1 skipped" in result.stdout
+    assert "runner 'my_agent.runner:run' does not speak anthropic-messages" in result.stdout
+    assert "3 snapshots passed." in result.stdout
+
+    replay = run(suite, "harness", "replay", "scenarios/")
+    assert replay.returncode == 0, replay.stdout + replay.stderr
+    assert "4 passed, 1 skipped" in replay.stdout
+
+
+def test_a_change_in_the_agent_shows_in_its_goldens(suite: Path) -> None:
+    tools = suite / "my_agent" / "tools.py"
+    tools.write_text(tools.read_text().replace('"Oslo": 4', '"Oslo": 5'))
+    result = run(suite, "pytest", "scenarios/weather.yaml")
+    assert result.returncode == 1
+    assert '- 2    tool_result              -            call_id="<call:1>" output="4 °C in Oslo"' in result.stdout
+    assert '+ 2    tool_result              -            call_id="<call:1>" output="5 °C in Oslo"' in result.stdout
+    assert "--snapshot-update accepts the new one" in result.stdout
+    assert run(suite, "harness", "replay", "scenarios/weather.yaml", "--update").returncode == 0
+    assert 'output="5 °C in Oslo"' in (suite / "golden" / "scenarios" / "weather.golden").read_text()

@@ -1,0 +1,89 @@
+"""The ``golden`` fixture, driven through pytester: goldens of dicts, pydantic models
+and dataclasses fail on any changed field; a mock fallback reply is refused."""
+
+from __future__ import annotations
+
+import pytest
+
+EVENTS = '''
+import dataclasses
+from pydantic import BaseModel
+
+@dataclasses.dataclass
+class Call:
+    name: str
+    args: dict
+
+class Reply(BaseModel):
+    type: str = "reply"
+    text: str
+    call: Call | None = None
+
+def test_dicts(golden):
+    assert [{"type": "message", "content": "%(content)s"}] == golden
+
+def test_models(golden):
+    assert [Reply(text="done", call=Call("lookup", {"city": "%(city)s"}))] == golden
+
+def test_dataclasses(golden):
+    assert [Call("lookup", {"nested": {"depth": %(depth)d}})] == golden
+'''
+FIRST = {"content": "hi", "city": "Oslo", "depth": 1}
+
+
+def test_goldens_of_dicts_models_and_dataclasses_fail_on_any_changed_field(strict_pytester: pytest.Pytester) -> None:
+    strict_pytester.makepyfile(test_shapes=EVENTS % FIRST)
+    strict_pytester.runpytest("--snapshot-update").assert_outcomes(passed=3)
+    folder = strict_pytester.path / "golden" / "test_shapes"
+    assert 'content="hi"' in (folder / "test_dicts.golden").read_text()
+    assert 'call={"args":{"city":"Oslo"},"name":"lookup"}' in (folder / "test_models.golden").read_text()
+    strict_pytester.runpytest().assert_outcomes(passed=3)
+
+    for field, value in (("content", "bye"), ("city", "Bergen"), ("depth", 2)):
+        strict_pytester.makepyfile(test_shapes=EVENTS % {**FIRST, field: value})
+        result = strict_pytester.runpytest()
+        result.assert_outcomes(passed=2, failed=1)
+        assert f"{value}" in result.stdout.str()
+
+
+FALLBACK_TEST = '''
+import pytest
+from mockllm import InstructionChain
+
+PROMPT = InstructionChain(instruction_chain=[{"messages": [{"text_message": {"text": "one"}}]}]).tagged("Go")
+
+def ask(mockllm):
+    client = mockllm.openai()
+    messages = [{"role": "user", "content": PROMPT}]
+    events = []
+    for _ in range(2):  # the second call is past the script's end: the fallback reply
+        text = client.chat.completions.create(model="m", messages=messages).choices[0].message.content
+        events.append({"type": "message", "content": text})
+        messages.append({"role": "assistant", "content": text})
+    return events
+
+def test_refused(mockllm, golden):
+    assert ask(mockllm) == golden
+
+@pytest.mark.mockllm(allow_fallback=True)
+def test_allowed(mockllm, golden):
+    assert ask(mockllm) == golden
+
+def test_refused_from_the_journal_alone(mockllm, golden):
+    ask(mockllm)
+    assert [{"type": "message", "content": "only the first"}] == golden
+'''
+
+
+def test_a_golden_that_would_record_a_fallback_reply_is_refused(strict_pytester: pytest.Pytester) -> None:
+    strict_pytester.makepyfile(test_fallback=FALLBACK_TEST)
+    result = strict_pytester.runpytest("--snapshot-update")
+    # Each refused test also fails strict mode at teardown (the fallback request): an error.
+    result.assert_outcomes(passed=1, failed=2, errors=2)
+    out = result.stdout.str()
+    assert "golden refused: the run got the mock's fallback reply" in out
+    assert "event 1.content: 'mockllm fallback reply: " in out
+    assert "request 1 (POST /v1/chat/completions): fallback_reason=" in out
+    assert "@pytest.mark.mockllm(allow_fallback=True)" in out
+    goldens = strict_pytester.path / "golden" / "test_fallback"
+    assert sorted(p.name for p in goldens.iterdir()) == ["test_allowed.golden"]

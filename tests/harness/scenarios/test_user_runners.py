@@ -1,0 +1,121 @@
+"""Scenario files played by a user's own runner: by ``package.module:function``, by a
+``pytest_mockllm_runners`` hook, by an entry point; the contract's protocols."""
+
+from __future__ import annotations
+
+import importlib.metadata
+
+import pytest
+
+from harness.scenarios import registry
+from harness.scenarios.registry import RunnerNotFound, resolve_runner
+
+RUNNER = '''
+from harness.scenarios.contract import RunnerContext, ScenarioRun, speaks
+
+def reply_text(context):
+    """Ask the mock once with the official SDK of the context's protocol."""
+    prompt = context.scenario.tagged_prompt()
+    if context.protocol == "anthropic-messages":
+        reply = context.anthropic().messages.create(model="claude-mock", max_tokens=64,
+                                                    messages=[{"role": "user", "content": prompt}])
+        return reply.content[0].text
+    client = context.openai()
+    if context.protocol == "openai-responses":
+        return client.responses.create(model="gpt-mock", input=prompt).output_text
+    reply = client.chat.completions.create(model="gpt-mock", messages=[{"role": "user", "content": prompt}])
+    return reply.choices[0].message.content
+
+def run(context: RunnerContext):
+    return [{"type": "user", "content": context.scenario.prompt},
+            {"type": "answer", "content": reply_text(context), "id": context.protocol}]
+
+async def run_async(context: RunnerContext) -> ScenarioRun:
+    return ScenarioRun(run(context), success=True)
+
+@speaks("openai-chat")
+def chat_only(context):
+    return run(context)
+'''
+
+SCENARIO = '''
+runner: {runner}
+protocols: {protocols}
+prompt: Say hello
+script:
+  - messages: [{{text_message: {{text: Hello from the mock.}}}}]
+'''
+
+
+@pytest.fixture
+def project(strict_pytester: pytest.Pytester) -> pytest.Pytester:
+    strict_pytester.makepyfile(my_runners=RUNNER)
+    strict_pytester.syspathinsert()
+    (strict_pytester.path / "scenarios").mkdir()
+    return strict_pytester
+
+
+def scenario(project: pytest.Pytester, name: str, runner: str, protocols: str = "all") -> None:
+    (project.path / "scenarios" / f"{name}.yaml").write_text(SCENARIO.format(runner=runner, protocols=protocols))
+
+
+def test_a_runner_by_path_plays_every_protocol_openai_responses_included(project: pytest.Pytester) -> None:
+    scenario(project, "hello", "my_runners:run")
+    scenario(project, "hello_async", "my_runners:run_async")
+    result = project.runpytest("scenarios", "--snapshot-update", "-v")
+    result.assert_outcomes(passed=6)
+    result.stdout.fnmatch_lines(["*hello.yaml::hello[[]openai-responses[]] PASSED*"])
+    golden = (project.path / "golden" / "scenarios" / "hello.golden").read_text()
+    assert golden.splitlines()[:3] == ["# scenario: hello", "# runner: my_runners:run", "# outcome: success"]
+    # one golden for the three protocols: the protocol-specific id is normalised.
+    assert '-    answer                   -            content="Hello from the mock." id="<id:1>"' in golden
+    project.runpytest("scenarios").assert_outcomes(passed=6)
+
+
+def test_a_runner_from_a_conftest_hook(project: pytest.Pytester) -> None:
+    project.makeconftest('''
+        import my_runners
+
+        def pytest_mockllm_runners(config):
+            return {"my_agent": my_runners.run}
+    ''')
+    scenario(project, "hooked", "my_agent", "[openai-chat]")
+    project.runpytest("scenarios", "--snapshot-update").assert_outcomes(passed=1)
+    assert (project.path / "golden" / "scenarios" / "hooked.golden").is_file()
+
+
+def test_a_runner_says_which_protocols_it_speaks(project: pytest.Pytester) -> None:
+    scenario(project, "chat", "my_runners:chat_only")
+    result = project.runpytest("scenarios", "--snapshot-update", "-rs")
+    result.assert_outcomes(passed=1, skipped=2)
+    result.stdout.fnmatch_lines(["*runner 'my_runners:chat_only' does not speak anthropic-messages "
+                                 "(it speaks openai-chat)*"])
+    scenario(project, "chat", "my_runners:chat_only", "[openai-responses]")
+    result = project.runpytest("scenarios")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*scenarios/chat.yaml:3: protocols: runner 'my_runners:chat_only' does not "
+                                 "speak openai-responses; it speaks openai-chat*"])
+
+
+def test_a_runner_path_that_does_not_import_is_named(project: pytest.Pytester) -> None:
+    scenario(project, "lost", "my_runners:nowhere")
+    scenario(project, "gone", "no_such_package.agent:run")
+    result = project.runpytest("scenarios", "--continue-on-collection-errors")
+    result.assert_outcomes(errors=2)
+    out = result.stdout.str()
+    assert "scenarios/lost.yaml:2: runner: runner 'my_runners:nowhere': my_runners has no 'nowhere'" in out
+    assert ("scenarios/gone.yaml:2: runner: runner 'no_such_package.agent:run': cannot import "
+            "no_such_package.agent: No module named 'no_such_package'") in out
+
+
+def test_entry_points_and_registered_runners_are_found(monkeypatch: pytest.MonkeyPatch) -> None:
+    point = importlib.metadata.EntryPoint(name="packaged", value="harness.scenarios.runners:run_agent_scenario",
+                                          group=registry.ENTRY_POINT_GROUP)
+    monkeypatch.setattr(registry, "_entry_points", lambda: {"packaged": point})
+    from harness.scenarios.runners import run_agent_scenario
+
+    assert resolve_runner("packaged") is run_agent_scenario
+    monkeypatch.setitem(registry._REGISTERED, "mine", len)
+    assert resolve_runner("mine") is len
+    with pytest.raises(RunnerNotFound, match="no runner named 'other'; known: agent, chain, mine, packaged, planner"):
+        resolve_runner("other")
