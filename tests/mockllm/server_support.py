@@ -262,3 +262,14 @@ def sdk_clients(base: str, http: httpx2.Client, retries: int) -> tuple[openai.Op
     return (openai.OpenAI(api_key="test", base_url=f"{base}/v1", http_client=http, max_retries=retries),
             anthropic.Anthropic(api_key="test", base_url=base, http_client=http, max_retries=retries))
 
+
+def two_city_weather_chain(tag: str) -> str:
+    """A tagged prompt scripting two get_weather calls (Oslo, then Lima) and an answer:
+    the held-state tests' three-turn tool loop."""
+    call = lambda city: {"tool_call": [{"name": "get_weather", "args": {"city": city}}]}  # noqa: E731
+    return script(
+        {"id": uid(f"{tag}-ask1"), "messages": [call("Oslo")]},
+        {"id": uid(f"{tag}-ask2"), "messages": [call("Lima")]},
+        {"id": uid(f"{tag}-done"), "messages": [{"text_message": {"text": "Both are sunny."}}]},
+        prompt="Weather in Oslo and Lima?",
+    )

@@ -11,20 +11,11 @@ import pytest
 
 from mockllm.responses_state import ResponseStore
 from tests.mockllm.server_support import script, uid
+from tests.mockllm.server_support import two_city_weather_chain as _chain
 
 MODEL = "gpt-mock"
 TOOLS = [{"type": "function", "name": "get_weather", "description": "The weather in a city.",
           "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}]
-
-
-def _chain(tag: str) -> str:
-    call = lambda city: {"tool_call": [{"name": "get_weather", "args": {"city": city}}]}  # noqa: E731
-    return script(
-        {"id": uid(f"{tag}-ask1"), "messages": [call("Oslo")]},
-        {"id": uid(f"{tag}-ask2"), "messages": [call("Lima")]},
-        {"id": uid(f"{tag}-done"), "messages": [{"text_message": {"text": "Both are sunny."}}]},
-        prompt="Weather in Oslo and Lima?",
-    )
 
 
 def _create(client: Any, stream: bool, **kwargs: Any) -> Any:

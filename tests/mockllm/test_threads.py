@@ -13,7 +13,7 @@ from anthropic import beta_tool
 
 from mockllm import MockLLM
 from mockllm.transports import HTTPX2Transport
-from tests.mockllm.server_support import script, uid
+from tests.mockllm.server_support import two_city_weather_chain as _chain
 
 MODEL = "claude-mock-1"
 
@@ -26,16 +26,6 @@ def get_weather(city: str) -> str:
         city: The city.
     """
     return f"sunny in {city}"
-
-
-def _chain(tag: str) -> str:
-    call = lambda city: {"tool_call": [{"name": "get_weather", "args": {"city": city}}]}  # noqa: E731
-    return script(
-        {"id": uid(f"{tag}-ask1"), "messages": [call("Oslo")]},
-        {"id": uid(f"{tag}-ask2"), "messages": [call("Lima")]},
-        {"id": uid(f"{tag}-done"), "messages": [{"text_message": {"text": "Both are sunny."}}]},
-        prompt="Weather in Oslo and Lima?",
-    )
 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["json", "stream"])
