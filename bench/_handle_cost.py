@@ -13,7 +13,7 @@ import statistics
 import time
 from pathlib import Path
 
-from mockllm.engine import MockLLM
+from mockllm._engine import MockLLM
 
 __all__ = ["Request", "handle_breakdown", "handle_cpu", "profile_handle"]
 

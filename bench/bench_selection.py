@@ -35,7 +35,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from mockllm import InstructionChain, MockLLM, select
+from mockllm import InstructionChain, MockLLM
+
+from mockllm._explain import select
 
 SIZES = (10, 1_000, 10_000)
 ROUNDS = 15

@@ -10,7 +10,7 @@ Two scenarios, both OpenAI Chat Completions with ``stream=True``:
 
 Client time (the openai SDK, sync, ``max_retries=0``, consuming every chunk), five ways:
 
-  (a) in-process  ``mockllm.transports.HTTPX2Transport`` — the engine, no socket;
+  (a) in-process  ``mockllm._transports.HTTPX2Transport`` — the engine, no socket;
   (b) floor       ``httpx2.MockTransport`` returning the same pre-rendered bytes;
   (c) server      ``python -m mockllm serve --port 0`` on 127.0.0.1;
   (d) starlette   a minimal Starlette app writing the pre-rendered body in one piece;
@@ -59,9 +59,9 @@ from _docs import replace_section
 from _handle_cost import handle_breakdown, handle_cpu, profile_handle
 from _servers import Server, start_server, stop_server
 
-from mockllm.engine import MockLLM
-from mockllm.instructions import InstructionChain
-from mockllm.transports import HTTPX2Transport
+from mockllm._engine import MockLLM
+from mockllm._instructions import InstructionChain
+from mockllm._transports import HTTPX2Transport
 
 DOC = ROOT / "docs" / "performance.md"
 SECTION = "## Wire: in-process, server and floor"

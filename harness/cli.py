@@ -88,7 +88,7 @@ def _serve(args: argparse.Namespace) -> int:
     from harness.service.config import load_service_config
     from harness.service.auth import TOKENS_ENV, TokenAuth, token_gate
     from harness.service.core import ChainService
-    from mockllm.server import bind_socket, run_until_signalled
+    from mockllm._server import bind_socket, run_until_signalled
 
     try:
         auth = TokenAuth.from_env()
@@ -123,7 +123,7 @@ def _serve(args: argparse.Namespace) -> int:
     app = create_app(ChainService(config), auth)
     if args.with_mock:
         from mockllm import MockLLM
-        from mockllm.server import create_app as create_mock_app
+        from mockllm._server import create_app as create_mock_app
 
         assert mock_key is not None
         app.mount("/llm", token_gate(create_mock_app(MockLLM()), auth, also=(mock_key,)))

@@ -1,30 +1,51 @@
 """mockllm: a deterministic mock LLM scripted by instruction chains.
 
-A test puts an instruction chain in a user message; the mock answers each request by
-counting the assistant turns since that message. See ``mockllm.explain`` to see why a
-request got the reply it did.
+A test puts an instruction chain in a user message (or registers one with
+``MockLLM.script``); the mock answers each request by counting the assistant turns since
+that message. ``explain`` tells why a request got the reply it did.
+
+The doors, all importable from here::
+
+    MockLLM, JournalEntry, UnusedStep, Limits       the engine, its journal and its caps
+    InstructionChain, Instruction, ...Spec          the scripting models
+    HTTPXTransport, HTTPX2Transport                 in-process transports (no socket)
+    intercept                                       patch httpx/httpx2 clients in a block
+    create_app, serve                               the HTTP server (Starlette)
+    explain                                         why a request got its reply
+    MockLLMError                                    the root of every exception raised here
+
+Everything else lives in ``_``-private modules and may change without notice.
 """
 
 from __future__ import annotations
 
-from mockllm.engine import JournalEntry, MockLLM
-from mockllm.conversation import Conversation, Message
-from mockllm.explain import explain, read_conversation, select
-from mockllm.limits import Limits
-from mockllm.instructions import (
+from mockllm._engine import JournalEntry, MockLLM, MockResponse, UnusedStep
+from mockllm._exceptions import (
+    InvalidScript,
+    MockLLMError,
+    RequestRejected,
+    UnknownProtocol,
+    UnmockedRequestError,
+)
+from mockllm._explain import explain
+from mockllm._instructions import (
     INSTRUCTION_END,
     INSTRUCTION_START,
     ContentSpec,
     ErrorSpec,
     Instruction,
     InstructionChain,
+    TextMessage,
     TimingSpec,
+    ToolCallMessage,
     ToolCallSpec,
 )
-from mockllm.plan import ReplyPlan
-from mockllm.replies import build_reply_plan
-from mockllm.selection import Selection
-from mockllm.wire.registry import PROTOCOLS
+from mockllm._intercept import intercept
+from mockllm._limits import Limits
+from mockllm._scripts import RegisteredScript, ScriptMatch
+from mockllm._server import create_app, serve
+from mockllm._transports import HTTPX2Transport, HTTPXTransport
+from mockllm._wire.registry import PROTOCOLS
 
 __version__ = "0.1.0"
 
@@ -33,20 +54,30 @@ __all__ = [
     "INSTRUCTION_START",
     "PROTOCOLS",
     "ContentSpec",
-    "Conversation",
     "ErrorSpec",
+    "HTTPX2Transport",
+    "HTTPXTransport",
     "Instruction",
     "InstructionChain",
+    "InvalidScript",
     "JournalEntry",
     "Limits",
-    "Message",
     "MockLLM",
-    "ReplyPlan",
-    "Selection",
+    "MockLLMError",
+    "MockResponse",
+    "RegisteredScript",
+    "RequestRejected",
+    "ScriptMatch",
+    "TextMessage",
     "TimingSpec",
+    "ToolCallMessage",
     "ToolCallSpec",
-    "build_reply_plan",
+    "UnknownProtocol",
+    "UnmockedRequestError",
+    "UnusedStep",
+    "__version__",
+    "create_app",
     "explain",
-    "read_conversation",
-    "select",
+    "intercept",
+    "serve",
 ]

@@ -1,5 +1,5 @@
 import sys
 
-from mockllm.cli import main
+from mockllm._cli import main
 
 sys.exit(main())

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from harness.plugin.fixtures import MockLLMFixture, MockLLMServer, start_server
-from mockllm.engine import MockLLM
+from mockllm._engine import MockLLM
 
 
 @pytest.fixture(scope="session")

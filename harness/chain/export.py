@@ -12,7 +12,7 @@ from typing import Any
 
 from harness.chain.mcp_context import parse_context
 from harness.chain.models import ChainPlan, StepStatus, StepType
-from mockllm.instructions import strip_instructions
+from mockllm._instructions import strip_instructions
 
 __all__ = ["TYPE_LABELS", "chain_chat_history"]
 

@@ -23,7 +23,7 @@ from harness.chain.steps import perform, preview
 from harness.chain.uris import plan_uri
 from harness.events import EventClock, Listener, notify
 from harness.llm import AssistantTurn, ConversationItem, ModelClient, ModelError, TurnComplete, UserMessage
-from mockllm.instructions import strip_instructions
+from mockllm._instructions import strip_instructions
 
 if TYPE_CHECKING:
     from harness.chain.executor import ChainExecutor

@@ -20,7 +20,7 @@ from harness.chain.policy import evaluate_policy
 from harness.chain.uris import Am7Uri
 from harness.llm import ModelClient
 from harness.tool_calls import ToolArgumentsError
-from mockllm.instructions import strip_instructions
+from mockllm._instructions import strip_instructions
 
 if TYPE_CHECKING:
     from harness.chain.run import ChainRun

@@ -16,7 +16,7 @@ from typing import Any
 
 from syrupy.assertion import SnapshotAssertion
 
-from mockllm.engine import JournalEntry
+from mockllm._engine import JournalEntry
 
 __all__ = ["FALLBACK_PREFIX", "FallbackRefused", "GoldenAssertion", "fallback_evidence"]
 

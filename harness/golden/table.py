@@ -32,7 +32,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from harness.golden.records import Shown, VolatileRules, plain_records
-from mockllm.instructions import INSTRUCTION_BLOCK, INSTRUCTION_END, INSTRUCTION_START
+from mockllm._instructions import INSTRUCTION_BLOCK, INSTRUCTION_END, INSTRUCTION_START
 
 __all__ = ["CHUNK_TYPES", "Row", "event_rows", "render_event_table", "render_rows"]
 

@@ -40,7 +40,7 @@ from harness.llm import (
 from harness.planner.calculator import CalculationError, calculate
 from harness.planner.models import ActionStep, Plan, PlanValidationError, parse_plan
 from harness.planner.prompts import fallback_planner_prompt, planner_prompt
-from mockllm.instructions import strip_instructions
+from mockllm._instructions import strip_instructions
 
 __all__ = ["PlanningResult", "StepError", "TaskExecutor", "fallback_plan", "interpolate"]
 

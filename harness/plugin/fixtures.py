@@ -21,11 +21,11 @@ import httpx2
 
 from harness.llm import ModelClient, model_client
 from harness.plugin.strict import assert_all_requests_scripted
-from mockllm.engine import JournalEntry, MockLLM, UnusedStep
-from mockllm.explain import explain
-from mockllm.scripts import as_chain, as_match
-from mockllm.selection import Selection
-from mockllm.transports import HTTPX2Transport, HTTPXTransport
+from mockllm._engine import JournalEntry, MockLLM, UnusedStep
+from mockllm._explain import explain
+from mockllm._scripts import as_chain, as_match
+from mockllm._selection import Selection
+from mockllm._transports import HTTPX2Transport, HTTPXTransport
 
 __all__ = ["MockLLMFixture", "MockLLMServer", "UnusedStepsError", "start_server"]
 
@@ -162,7 +162,7 @@ class MockLLMFixture(_Clients):
 
     def script(self, chain: Any, match: Any = None) -> str:
         """Answer requests without instruction tags that fit ``match`` with ``chain``
-        (see ``mockllm.scripts``); returns the script's id, named in the journal."""
+        (see ``mockllm._scripts``); returns the script's id, named in the journal."""
         return self.mock.script(chain, match).id
 
     def script_descriptions(self) -> list[str]:
@@ -172,7 +172,7 @@ class MockLLMFixture(_Clients):
         """As on the server fixture; requests to this mock's URL are served in process
         (by host interception) until the test ends."""
         if self._interception is None:
-            from mockllm.intercept import intercept
+            from mockllm._intercept import intercept
 
             self._interception = contextlib.ExitStack()
             self._interception.enter_context(intercept(self.mock, hosts=(self.host,)))

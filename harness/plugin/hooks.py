@@ -42,7 +42,7 @@ from harness.plugin import hookspecs
 from harness.plugin.config import MARKER, Settings, add_options, base_settings, settings_for
 from harness.plugin.fixtures import MockLLMFixture, MockLLMServer, start_server
 from harness.plugin.scenario_items import add_scenario_options, pytest_collect_file, show_goldens_to_syrupy
-from mockllm.engine import MockLLM
+from mockllm._engine import MockLLM
 
 __all__ = ["MockLLMFixture", "MockLLMServer", "pytest_collect_file"]
 

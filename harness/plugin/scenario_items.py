@@ -34,7 +34,7 @@ from harness.scenarios.contract import PROTOCOLS, ScenarioRunner, spoken_protoco
 from harness.scenarios.model import Scenario, ScenarioError, field_line, load_scenario
 from harness.scenarios.registry import RunnerNotFound, resolve_runner
 from harness.scenarios.replay import check_expectations, run_scenario, scenario_golden
-from mockllm.engine import MockLLM
+from mockllm._engine import MockLLM
 
 __all__ = ["ScenarioFile", "ScenarioItem", "add_scenario_options", "pytest_collect_file", "show_goldens_to_syrupy"]
 

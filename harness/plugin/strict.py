@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from mockllm.engine import JournalEntry
+from mockllm._engine import JournalEntry
 
 __all__ = ["UnscriptedRequestsError", "assert_all_requests_scripted", "unscripted"]
 

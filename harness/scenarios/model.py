@@ -35,7 +35,7 @@ from harness.chain.models import ChainPlan, PlanStep
 from harness.chain.policy import Policy
 from harness.identity.seeding import OrganizationSeed
 from harness.scenarios.contract import PROTOCOLS
-from mockllm.instructions import Instruction, InstructionChain
+from mockllm._instructions import Instruction, InstructionChain
 
 __all__ = [
     "AttachmentSpec",

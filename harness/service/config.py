@@ -84,7 +84,7 @@ def _client_factory(settings: LLMSettings) -> Callable[[], ModelClient]:
         import httpx2
 
         from mockllm import MockLLM
-        from mockllm.transports import HTTPX2Transport
+        from mockllm._transports import HTTPX2Transport
 
         http = httpx2.AsyncClient(transport=HTTPX2Transport(MockLLM()), base_url="http://mockllm.invalid")
         return model_client(settings.protocol, http_client=http, **kwargs)

@@ -43,8 +43,8 @@ from harness.service.auth import Principal
 from harness.service.errors import BadRequest, NotFound
 from harness.service.status import ChainStatus, derive_status
 from harness.validation_problems import validation_problems
-from mockllm.instructions import strip_instructions
-from mockllm.limits import nested_deeper_than, surrogate_path
+from mockllm._instructions import strip_instructions
+from mockllm._limits import nested_deeper_than, surrogate_path
 
 __all__ = ["KEEP_FINISHED", "ChainRequest", "ChainService", "ChainServiceConfig"]
 EventCallback = Listener[ChainEvent]

@@ -32,7 +32,7 @@ from harness.service.core import ChainService
 from harness.service.errors import Unauthorized
 from harness.service.mcp_chain import PRINCIPAL_SCOPE_KEY, chain_mcp_server
 from harness.service.mcp_http import LOOPBACK_SECURITY, McpHttpApp, mcp_asgi_app, serve_mcp_http
-from mockllm.server import bind_socket, ended_by_signals
+from mockllm._server import bind_socket, ended_by_signals
 
 __all__ = ["LOOPBACK_SECURITY", "PRINCIPAL_SCOPE_KEY", "TOKEN_ENV", "McpHttpApp", "chain_mcp_server", "main",
            "mcp_asgi_app", "run_stdio", "serve_mcp_http", "service_from_file", "stdio_principal"]

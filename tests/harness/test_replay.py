@@ -16,7 +16,7 @@ from harness.plugin.fixtures import MockLLMFixture, MockLLMServer
 from harness.scenarios.model import load_scenario
 from harness.scenarios.replay import run_scenario, scenario_golden
 from harness.golden.extension import golden_text
-from mockllm.engine import MockLLM
+from mockllm._engine import MockLLM
 
 ROOT = Path(__file__).resolve().parents[2]
 TOOL_USE = (ROOT / "scenarios" / "tool_use.yaml").read_text()

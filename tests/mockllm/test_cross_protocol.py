@@ -26,8 +26,8 @@ from typing import Any
 import httpx2
 import pytest
 
-from mockllm.engine import MockLLM
-from mockllm.transports import HTTPX2Transport
+from mockllm._engine import MockLLM
+from mockllm._transports import HTTPX2Transport
 from tests.mockllm.sdk_support import SYNC_ASYNC
 from tests.mockllm.sdk_support import script as _script
 

@@ -13,8 +13,8 @@ import anthropic
 import openai
 import pytest
 
-from mockllm.usage import tokens_in
-from mockllm.wire.models import ANTHROPIC_MODELS, OPENAI_MODELS
+from mockllm._usage import tokens_in
+from mockllm._wire.models import ANTHROPIC_MODELS, OPENAI_MODELS
 from tests.mockllm.server_support import script, uid
 
 THINKING = {"type": "enabled", "budget_tokens": 1024}

@@ -8,7 +8,9 @@ from typing import Any
 import pytest
 
 import mockllm
-from mockllm import INSTRUCTION_END, INSTRUCTION_START, Selection, explain, select
+from mockllm import INSTRUCTION_END, INSTRUCTION_START, explain
+from mockllm._explain import select
+from mockllm._selection import Selection
 
 CHAIN = {"instruction_chain": [
     {"id": "analyze", "messages": [{"text_message": {"length": 3}}]},

@@ -18,14 +18,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mockllm import INSTRUCTION_END, INSTRUCTION_START, build_reply_plan, select
-from mockllm.generation import (
+from mockllm import INSTRUCTION_END, INSTRUCTION_START
+
+from mockllm._explain import select
+
+from mockllm._replies import build_reply_plan
+from mockllm._generation import (
     generate_words,
     stable_hex,
     tool_call_id,
     turn_of_tool_call_id,
 )
-from mockllm.plan import ReplyPlan, split_words
+from mockllm._plan import ReplyPlan, split_words
 from tests.mockllm.conversation_support import PREFIX
 
 REPO = Path(__file__).resolve().parents[2]
@@ -72,7 +76,8 @@ def plans_here(seed: int) -> list[dict[str, Any]]:
 _CHILD = """
 import json, sys
 sys.path.insert(0, {repo!r})
-from mockllm import build_reply_plan, select
+from mockllm._explain import select
+from mockllm._replies import build_reply_plan
 body = json.loads(sys.stdin.read())
 out = []
 for t in range(4):

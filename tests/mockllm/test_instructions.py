@@ -13,17 +13,15 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from mockllm import (
-    INSTRUCTION_END,
-    INSTRUCTION_START,
-    Instruction,
-    InstructionChain,
-    Selection,
-    build_reply_plan,
-    select,
-)
-from mockllm.instructions import normalise_stop_reason
-from mockllm.replies import RECOVERED_WORDS
+from mockllm import INSTRUCTION_END, INSTRUCTION_START, Instruction, InstructionChain
+
+from mockllm._explain import select
+
+from mockllm._replies import build_reply_plan
+
+from mockllm._selection import Selection
+from mockllm._instructions import normalise_stop_reason
+from mockllm._replies import RECOVERED_WORDS
 
 
 def request(script: Any, assistant_turns: int = 0) -> dict[str, Any]:

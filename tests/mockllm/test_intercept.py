@@ -23,8 +23,8 @@ import openai
 import pytest
 
 from mockllm import InstructionChain
-from mockllm.engine import MockLLM
-from mockllm.intercept import intercept
+from mockllm._engine import MockLLM
+from mockllm._intercept import intercept
 
 ORIGINAL_HTTPX2_SYNC = httpx2.HTTPTransport.handle_request
 ORIGINAL_HTTPX2_ASYNC = httpx2.AsyncHTTPTransport.handle_async_request

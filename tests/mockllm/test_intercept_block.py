@@ -7,7 +7,7 @@ import httpx2
 import openai
 import pytest
 
-from mockllm.intercept import UnmockedRequestError, intercept
+from mockllm._intercept import UnmockedRequestError, intercept
 
 
 @pytest.mark.parametrize("library", [httpx, httpx2], ids=["httpx", "httpx2"])

@@ -16,9 +16,9 @@ from urllib.parse import urlsplit
 import pytest
 
 from mockllm import Limits, MockLLM
-from mockllm.engine import CHAIN_TABLE_SIZE
-from mockllm.script import parse_script
-from mockllm.wire.registry import codec_named
+from mockllm._engine import CHAIN_TABLE_SIZE
+from mockllm._script import parse_script
+from mockllm._wire.registry import codec_named
 from tests.mockllm.server_support import PATHS, PROTOCOLS, ServerProcess, launch, script, user_body
 
 

@@ -12,7 +12,7 @@ import openai
 import pytest
 
 from mockllm import MockLLM
-from mockllm.transports import HTTPX2Transport
+from mockllm._transports import HTTPX2Transport
 from tests.mockllm.server_support import script, uid
 
 agents = pytest.importorskip("agents")

@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from mockllm import MockLLM
-from mockllm.transports import HTTPXTransport
+from mockllm._transports import HTTPXTransport
 from tests.mockllm.server_support import PATHS, script, uid, user_body
 
 

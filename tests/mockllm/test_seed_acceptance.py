@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import pytest
 
-from mockllm import build_reply_plan, select
-from mockllm.replies import fallback_text
+from mockllm._explain import select
+
+from mockllm._replies import build_reply_plan
+from mockllm._replies import fallback_text
 from tests.mockllm.conversation_support import (
     ABC, PREFIX, PROTOCOLS, assistant, chain, is_fallback, results, run_agent, selection_of,
     tagged, text_step, to_chat, to_responses, user

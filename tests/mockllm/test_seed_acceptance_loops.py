@@ -15,7 +15,11 @@ from typing import Any
 
 import pytest
 
-from mockllm import INSTRUCTION_END, INSTRUCTION_START, build_reply_plan, explain, select
+from mockllm import INSTRUCTION_END, INSTRUCTION_START, explain
+
+from mockllm._explain import select
+
+from mockllm._replies import build_reply_plan
 from tests.mockllm.conversation_support import (
     ABC, PREFIX, PROTOCOLS, RENDER, assistant, chain, is_fallback, results, run_agent,
     selection_of, tagged, text_step, user

@@ -20,10 +20,14 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mockllm import INSTRUCTION_END, INSTRUCTION_START, build_reply_plan, explain, read_conversation, select
-from mockllm.pairing import find_pairing_problem
-from mockllm.script import Script, parse_script
-from mockllm.selection import Selection, select_in_conversation
+from mockllm import INSTRUCTION_END, INSTRUCTION_START, explain
+
+from mockllm._explain import read_conversation, select
+
+from mockllm._replies import build_reply_plan
+from mockllm._pairing import find_pairing_problem
+from mockllm._script import Script, parse_script
+from mockllm._selection import Selection, select_in_conversation
 from tests.mockllm.conversation_support import (
     PREFIX,
     PROTOCOLS,

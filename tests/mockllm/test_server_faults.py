@@ -22,9 +22,9 @@ import openai
 import pytest
 import uvicorn
 
-from mockllm.engine import MockLLM
-from mockllm.server import bind_socket, create_app
-from mockllm.transports import HTTPX2Transport, HTTPXTransport
+from mockllm._engine import MockLLM
+from mockllm._server import bind_socket, create_app
+from mockllm._transports import HTTPX2Transport, HTTPXTransport
 from tests.mockllm.server_support import (  # noqa: F401 - fixtures
     sdk_clients,
     ANTHROPIC_MODEL,

@@ -16,9 +16,9 @@ import httpx2
 import openai
 import pytest
 
-from mockllm.engine import MockLLM
-from mockllm.server import create_app
-from mockllm.transports import HTTPX2Transport
+from mockllm._engine import MockLLM
+from mockllm._server import create_app
+from mockllm._transports import HTTPX2Transport
 from tests.mockllm.server_support import (  # noqa: F401 - fixtures
     sdk_clients,
     ANTHROPIC_MODEL,

@@ -12,7 +12,7 @@ import pytest
 from anthropic import beta_tool
 
 from mockllm import MockLLM
-from mockllm.transports import HTTPX2Transport
+from mockllm._transports import HTTPX2Transport
 from tests.mockllm.server_support import two_city_weather_chain as _chain
 
 MODEL = "claude-mock-1"

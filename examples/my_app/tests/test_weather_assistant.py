@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from mockllm import MockLLM
-from mockllm.intercept import intercept
+from mockllm import intercept
 
 from weather_assistant import answer
 

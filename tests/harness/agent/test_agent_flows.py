@@ -23,7 +23,7 @@ from harness.agent import (
 from harness.events import Event
 from harness.llm import model_client
 from mockllm import InstructionChain, MockLLM
-from mockllm.transports import HTTPX2Transport
+from mockllm._transports import HTTPX2Transport
 
 PROTOCOLS = pytest.mark.parametrize("protocol", ["anthropic-messages", "openai-chat"])
 

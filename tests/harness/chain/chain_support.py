@@ -22,7 +22,7 @@ from harness.chain import (
 )
 from harness.llm import model_client
 from mockllm import InstructionChain, MockLLM
-from mockllm.transports import HTTPX2Transport
+from mockllm._transports import HTTPX2Transport
 
 MODELS = ["olio.charPerson", "data.data"]
 

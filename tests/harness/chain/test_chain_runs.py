@@ -273,7 +273,7 @@ def test_chat_configs_pick_the_model_client_of_a_step() -> None:
 
     from harness.llm import model_client
     from mockllm import MockLLM
-    from mockllm.transports import HTTPX2Transport
+    from mockllm._transports import HTTPX2Transport
 
     b = Bench()  # its default client speaks Anthropic Messages
     openai_bodies: list[str] = []

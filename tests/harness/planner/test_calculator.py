@@ -13,7 +13,7 @@ from harness.llm import model_client
 from harness.planner import CalculationError, TaskExecutor, calculate
 from harness.planner.calculator import MAX_INT_BITS
 from mockllm import InstructionChain, MockLLM
-from mockllm.transports import HTTPX2Transport
+from mockllm._transports import HTTPX2Transport
 
 HOSTILE = {
     "((9**99)**99)**99": "too large",          # a short nested power: minutes of CPU unbounded

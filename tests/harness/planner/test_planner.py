@@ -25,7 +25,7 @@ from harness.planner import (
     planner_prompt,
 )
 from mockllm import InstructionChain, MockLLM
-from mockllm.transports import HTTPX2Transport
+from mockllm._transports import HTTPX2Transport
 
 
 def reply(value: Any) -> dict[str, Any]:

@@ -30,7 +30,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
 from mockllm import InstructionChain
-from mockllm.server import bind_socket
+from mockllm._server import bind_socket
 
 TIMEOUT_S = 15
 """A guard against a hang, never a pace: every wait here ends on an event."""

@@ -28,8 +28,8 @@ from harness.service.app import create_app
 from harness.service.auth import TokenAuth
 from harness.service.core import ChainService, ChainServiceConfig
 from mockllm import InstructionChain, MockLLM
-from mockllm.server import bind_socket
-from mockllm.transports import HTTPX2Transport
+from mockllm._server import bind_socket
+from mockllm._transports import HTTPX2Transport
 
 TOKENS = {"tok-ada": {"user": "ada", "organization": "acme"},
           "tok-bob": {"user": "bob", "organization": "acme"},

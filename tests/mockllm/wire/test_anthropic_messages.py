@@ -12,10 +12,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mockllm.conversation import Message
-from mockllm.plan import ErrorPlan, ReplyPlan, TextPart, ToolCallPart, Usage
-from mockllm.wire.anthropic_messages import anthropic_messages as codec
-from mockllm.wire.base import RequestRejected, dumps
+from mockllm._conversation import Message
+from mockllm._plan import ErrorPlan, ReplyPlan, TextPart, ToolCallPart, Usage
+from mockllm._wire.anthropic_messages import anthropic_messages as codec
+from mockllm._wire.base import RequestRejected, dumps
 
 MODEL = "claude-mock-1"
 USER = [{"role": "user", "content": "What is the weather in Paris?"}]

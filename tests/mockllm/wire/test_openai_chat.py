@@ -9,9 +9,9 @@ import httpx2
 import openai
 import pytest
 
-from mockllm.plan import ErrorPlan, ReplyPart, ReplyPlan, TextPart, ToolCallPart, Usage
-from mockllm.wire.base import RequestRejected
-from mockllm.wire.openai_chat import openai_chat
+from mockllm._plan import ErrorPlan, ReplyPart, ReplyPlan, TextPart, ToolCallPart, Usage
+from mockllm._wire.base import RequestRejected
+from mockllm._wire.openai_chat import openai_chat
 
 MESSAGES = [{"role": "user", "content": "hi"}]
 WEATHER_TOOLS = [

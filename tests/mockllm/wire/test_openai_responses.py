@@ -13,10 +13,10 @@ import pytest
 from openai.types.responses import Response, ResponseStreamEvent
 from pydantic import TypeAdapter
 
-from mockllm.conversation import Message
-from mockllm.plan import ErrorPlan, ReplyPlan, TextPart, ToolCallPart, Usage
-from mockllm.wire.base import RequestRejected
-from mockllm.wire.openai_responses import OpenAIResponsesCodec, openai_responses as codec
+from mockllm._conversation import Message
+from mockllm._plan import ErrorPlan, ReplyPlan, TextPart, ToolCallPart, Usage
+from mockllm._wire.base import RequestRejected
+from mockllm._wire.openai_responses import OpenAIResponsesCodec, openai_responses as codec
 
 BODY: dict[str, Any] = {"model": "gpt-test", "input": "Hello"}
 WEATHER_ARGS = '{"city":"Paris","units":"celsius"}'

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from mockllm.instructions import Instruction, TextMessage
+from mockllm._instructions import Instruction, TextMessage
 
 __all__ = [
     "ByteBoundedLog",

@@ -17,11 +17,11 @@ from __future__ import annotations
 from json.encoder import encode_basestring as encode_string
 from typing import Any
 
-from mockllm.conversation import Conversation, Row, text_of
-from mockllm.pairing import PairingProblem, find_pairing_problem
-from mockllm.plan import ReplyPlan, Usage, split_words
-from mockllm.wire.base import RequestRejected, dumps, sse_event
-from mockllm.wire.openai_errors import openai_error_body, openai_error_fields
+from mockllm._conversation import Conversation, Row, text_of
+from mockllm._pairing import PairingProblem, find_pairing_problem
+from mockllm._plan import ReplyPlan, Usage, split_words
+from mockllm._wire.base import RequestRejected, dumps, sse_event
+from mockllm._wire.openai_errors import openai_error_body, openai_error_fields
 
 __all__ = ["OpenAIChatCodec", "openai_chat"]
 

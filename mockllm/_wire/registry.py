@@ -6,10 +6,12 @@ Adding a protocol is adding its codec to ``CODECS``; nothing else names protocol
 
 from __future__ import annotations
 
-from mockllm.wire.anthropic_messages import anthropic_messages
-from mockllm.wire.base import WireCodec
-from mockllm.wire.openai_chat import openai_chat
-from mockllm.wire.openai_responses import openai_responses
+from mockllm._exceptions import UnknownProtocol
+
+from mockllm._wire.anthropic_messages import anthropic_messages
+from mockllm._wire.base import WireCodec
+from mockllm._wire.openai_chat import openai_chat
+from mockllm._wire.openai_responses import openai_responses
 
 __all__ = ["CODECS", "PROTOCOLS", "codec_for_path", "codec_named"]
 
@@ -35,4 +37,4 @@ def codec_named(protocol: str) -> WireCodec:
     try:
         return _BY_NAME[protocol]
     except (KeyError, TypeError):
-        raise ValueError(f"unknown protocol {protocol!r}; use one of {list(PROTOCOLS)}") from None
+        raise UnknownProtocol(f"unknown protocol {protocol!r}; use one of {list(PROTOCOLS)}") from None

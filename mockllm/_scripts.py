@@ -26,10 +26,11 @@ from typing import Any, Union
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from mockllm.conversation import Conversation
-from mockllm.instructions import INSTRUCTION_END, INSTRUCTION_START, Instruction, InstructionChain
-from mockllm.script import Script, parse_script
-from mockllm.selection import Selection, select_in_conversation
+from mockllm._conversation import Conversation
+from mockllm._exceptions import InvalidScript
+from mockllm._instructions import INSTRUCTION_END, INSTRUCTION_START, Instruction, InstructionChain
+from mockllm._script import Script, parse_script
+from mockllm._selection import Selection, select_in_conversation
 
 __all__ = ["RegisteredScript", "ScriptMatch", "ScriptRegistry", "ScriptRequest", "as_chain",
            "as_match", "validation_problems"]
@@ -93,7 +94,7 @@ def as_match(match: MatchLike) -> ScriptMatch:
         return ScriptMatch(pattern=match.pattern)
     if isinstance(match, Mapping):
         return ScriptMatch.model_validate(dict(match))
-    raise TypeError(
+    raise InvalidScript(
         f"match must be None, a substring, a re.Pattern or a mapping such as "
         f"{{'model': 'gpt-4o'}} or {{'header': ('x-test', 'a')}}; got {match!r}."
     )
@@ -108,7 +109,7 @@ def as_chain(chain: Any) -> InstructionChain:
         return InstructionChain(instruction_chain=chain)
     if isinstance(chain, Mapping):
         return InstructionChain.model_validate(dict(chain))
-    raise TypeError(f"chain must be an InstructionChain, a list of instructions or a mapping; got {chain!r}.")
+    raise InvalidScript(f"chain must be an InstructionChain, a list of instructions or a mapping; got {chain!r}.")
 
 
 def validation_problems(exc: ValidationError) -> list[str]:

@@ -12,10 +12,10 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from mockllm.engine import MockLLM
-from mockllm.explain import explain
-from mockllm.limits import Limits
-from mockllm.wire.registry import PROTOCOLS
+from mockllm._engine import MockLLM
+from mockllm._explain import explain
+from mockllm._limits import Limits
+from mockllm._wire.registry import PROTOCOLS
 
 __all__ = ["main"]
 
@@ -53,7 +53,7 @@ def _announce(base_url: str) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.verb == "serve":
-        from mockllm.server import serve
+        from mockllm._server import serve
 
         if args.max_output_bytes < 1024 or not 0 <= args.max_delay_ms < float("inf"):
             print("mockllm: --max-output-bytes must be at least 1024 and --max-delay-ms a finite "

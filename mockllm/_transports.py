@@ -25,7 +25,7 @@ import anyio
 import httpx
 import httpx2
 
-from mockllm.engine import MockLLM, MockResponse
+from mockllm._engine import MockLLM, MockResponse
 
 __all__ = ["HTTPX2Transport", "HTTPXTransport", "response_for"]
 

@@ -1,6 +1,6 @@
 """What every wire codec provides. A codec is pure: request body in, bytes out.
 
-A codec never knows how bytes travel: the engine (``mockllm.engine``) calls it, and
+A codec never knows how bytes travel: the engine (``mockllm._engine``) calls it, and
 the server and the in-process transports deliver what the engine returns.
 """
 
@@ -9,26 +9,11 @@ from __future__ import annotations
 import json
 from typing import Any, Protocol
 
-from mockllm.conversation import Conversation
-from mockllm.plan import ReplyPlan
+from mockllm._conversation import Conversation
+from mockllm._exceptions import RequestRejected
+from mockllm._plan import ReplyPlan
 
 __all__ = ["RequestRejected", "WireCodec", "dumps", "sse_event"]
-
-
-class RequestRejected(Exception):
-    """A request the real provider would answer with a 4xx.
-
-    ``param`` names the offending field where the provider would (OpenAI's ``param``).
-    The engine renders it with the codec's own error body.
-    """
-
-    def __init__(self, message: str, *, status: int = 400, type: str | None = None,
-                 param: str | None = None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.status = status
-        self.type = type
-        self.param = param
 
 
 def dumps(obj: Any) -> str:
@@ -54,7 +39,7 @@ class WireCodec(Protocol):
       (``x-request-id`` for OpenAI, ``request-id`` for Anthropic).
     - ``tool_call_prefix``: how the provider's tool-call ids start (``call``, ``toolu``).
     - ``prompt_fields``: the request fields holding the prompt, whose size gives the
-      reported input tokens (``mockllm.usage``).
+      reported input tokens (``mockllm._usage``).
     - ``read(body)``: the neutral conversation; never raises, skips what it cannot read.
     - ``read_request(body, lenient)``: the same reading, after raising
       ``RequestRejected`` for what the real provider rejects (missing required fields,

@@ -22,21 +22,21 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from mockllm.attempts import AttemptCounter, AttemptRule
-from mockllm.limits import (ByteBoundedLog, Limits, clip_text, estimated_output_bytes, header_value,
+from mockllm._attempts import AttemptCounter, AttemptRule
+from mockllm._limits import (ByteBoundedLog, Limits, clip_text, estimated_output_bytes, header_value,
                             surrogate_path)
-from mockllm.plan import Pacing, ReplyPlan
-from mockllm.replies import build_reply_plan
-from mockllm.script import clear_script_cache
-from mockllm.scripts import MatchLike, RegisteredScript, ScriptRegistry
-from mockllm.selection import Selection, select_in_conversation
-from mockllm.held import HeldNotFound
-from mockllm.responses_state import ResponseStore
-from mockllm.threads import ThreadStore
-from mockllm.usage import prompt_tokens
-from mockllm.wire.base import RequestRejected, WireCodec, dumps
-from mockllm.wire.endpoints import ENDPOINT_ROUTES, answer_endpoint
-from mockllm.wire.registry import CODECS, codec_for_path, codec_named
+from mockllm._plan import Pacing, ReplyPlan
+from mockllm._replies import build_reply_plan
+from mockllm._script import clear_script_cache
+from mockllm._scripts import MatchLike, RegisteredScript, ScriptRegistry
+from mockllm._selection import Selection, select_in_conversation
+from mockllm._held import HeldNotFound
+from mockllm._responses_state import ResponseStore
+from mockllm._threads import ThreadStore
+from mockllm._usage import prompt_tokens
+from mockllm._wire.base import RequestRejected, WireCodec, dumps
+from mockllm._wire.endpoints import ENDPOINT_ROUTES, answer_endpoint
+from mockllm._wire.registry import CODECS, codec_for_path, codec_named
 
 __all__ = ["JournalEntry", "MockLLM", "MockResponse", "UnusedStep"]
 
@@ -60,7 +60,7 @@ class JournalEntry(BaseModel):
     attempt: int = 0
     attempt_rule: AttemptRule | None = None
     """How ``attempt`` was counted: ``header`` (``x-stainless-retry-count``) or ``repeat``
-    (the Nth identical request); see ``mockllm.attempts``."""
+    (the Nth identical request); see ``mockllm._attempts``."""
     chain_id: str | None = None
     chain_length: int = 0
     turn_index: int | None = None
@@ -76,7 +76,7 @@ class JournalEntry(BaseModel):
     rebuilt_from: str | None = None
     """The held id whose history the request was rebuilt from (an Anthropic thread's
     ``previous_message_id``, a Responses ``previous_response_id`` or ``conversation``);
-    None when the client sent the whole history. See ``mockllm.held``."""
+    None when the client sent the whole history. See ``mockllm._held``."""
 
 
 @dataclass(frozen=True)
@@ -132,7 +132,7 @@ class MockLLM:
     ``seed`` varies the generated words (the same seed gives the same words);
     ``lenient=True`` turns off the tool-call pairing checks that real providers make.
     ``limits`` bounds one reply's size, a scripted delay and the journal's bytes
-    (``mockllm.limits``).
+    (``mockllm._limits``).
     """
 
     def __init__(self, *, seed: int = 0, lenient: bool = False, journal_size: int = JOURNAL_SIZE,

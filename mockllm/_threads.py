@@ -18,8 +18,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from mockllm.held import WHY_NOT_HELD, HeldMemory, HeldNotFound
-from mockllm.wire.base import dumps
+from mockllm._held import WHY_NOT_HELD, HeldMemory, HeldNotFound
+from mockllm._wire.base import dumps
 
 __all__ = ["ThreadNotFound", "ThreadStore", "on_thread"]
 

@@ -1,7 +1,7 @@
 """What the mock holds between requests for server-held conversations.
 
 ``HeldMemory`` is the one bounded map behind Anthropic message threads
-(``mockllm.threads``) and OpenAI Responses state (``mockllm.responses_state``): id ->
+(``mockllm._threads``) and OpenAI Responses state (``mockllm._responses_state``): id ->
 value, bounded in entries and bytes (least recently used forgotten first), per mock
 instance, cleared by ``MockLLM.reset``. ``HeldNotFound`` is the rejection of an id the
 mock does not hold, which each provider shapes its own way (``body``).
@@ -14,7 +14,7 @@ import threading
 from collections import OrderedDict
 from typing import Generic, TypeVar
 
-from mockllm.wire.base import RequestRejected
+from mockllm._wire.base import RequestRejected
 
 __all__ = ["WHY_NOT_HELD", "HeldMemory", "HeldNotFound"]
 

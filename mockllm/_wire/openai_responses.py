@@ -14,11 +14,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from mockllm.conversation import Conversation, Row, text_of
-from mockllm.pairing import find_pairing_problem
-from mockllm.plan import ReplyPlan, TextPart, split_words
-from mockllm.wire.base import RequestRejected, dumps, sse_event
-from mockllm.wire.openai_errors import openai_error_body, openai_error_fields
+from mockllm._conversation import Conversation, Row, text_of
+from mockllm._pairing import find_pairing_problem
+from mockllm._plan import ReplyPlan, TextPart, split_words
+from mockllm._wire.base import RequestRejected, dumps, sse_event
+from mockllm._wire.openai_errors import openai_error_body, openai_error_fields
 
 __all__ = ["OpenAIResponsesCodec", "openai_responses"]
 
@@ -57,7 +57,7 @@ class OpenAIResponsesCodec:
     (``resp_<id>``, ``rs_<id>_<i>``, ``msg_<id>_<i>``, ``fc_<id>_<i>``), so the same
     plan always gives the same bytes. The codec reads the whole conversation in
     ``input``: the engine has already rebuilt a ``previous_response_id`` or
-    ``conversation`` request into it (``mockllm.responses_state``).
+    ``conversation`` request into it (``mockllm._responses_state``).
     """
 
     name = "openai-responses"

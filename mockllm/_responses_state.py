@@ -13,7 +13,7 @@ growing by each response's input and output; the mock accepts only the conversat
 it handed out itself.
 
 Bounded in entries and bytes, per mock instance, cleared by ``MockLLM.reset``
-(``mockllm.held``). ``store: false`` responses are not kept. An id the mock does not
+(``mockllm._held``). ``store: false`` responses are not kept. An id the mock does not
 hold is OpenAI's own error: 400 ``previous_response_not_found`` for a response, 404 for
 a conversation, with a message that says why the mock may lack it.
 """
@@ -26,8 +26,8 @@ import json
 import threading
 from typing import Any
 
-from mockllm.held import WHY_NOT_HELD, HeldMemory, HeldNotFound
-from mockllm.wire.base import dumps
+from mockllm._held import WHY_NOT_HELD, HeldMemory, HeldNotFound
+from mockllm._wire.base import dumps
 
 __all__ = ["ResponseStore"]
 

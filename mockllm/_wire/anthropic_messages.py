@@ -15,10 +15,10 @@ import hashlib
 import json
 from typing import Any
 
-from mockllm.conversation import Conversation, Row, text_of
-from mockllm.generation import TOOL_CALL_ID
-from mockllm.plan import ReplyPlan, TextPart, split_words
-from mockllm.wire.base import RequestRejected, dumps, sse_event
+from mockllm._conversation import Conversation, Row, text_of
+from mockllm._generation import TOOL_CALL_ID
+from mockllm._plan import ReplyPlan, TextPart, split_words
+from mockllm._wire.base import RequestRejected, dumps, sse_event
 
 __all__ = ["AnthropicMessagesCodec", "anthropic_messages"]
 

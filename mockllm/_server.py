@@ -10,7 +10,7 @@ This is the only module that imports Starlette. Routes:
 - ``GET /_mockllm/unused`` — scripted steps no request reached;
 - ``POST /_mockllm/scripts`` (a chain and a ``match``; 201 with its ``id``), ``GET
   /_mockllm/scripts``, ``GET``/``DELETE /_mockllm/scripts/{id}`` — registered scripts
-  for conversations without instruction tags (``mockllm.scripts``);
+  for conversations without instruction tags (``mockllm._scripts``);
 - ``POST /_mockllm/sessions`` (``{"seed": 0, "lenient": false}``) and ``DELETE
   /_mockllm/sessions/{id}`` — a session is a mock of its own (journal, scripts, settings)
   served under ``/_mockllm/sessions/{id}/``, every route above included; the pytest
@@ -42,9 +42,9 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.types import Receive, Scope, Send
 
-from mockllm.engine import MockLLM, MockResponse
-from mockllm.instructions import InstructionChain
-from mockllm.scripts import ScriptRequest, validation_problems
+from mockllm._engine import MockLLM, MockResponse
+from mockllm._instructions import InstructionChain
+from mockllm._scripts import ScriptRequest, validation_problems
 
 __all__ = ["create_app", "serve"]
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from mockllm.conversation import Conversation
-from mockllm.selection import Selection, select_in_conversation
-from mockllm.wire.registry import codec_named
+from mockllm._conversation import Conversation
+from mockllm._selection import Selection, select_in_conversation
+from mockllm._wire.registry import codec_named
 
 __all__ = ["explain", "read_conversation", "select"]
 

@@ -1,11 +1,11 @@
 """The routes beside the model calls: model catalogue, token counting, embeddings.
 
-- ``GET …/models`` and ``GET …/models/{id}``: ``mockllm.wire.models`` (OpenAI's or
+- ``GET …/models`` and ``GET …/models/{id}``: ``mockllm._wire.models`` (OpenAI's or
   Anthropic's shape by the request's headers).
 - ``POST …/messages/count_tokens``: Anthropic's ``{"input_tokens": N}``, validated as
-  Messages validates (less ``max_tokens``) and counted by ``mockllm.usage``, so it equals
+  Messages validates (less ``max_tokens``) and counted by ``mockllm._usage``, so it equals
   what ``messages.create`` of the same body reports.
-- ``POST …/embeddings``: ``mockllm.wire.embeddings``.
+- ``POST …/embeddings``: ``mockllm._wire.embeddings``.
 
 Each answers its own provider's error shape. Like the model routes, they match by
 suffix under any prefix.
@@ -19,12 +19,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from mockllm.usage import prompt_tokens
-from mockllm.wire.anthropic_messages import anthropic_messages
-from mockllm.wire.base import RequestRejected, dumps
-from mockllm.wire.embeddings import embeddings_response
-from mockllm.wire.models import is_anthropic_client, model_list, model_object
-from mockllm.wire.openai_errors import openai_error_body
+from mockllm._usage import prompt_tokens
+from mockllm._wire.anthropic_messages import anthropic_messages
+from mockllm._wire.base import RequestRejected, dumps
+from mockllm._wire.embeddings import embeddings_response
+from mockllm._wire.models import is_anthropic_client, model_list, model_object
+from mockllm._wire.openai_errors import openai_error_body
 
 __all__ = ["ENDPOINT_ROUTES", "EndpointReply", "answer_endpoint"]
 

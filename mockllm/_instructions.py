@@ -156,7 +156,7 @@ class ErrorSpec(_Model):
 
     ``times``: fail only the first N attempts of the same request (attempts are told
     apart by the SDKs' ``x-stainless-retry-count`` header, or without it by counting
-    identical requests: see ``mockllm.attempts``); absent means every attempt fails. ``after_chunks``: start a normal stream and fail
+    identical requests: see ``mockllm._attempts``); absent means every attempt fails. ``after_chunks``: start a normal stream and fail
     it after K server-sent events, in the protocol's own error form.
     """
 

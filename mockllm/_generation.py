@@ -10,7 +10,7 @@ Tool-call ids encode the chain and the turn that made them::
 
 A client that trims older assistant messages from its history still sends the tool
 results, and their ids tell which turn they answer, so the mock can place the request
-(see ``mockllm.selection``).
+(see ``mockllm._selection``).
 """
 
 from __future__ import annotations

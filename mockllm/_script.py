@@ -17,8 +17,8 @@ from typing import Any, Union
 
 from pydantic import ValidationError
 
-from mockllm.instructions import INSTRUCTION_END, INSTRUCTION_START, Instruction, unknown_keys
-from mockllm.limits import nested_deeper_than, non_finite_path
+from mockllm._instructions import INSTRUCTION_END, INSTRUCTION_START, Instruction, unknown_keys
+from mockllm._limits import nested_deeper_than, non_finite_path
 
 __all__ = [
     "InvalidInstruction",

@@ -6,7 +6,7 @@ script gives only a status, the type, code and message OpenAI usually sends are 
 
 from __future__ import annotations
 
-from mockllm.wire.base import dumps
+from mockllm._wire.base import dumps
 
 __all__ = ["openai_error_body", "openai_error_fields"]
 

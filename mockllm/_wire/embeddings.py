@@ -5,7 +5,7 @@ each component comes from a generator seeded by a hash of the input. ``dimension
 sets the length (default ``DEFAULT_DIMENSIONS``); ``encoding_format`` ``float`` sends
 numbers, ``base64`` the little-endian float32 bytes (the openai SDK asks for base64 when
 the caller names no format, and decodes it). Float values are float32-rounded, so both
-forms carry the same numbers. Usage: ``mockllm.usage.tokens_in`` per text, one token per
+forms carry the same numbers. Usage: ``mockllm._usage.tokens_in`` per text, one token per
 token id.
 """
 
@@ -19,8 +19,8 @@ import random
 import struct
 from typing import Any
 
-from mockllm.usage import tokens_in
-from mockllm.wire.base import RequestRejected, dumps
+from mockllm._usage import tokens_in
+from mockllm._wire.base import RequestRejected, dumps
 
 __all__ = ["DEFAULT_DIMENSIONS", "MAX_DIMENSIONS", "embed", "embeddings_response"]
 

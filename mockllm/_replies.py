@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import json
 
-from mockllm.generation import generate_words, stable_hex, tool_call_id
-from mockllm.instructions import ContentSpec, Instruction, TextMessage
-from mockllm.plan import ErrorPlan, Pacing, ReplyPart, ReplyPlan, TextPart, ToolCallPart, Usage
-from mockllm.selection import Selection
-from mockllm.usage import tokens_in
+from mockllm._generation import generate_words, stable_hex, tool_call_id
+from mockllm._instructions import ContentSpec, Instruction, TextMessage
+from mockllm._plan import ErrorPlan, Pacing, ReplyPart, ReplyPlan, TextPart, ToolCallPart, Usage
+from mockllm._selection import Selection
+from mockllm._usage import tokens_in
 
 __all__ = ["CREATED_EPOCH", "DEFAULT_CHUNK_WORDS", "build_reply_plan", "fallback_text"]
 
@@ -58,7 +58,7 @@ def build_reply_plan(
 
     ``attempt`` is the client's retry count (``x-stainless-retry-count``): an
     instruction's ``error`` with ``times: N`` fails attempts 0..N-1 only.
-    ``input_tokens`` is reported in usage (``mockllm.usage`` says how it is counted).
+    ``input_tokens`` is reported in usage (``mockllm._usage`` says how it is counted).
     ``tool_call_prefix`` starts the ids of tool calls the script leaves unnamed (each
     codec has its provider's: ``call`` for OpenAI, ``toolu`` for Anthropic).
     """

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from mockllm.conversation import Conversation
+from mockllm._conversation import Conversation
 
 __all__ = ["PairingProblem", "find_pairing_problem"]
 

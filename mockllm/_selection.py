@@ -11,7 +11,7 @@ The scan reads the neutral ``Conversation`` the request's codec made (the same r
 strict validation checks), so it knows no protocol: ``protocol`` only labels the result.
 
 Placement by tool-call id: ids the mock makes encode their chain and turn (see
-``mockllm.generation``). If the newest mock-made id in the history says turn ``t`` of
+``mockllm._generation``). If the newest mock-made id in the history says turn ``t`` of
 this chain and ``k`` assistant turns follow it, the index is at least ``t + 1 + k`` — a
 client that trims assistant messages from its history is still placed correctly.
 """
@@ -20,10 +20,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from mockllm.conversation import Conversation
-from mockllm.generation import TOOL_CALL_ID, turn_of_tool_call_id
-from mockllm.instructions import INSTRUCTION_START, Instruction
-from mockllm.script import InvalidInstruction, Script, ScriptFailure, extract_block, parse_script
+from mockllm._conversation import Conversation
+from mockllm._generation import TOOL_CALL_ID, turn_of_tool_call_id
+from mockllm._instructions import INSTRUCTION_START, Instruction
+from mockllm._script import InvalidInstruction, Script, ScriptFailure, extract_block, parse_script
 
 __all__ = ["Selection", "select_in_conversation"]
 

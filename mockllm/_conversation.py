@@ -1,6 +1,6 @@
 """The provider-neutral conversation: what selection and validation read of a request.
 
-Each wire codec (``mockllm.wire``) is the one reader of its protocol's request body into
+Each wire codec (``mockllm._wire``) is the one reader of its protocol's request body into
 this shape; the core never sees a protocol's own fields. Only what selection and
 validation need is kept: each message's role, the text of user messages (where
 discovery looks for the instruction block), the tool-call ids an assistant message makes

@@ -9,7 +9,7 @@ custom transport (``HTTPX2Transport``, ``MockTransport``) is left alone::
 
     import openai
     from mockllm import InstructionChain
-    from mockllm.intercept import intercept
+    from mockllm._intercept import intercept
 
     script = InstructionChain(instruction_chain=[
         {"messages": [{"text_message": {"text": "Hello from the mock"}}]},
@@ -50,16 +50,13 @@ from typing import Any
 import httpx
 import httpx2
 
-from mockllm.engine import MockLLM
-from mockllm.transports import HTTPX2Transport, response_for
+from mockllm._engine import MockLLM
+from mockllm._exceptions import UnmockedRequestError
+from mockllm._transports import HTTPX2Transport, response_for
 
 __all__ = ["DEFAULT_HOSTS", "UnmockedRequestError", "intercept"]
 
 DEFAULT_HOSTS: tuple[str, ...] = ("api.openai.com", "api.anthropic.com")
-
-
-class UnmockedRequestError(AssertionError):
-    """A request went to a host no interception serves while ``block_unmocked`` was on."""
 
 
 @dataclass(eq=False)

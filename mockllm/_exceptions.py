@@ -1,0 +1,52 @@
+"""Every exception mockllm raises derives from ``MockLLMError``::
+
+    MockLLMError
+    ├── RequestRejected            a request the real provider answers with a 4xx; the
+    │   │                          engine turns it into that provider's error body
+    │   └── HeldNotFound           a held id (thread, response, conversation) not held here
+    ├── UnknownProtocol            a protocol name no codec speaks (also a ValueError)
+    ├── InvalidScript              a script or match of the wrong type (also a TypeError)
+    └── UnmockedRequestError       ``intercept(block_unmocked=True)`` saw a request to a
+                                   host it does not serve (also an AssertionError)
+
+``MockLLM.handle`` and the server never raise these to a client: a rejected request is
+an HTTP reply. They reach the caller of the Python API (``explain``, ``MockLLM.script``,
+``intercept``). An ``InstructionChain`` built with bad fields raises pydantic's
+``ValidationError``, as every pydantic model does.
+"""
+
+from __future__ import annotations
+
+__all__ = ["InvalidScript", "MockLLMError", "RequestRejected", "UnknownProtocol", "UnmockedRequestError"]
+
+
+class MockLLMError(Exception):
+    """The root of mockllm's exceptions."""
+
+
+class RequestRejected(MockLLMError):
+    """A request the real provider would answer with a 4xx.
+
+    ``param`` names the offending field where the provider would (OpenAI's ``param``).
+    The engine renders it with the codec's own error body.
+    """
+
+    def __init__(self, message: str, *, status: int = 400, type: str | None = None,
+                 param: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.status = status
+        self.type = type
+        self.param = param
+
+
+class UnknownProtocol(MockLLMError, ValueError):
+    """A protocol name that no wire codec speaks."""
+
+
+class InvalidScript(MockLLMError, TypeError):
+    """A script (or its match) given to ``MockLLM.script`` in a form it cannot use."""
+
+
+class UnmockedRequestError(MockLLMError, AssertionError):
+    """A request went to a host no interception serves while ``block_unmocked`` was on."""
