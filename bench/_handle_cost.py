@@ -15,7 +15,7 @@ from pathlib import Path
 
 from mockllm._engine import MockLLM
 
-__all__ = ["Request", "handle_breakdown", "handle_cpu", "profile_handle"]
+__all__ = ["Request", "handle_breakdown", "handle_cpu", "handle_cpu_side_by_side", "profile_handle"]
 
 Request = tuple[str, dict[str, str], bytes]
 
@@ -23,7 +23,7 @@ Request = tuple[str, dict[str, str], bytes]
 def _handle_all(mock: MockLLM, requests: list[Request], reps: int) -> None:
     for _ in range(reps):
         for path, headers, body in requests:
-            mock.handle("POST", path, headers, body)
+            mock.handle("POST", path, headers, body).body
 
 
 def profile_handle(requests: dict[str, list[Request]], reps: int = 300) -> str:
@@ -48,15 +48,32 @@ def profile_handle(requests: dict[str, list[Request]], reps: int = 300) -> str:
 
 
 def handle_cpu(requests: list[Request], reps: int = 300) -> float:
-    """``MockLLM.handle``'s CPU µs per request on ``requests`` (median of 5)."""
-    mock = MockLLM()
-    _handle_all(mock, requests, 20)  # warm
-    samples = []
-    for _ in range(5):
-        c0 = time.process_time()
-        _handle_all(mock, requests, reps // 5)
-        samples.append((time.process_time() - c0) / (reps // 5) / len(requests) * 1e6)
-    return statistics.median(samples)
+    """``MockLLM.handle``'s CPU µs per request on ``requests`` (median of 5), every byte of
+    the reply made (a lazy stream renders as it is read)."""
+    return handle_cpu_side_by_side(requests, (MockLLM,), reps, rounds=5)[0][0]
+
+
+def handle_cpu_side_by_side(requests: list[Request], mock_classes: tuple[type, ...], reps: int = 300,
+                            rounds: int = 15) -> list[tuple[float, float]]:
+    """For each of ``mock_classes`` (this checkout's ``MockLLM``, another's), ``handle``'s
+    CPU µs per request and its ratio to the first class's, measured in alternating
+    rounds so that the machine's drift hits them alike: medians over rounds of the
+    per-round figure and of the per-round ratio."""
+    mocks = [mock_class() for mock_class in mock_classes]
+    for mock in mocks:
+        _handle_all(mock, requests, 20)  # warm
+    samples: list[list[float]] = [[] for _ in mocks]
+    per_round = max(1, reps // 5)
+    for r in range(rounds):
+        order = list(range(len(mocks)))
+        if r % 2:
+            order.reverse()
+        for i in order:
+            c0 = time.process_time()
+            _handle_all(mocks[i], requests, per_round)
+            samples[i].append((time.process_time() - c0) / per_round / len(requests) * 1e6)
+    return [(statistics.median(values), statistics.median(v / ref for v, ref in zip(values, samples[0])))
+            for values in samples]
 
 
 def handle_breakdown(requests: list[Request], scenario: str, per: float, root: Path, reps: int = 300) -> str:

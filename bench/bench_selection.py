@@ -23,7 +23,6 @@ exits with status 1 if either target is missed.
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import platform
 import statistics
@@ -35,8 +34,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from _baseline import import_baseline
 from mockllm import InstructionChain, MockLLM
-
 from mockllm._explain import select
 
 SIZES = (10, 1_000, 10_000)
@@ -101,25 +100,23 @@ def _doors(select_fn: Any, mock: Any) -> dict[str, Selector]:
     """What is timed of one mockllm package: selection alone, and the engine."""
     path = "/v1/chat/completions"
     return {"select": lambda body: select_fn(body, "openai-chat"),
-            "handle": lambda text: mock.handle("POST", path, {}, text)}
+            "handle": lambda text: _whole(mock.handle("POST", path, {}, text))}
+
+
+def _whole(reply: Any) -> Any:
+    """``reply`` once its every byte is made (a lazy stream renders as it is read)."""
+    reply.body
+    return reply
 
 
 def load_baseline(root: Path) -> dict[str, Selector]:
     """``select`` and ``MockLLM`` of the mockllm package in ``root``, imported beside this one."""
-    ours = {k: v for k, v in sys.modules.items() if k == "mockllm" or k.startswith("mockllm.")}
-    for name in ours:
-        del sys.modules[name]
-    sys.path.insert(0, str(root))
-    try:
-        package = importlib.import_module("mockllm")
-        if not Path(package.__file__ or "").resolve().is_relative_to(root.resolve()):
-            raise SystemExit(f"--baseline {root}: no mockllm package there")
-        return _doors(package.select, package.MockLLM())
-    finally:
-        sys.path.remove(str(root))
-        for name in [k for k in sys.modules if k == "mockllm" or k.startswith("mockllm.")]:
-            del sys.modules[name]
-        sys.modules.update(ours)
+    if (root / "mockllm" / "_explain.py").exists():  # the private layout (issue 15)
+        package, explain = import_baseline(root, "mockllm._explain")
+    else:
+        package, = import_baseline(root)
+        explain = package
+    return _doors(explain.select, package.MockLLM())
 
 
 def measure(baseline: dict[str, Selector] | None = None) -> list[dict[str, float]]:

@@ -1,6 +1,7 @@
 """Wire benchmark: the openai SDK against the mock in process, over loopback, and floors.
 
     python bench/bench_wire.py [--rounds N] [--quick] [--check] [--write-docs] [--profile]
+                               [--baseline DIR]
 
 Two scenarios, both OpenAI Chat Completions with ``stream=True``:
 
@@ -31,7 +32,9 @@ Targets (issue 3): (a) <= 1.1x (b) for ``text`` and <= 1.2x for ``tools``; (c) s
 CPU per request <= 2x (d). Exit status is 0 (it is a report) unless ``--check`` is given
 and a target fails. ``--write-docs`` writes the figures into ``docs/performance.md``
 (section "## Wire: in-process, server and floor"); ``--profile`` also prints a cProfile
-of ``MockLLM.handle`` on both scenarios' requests.
+of ``MockLLM.handle`` on both scenarios' requests. ``--baseline DIR`` adds (a) and (c)
+served by the ``mockllm`` of another checkout (e.g. ``git archive main``), interleaved
+with this one's in every round, so that a change is measured before and after in one run.
 """
 
 from __future__ import annotations
@@ -56,7 +59,8 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from _docs import replace_section
-from _handle_cost import handle_breakdown, handle_cpu, profile_handle
+from _baseline import import_baseline
+from _handle_cost import handle_breakdown, handle_cpu, handle_cpu_side_by_side, profile_handle
 from _servers import Server, start_server, stop_server
 
 from mockllm._engine import MockLLM
@@ -99,7 +103,11 @@ LABEL = {
     "server": "(c) mockllm server",
     "starlette": "(d) Starlette, one write",
     "sse": "(e) sse-starlette, per event",
+    "in-process-baseline": "(a) in-process, baseline",
+    "server-baseline": "(c) mockllm server, baseline",
 }
+BASELINE_CLIENT_MODES = ("in-process-baseline", "server-baseline")
+BASELINE_SERVER_MODES = ("server-baseline",)
 
 
 # -- the client side: what an agent does with the openai SDK -------------------------
@@ -236,11 +244,12 @@ def rotate(items: tuple[str, ...], by: int) -> list[str]:
 def client_phase(clients: dict[str, dict[str, openai.OpenAI]], rounds: int, reps: dict[str, int],
                  progress: Callable[[str], None]) -> dict[str, dict[str, list[float]]]:
     """Per scenario and mode, the per-round median seconds per run."""
-    out: dict[str, dict[str, list[float]]] = {s: {m: [] for m in CLIENT_MODES} for s in SCENARIOS}
+    modes = tuple(clients)
+    out: dict[str, dict[str, list[float]]] = {s: {m: [] for m in modes} for s in SCENARIOS}
     for r in range(rounds):
         for scenario in SCENARIOS:
             run = RUNNERS[scenario]
-            order = rotate(CLIENT_MODES, r)
+            order = rotate(modes, r)
             times: dict[str, list[float]] = {mode: [] for mode in order}
             for _ in range(reps[scenario]):  # modes interleaved run by run within the round
                 for mode in order:
@@ -277,18 +286,19 @@ async def server_phase(servers: dict[str, Server], captured: dict[str, list[Turn
                        ) -> tuple[dict[str, dict[str, list[float]]], dict[str, dict[str, list[float]]],
                                   dict[str, tuple[int, int]]]:
     """Per scenario and server: per-round CPU µs per request, and requests/s."""
-    cpu: dict[str, dict[str, list[float]]] = {s: {m: [] for m in SERVER_MODES} for s in SCENARIOS}
-    rate: dict[str, dict[str, list[float]]] = {s: {m: [] for m in SERVER_MODES} for s in SCENARIOS}
-    totals = {m: [0, 0] for m in SERVER_MODES}  # schedstat ns, stat ns
+    modes = tuple(servers)
+    cpu: dict[str, dict[str, list[float]]] = {s: {m: [] for m in modes} for s in SCENARIOS}
+    rate: dict[str, dict[str, list[float]]] = {s: {m: [] for m in modes} for s in SCENARIOS}
+    totals = {m: [0, 0] for m in modes}  # schedstat ns, stat ns
     limits = httpx2.Limits(max_connections=CONCURRENCY, max_keepalive_connections=CONCURRENCY)
-    clients = {m: httpx2.AsyncClient(limits=limits, timeout=60) for m in SERVER_MODES}
+    clients = {m: httpx2.AsyncClient(limits=limits, timeout=60) for m in modes}
     try:
-        for mode in SERVER_MODES:  # warm up: connections open, code paths hot
+        for mode in modes:  # warm up: connections open, code paths hot
             for scenario in SCENARIOS:
                 await drive(clients[mode], servers[mode].root, captured[scenario], 2)
         for r in range(rounds):
             for scenario in SCENARIOS:
-                for mode in rotate(SERVER_MODES, r):
+                for mode in rotate(modes, r):
                     server = servers[mode]
                     s0, t0, w0 = server.cpu_ns(), server.stat_ns(), time.perf_counter()
                     n = await drive(clients[mode], server.root, captured[scenario], loops[scenario])
@@ -333,7 +343,7 @@ def tables(client: dict[str, dict[str, list[float]]], cpu: dict[str, dict[str, l
              "",
              "| mode | text ms | text ratio | tools ms | tools ratio |",
              "| --- | ---: | ---: | ---: | ---: |"]
-    for mode in CLIENT_MODES:
+    for mode in client["text"]:
         cells = []
         for scenario in SCENARIOS:
             cells.append(f"{statistics.median(client[scenario][mode]) * 1000:.2f}")
@@ -353,7 +363,7 @@ def tables(client: dict[str, dict[str, list[float]]], cpu: dict[str, dict[str, l
               "",
               "| server | text CPU µs/req | text ratio | text req/s | tools CPU µs/req | tools ratio | tools req/s |",
               "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
-    for mode in SERVER_MODES:
+    for mode in cpu["text"]:
         cells = []
         for scenario in SCENARIOS:
             cells.append(f"{statistics.median(cpu[scenario][mode]):.0f}")
@@ -408,6 +418,15 @@ def write_docs(body: str, command: str, settings: str) -> None:
     replace_section(DOC, SECTION, section)
 
 
+class _Baseline:
+    """``MockLLM`` and ``HTTPX2Transport`` of another checkout's mockllm."""
+
+    def __init__(self, root: Path) -> None:
+        package, transports = import_baseline(root, "mockllm._transports")
+        self.MockLLM = package.MockLLM
+        self.HTTPX2Transport = transports.HTTPX2Transport
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rounds", type=int, default=None, help="rounds per phase (default 15; --quick 5)")
@@ -415,7 +434,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="exit 1 when a target fails")
     parser.add_argument("--write-docs", action="store_true", help=f"write the figures into {DOC.relative_to(ROOT)}")
     parser.add_argument("--profile", action="store_true", help="also cProfile MockLLM.handle per scenario")
+    parser.add_argument("--baseline", type=Path, metavar="DIR",
+                        help="also measure (a) and (c) with the mockllm package of the checkout DIR")
     args = parser.parse_args(argv)
+    baseline = _Baseline(args.baseline) if args.baseline is not None else None
 
     rounds = args.rounds if args.rounds is not None else (5 if args.quick else 15)
     rounds = max(1, min(rounds, 1000))
@@ -440,18 +462,26 @@ def main(argv: list[str] | None = None) -> int:
             servers["server"] = start_server("server", ["-m", "mockllm", "serve", "--port", "0"], workdir, ROOT)
             servers["starlette"] = start_server("starlette", [str(ROOT / "bench" / "_apps.py"), "plain", str(bodies)], workdir, ROOT)
             servers["sse"] = start_server("sse", [str(ROOT / "bench" / "_apps.py"), "sse", str(bodies)], workdir, ROOT)
+            if baseline is not None:
+                servers["server-baseline"] = start_server(
+                    "server-baseline", ["-m", "mockllm", "serve", "--port", "0"], workdir, args.baseline.resolve())
             check_bytes(servers, captured)
             progress("servers up; every server's bytes equal MockLLM().handle's")
 
             pools = {
                 "in-process": httpx2.Client(transport=HTTPX2Transport(MockLLM())),
                 "floor": httpx2.Client(transport=floor_transport(captured)),
-                **{m: httpx2.Client(timeout=60) for m in SERVER_MODES},
+                **{m: httpx2.Client(timeout=60) for m in servers},
             }
             roots = {"in-process": "http://mockllm", "floor": "http://mockllm",
-                     **{m: servers[m].root for m in SERVER_MODES}}
-            clients = {m: {s: sdk_client(pools[m], roots[m], s) for s in SCENARIOS} for m in CLIENT_MODES}
-            for mode in CLIENT_MODES:  # warm up, and every mode must give the same result
+                     **{m: servers[m].root for m in servers}}
+            modes = CLIENT_MODES
+            if baseline is not None:
+                pools["in-process-baseline"] = httpx2.Client(transport=baseline.HTTPX2Transport(baseline.MockLLM()))
+                roots["in-process-baseline"] = "http://mockllm"
+                modes += BASELINE_CLIENT_MODES
+            clients = {m: {s: sdk_client(pools[m], roots[m], s) for s in SCENARIOS} for m in modes}
+            for mode in modes:  # warm up, and every mode must give the same result
                 for scenario in SCENARIOS:
                     for _ in range(2):
                         got = RUNNERS[scenario](clients[mode][scenario])
@@ -460,7 +490,8 @@ def main(argv: list[str] | None = None) -> int:
             client = client_phase(clients, rounds, reps, progress)
             for pool in pools.values():
                 pool.close()
-            cpu, rate, totals = asyncio.run(server_phase(servers, captured, rounds, loops, progress))
+            measured = {m: servers[m] for m in SERVER_MODES + (BASELINE_SERVER_MODES if baseline else ())}
+            cpu, rate, totals = asyncio.run(server_phase(measured, captured, rounds, loops, progress))
         finally:
             for server in servers.values():
                 stop_server(server)
@@ -468,6 +499,12 @@ def main(argv: list[str] | None = None) -> int:
     requests = {s: [(t.path, dict(t.headers), t.body) for t in turns] for s, turns in captured.items()}
     handle_us = {s: handle_cpu(requests[s]) for s in SCENARIOS}
     body, targets = tables(client, cpu, rate, totals, handle_us)
+    if baseline is not None:
+        pairs = {s: handle_cpu_side_by_side(requests[s], (MockLLM, baseline.MockLLM)) for s in SCENARIOS}
+        body += ("\n\n`MockLLM.handle`, this checkout against the baseline, in alternating rounds "
+                 "(medians of 15; the ratio is the median of per-round ratios): " + "; ".join(
+                     f"{s} {ours:.0f} µs vs {theirs:.0f} µs ({1 / ratio:.3f}x)"
+                     for s, ((ours, _), (theirs, ratio)) in pairs.items()) + ".")
     failing = [s for s in SCENARIOS if any(not t.ok and t.scenario == s for t in targets)]
     if failing:
         body += "\n\nWhere the mock's time goes in the failing case(s), from `bench/bench_wire.py`'s own " \
@@ -482,7 +519,7 @@ def main(argv: list[str] | None = None) -> int:
         print(profile_handle(requests))
     if args.write_docs:
         command = "python bench/bench_wire.py --write-docs" + (f" --rounds {args.rounds}" if args.rounds else "") \
-            + (" --quick" if args.quick else "")
+            + (" --quick" if args.quick else "") + (" --baseline DIR" if args.baseline else "")
         write_docs(body, command, settings)
         print(f"\nwrote the section {SECTION!r} of {DOC.relative_to(ROOT)}")
     failed = [t for t in targets if not t.ok]

@@ -19,7 +19,8 @@ Everything else lives in ``_``-private modules and may change without notice.
 
 from __future__ import annotations
 
-from mockllm._engine import JournalEntry, MockLLM, MockResponse, UnusedStep
+from mockllm._engine import JournalEntry, MockLLM, UnusedStep
+from mockllm._response import MockResponse
 from mockllm._exceptions import (
     InvalidScript,
     MockLLMError,

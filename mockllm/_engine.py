@@ -1,10 +1,11 @@
 """The engine: one request in, one response out — the same for every door.
 
 ``MockLLM.handle`` takes the method, path, headers and body bytes of a request and
-returns a ``MockResponse``: status, headers and either a complete body or a list of
-SSE events with the pacing to deliver them at. It does no I/O and never sleeps; the
-server and the in-process transports deliver what it returns, which is why the same
-request gives the same bytes through all of them.
+returns a ``MockResponse``: status, headers and either a complete body or SSE events
+with the pacing to deliver them at; a long stream is rendered as it is delivered
+(``mockllm._response``). It does no I/O and never sleeps; the server and the in-process
+transports deliver what it returns, which is why the same request gives the same bytes
+through all of them.
 
 It also keeps the request journal (bounded, newest last) that tests and the server's
 ``/_mockllm/requests`` route read.
@@ -16,12 +17,13 @@ import hashlib
 import itertools
 import json
 import threading
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field, replace
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from typing import Any
 
 from pydantic import BaseModel
 
+from mockllm._response import MockResponse
 from mockllm._attempts import AttemptCounter, AttemptRule
 from mockllm._limits import (ByteBoundedLog, Limits, clip_text, estimated_output_bytes, header_value,
                             surrogate_path)
@@ -89,37 +91,6 @@ class UnusedStep:
 
     def __str__(self) -> str:
         return f"chain {self.chain_id} step {self.index} ({self.label!r})"
-
-
-@dataclass
-class MockResponse:
-    """What to send back. A streamed reply has ``events`` (and ``pacing`` when the
-    script asked for it); ``body`` is every byte of the reply either way."""
-
-    status: int
-    headers: list[tuple[str, str]]
-    body: bytes
-    events: list[bytes] = field(default_factory=list)
-    pacing: Pacing | None = None
-
-    @property
-    def streaming(self) -> bool:
-        return bool(self.events)
-
-    def paced_chunks(self) -> Iterator[tuple[float, bytes]]:
-        """(seconds to wait, bytes to send) pairs.
-
-        With no pacing the whole body is one chunk with no wait: ready events go
-        out in one write and the client still parses the same events.
-        """
-        if self.pacing is None or not self.events:
-            yield 0.0, self.body
-            return
-        yield self.pacing.first_chunk_s, self.events[0]
-        for event in self.events[1:]:
-            yield self.pacing.chunk_s, event
-
-
 
 
 _JSON = "application/json"
@@ -340,13 +311,18 @@ class MockLLM:
         if held is not None and hold and error is None:
             held.keep(parsed, codec.render_json(plan, parsed))
         if stream:
-            events = codec.render_events(plan, parsed)
-            reply = MockResponse(
+            def failed(exc: Exception, sent: int) -> bytes:
+                message = (f"mockllm failed while streaming this reply ({type(exc).__name__}: "
+                           f"{clip_text(exc, 300)}); this is a bug in mockllm, please report it "
+                           f"with request id {request_id}.")
+                return codec.render_stream_error(500, None, message, sent)
+
+            reply = MockResponse.stream(
                 200,
                 _with_headers(mock_headers, content_type=_SSE, extra=[("cache-control", "no-cache")]),
-                b"".join(events),
-                events=events,
+                lambda: codec.render_stream(plan, parsed),
                 pacing=plan.pacing,
+                on_failure=failed,
             )
             scripted = f"scripted mid-stream error after {error.after_chunks} events" if error else None
             self._record(status=200, error=scripted, **record)

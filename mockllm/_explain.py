@@ -1,4 +1,4 @@
-"""``mockllm.explain``: why the mock answers a request the way it does.
+"""``mockllm._explain``: why the mock answers a request the way it does.
 
 ``read_conversation`` and ``select`` are the steps ``explain`` and the engine take: the
 protocol's codec reads the body into the neutral conversation, and selection scans it.

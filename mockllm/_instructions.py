@@ -225,7 +225,7 @@ def strip_instructions(text: str) -> str:
 class InstructionChain(_Model):
     """A chain to write into a user message, built in Python (strictly validated).
 
-    The server side parses leniently, entry by entry (see ``mockllm.script``); this
+    The server side parses leniently, entry by entry (see ``mockllm._script``); this
     model is for authoring: ``InstructionChain(instruction_chain=[...]).tagged()``.
     """
 

@@ -144,7 +144,7 @@ def _import_respx() -> Any:
 
 
 class _SyncOrAsyncStream(httpx.SyncByteStream, httpx.AsyncByteStream):
-    """A paced body that either kind of client can read.
+    """A body sent in pieces (paced, or rendered as it is read) that either kind of client can read.
 
     respx calls a side effect the same way for sync and async clients, so the side
     effect cannot tell which stream to build; this one holds both.
@@ -169,7 +169,7 @@ def _serve_httpx(registry: _Registry) -> Callable[[httpx.Request], httpx.Respons
             return request  # respx's way to say "pass this one through"
         reply = entry.mock.handle(request.method, request.url.path, request.headers, request.read())
         response = response_for(httpx, reply, request, is_async=False)
-        if reply.pacing is not None:
+        if reply.length is None:  # sent in pieces: the stream must match the client's kind
             async_response = response_for(httpx, reply, request, is_async=True)
             response.stream = _SyncOrAsyncStream(response.stream, async_response.stream)
         return response

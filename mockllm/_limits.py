@@ -193,3 +193,14 @@ class ByteBoundedLog(Generic[T]):
 
     def __len__(self) -> int:
         return len(self._items)
+
+
+# -- lazy streaming (``mockllm._response``) ----------------------------------------------
+
+STREAM_HEAD_EVENTS = 512
+"""A streamed reply of at most this many events is rendered whole inside ``handle`` and
+goes out in one write with a Content-Length; a longer one is rendered as it is sent."""
+
+STREAM_WRITE_BYTES = 64 * 1024
+"""A stream rendered as it is sent goes out in writes of about this many bytes (a paced
+one, event by event)."""

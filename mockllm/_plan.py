@@ -9,6 +9,7 @@ bytes through every door.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Union
 
@@ -19,7 +20,10 @@ __all__ = [
     "TextPart",
     "ToolCallPart",
     "Usage",
+    "count_words",
+    "slice_batches",
     "split_words",
+    "word_batches",
 ]
 
 
@@ -128,3 +132,62 @@ def split_words(text: str, words_per_chunk: int) -> list[str]:
     if words_per_chunk == 1:
         return words
     return ["".join(words[i:i + words_per_chunk]) for i in range(0, len(words), words_per_chunk)]
+
+
+# A batch of ``word_batches`` covers about this many characters of text: its events
+# are then a few tens of KiB, whatever the reply's length.
+BATCH_CHARS = 2048
+
+_CUT = re.compile(r"\S\s+(?=\S)")
+"""The end of a word, the whitespace after it, up to the next word: a cut there falls
+where ``split_words`` starts a word."""
+
+
+def word_batches(text: str, words_per_chunk: int, batch_chars: int = BATCH_CHARS) -> Iterable[list[str]]:
+    """``split_words(text, words_per_chunk)`` made as it is consumed: lists of deltas
+    covering about ``batch_chars`` characters each (at least one whole delta), which
+    joined give exactly ``split_words``'s list. Memory stays one batch, however long
+    ``text`` is; a short text is one list, made at once."""
+    if len(text) <= batch_chars:
+        pieces = split_words(text, words_per_chunk)
+        return [pieces] if pieces else []
+    return _word_batches(text, words_per_chunk, batch_chars)
+
+
+def _word_batches(text: str, words_per_chunk: int, batch_chars: int) -> Iterator[list[str]]:
+    carry: list[str] = []
+    position, size, found = 0, len(text), False
+    while position < size:
+        cut = _CUT.search(text, position + batch_chars) if position + batch_chars < size else None
+        end = cut.end() if cut is not None else size
+        words = _WORD_WITH_SPACE.findall(text, position, end)
+        position = end
+        found = found or bool(words)
+        if words_per_chunk == 1:
+            if words:
+                yield words
+            continue
+        words = carry + words
+        whole = len(words) - len(words) % words_per_chunk
+        carry = words[whole:]
+        if whole:
+            yield ["".join(words[i:i + words_per_chunk]) for i in range(0, whole, words_per_chunk)]
+    if carry:
+        yield ["".join(carry)]
+    elif not found:
+        yield [text]  # whitespace only
+
+
+def slice_batches(text: str, size: int, batch_chars: int = BATCH_CHARS) -> Iterable[list[str]]:
+    """``text`` cut every ``size`` characters (tool-call arguments stream so, cut
+    mid-token as the real APIs do), in lists covering about ``batch_chars`` characters."""
+    if len(text) <= batch_chars:
+        return [[text[i:i + size] for i in range(0, len(text), size)]] if text else []
+    step = max(size, batch_chars // size * size)
+    return ([text[i:i + size] for i in range(start, min(start + step, len(text)), size)]
+            for start in range(0, len(text), step))
+
+
+def count_words(text: str) -> int:
+    """How many deltas ``split_words(text, 1)`` makes, without making them all at once."""
+    return sum(len(batch) for batch in word_batches(text, 1))

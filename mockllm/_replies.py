@@ -13,7 +13,7 @@ from mockllm._generation import generate_words, stable_hex, tool_call_id
 from mockllm._instructions import ContentSpec, Instruction, TextMessage
 from mockllm._plan import ErrorPlan, Pacing, ReplyPart, ReplyPlan, TextPart, ToolCallPart, Usage
 from mockllm._selection import Selection
-from mockllm._usage import tokens_in
+from mockllm._usage import tokens_in_length
 
 __all__ = ["CREATED_EPOCH", "DEFAULT_CHUNK_WORDS", "build_reply_plan", "fallback_text"]
 
@@ -94,8 +94,9 @@ def build_reply_plan(
             calls += 1
 
     stop_reason = instruction.stop_reason or ("tool_use" if calls else "end_turn")
-    output_text = (reasoning or "") + "".join(
-        p.text if isinstance(p, TextPart) else p.arguments for p in parts
+    # Counted by length: joining the texts would copy the whole reply once more.
+    output_chars = len(reasoning or "") + sum(
+        len(p.text) if isinstance(p, TextPart) else len(p.arguments) for p in parts
     )
     pacing = None
     if instruction.timing is not None and (instruction.timing.first_chunk_ms or instruction.timing.chunk_ms):
@@ -104,7 +105,7 @@ def build_reply_plan(
         reasoning=reasoning,
         parts=tuple(parts),
         stop_reason=stop_reason,
-        usage=Usage(max(1, input_tokens), tokens_in(output_text)),
+        usage=Usage(max(1, input_tokens), tokens_in_length(output_chars)),
         response_id=stable_hex(*key, "response"),
         created=CREATED_EPOCH + turn,
         chunk_words=instruction.chunk_words or DEFAULT_CHUNK_WORDS,

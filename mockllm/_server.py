@@ -16,10 +16,13 @@ This is the only module that imports Starlette. Routes:
   served under ``/_mockllm/sessions/{id}/``, every route above included; the pytest
   plugin gives each test one, so that no test sees another's requests.
 
-Every reply is what ``MockLLM.handle`` returns. A streamed reply with no pacing goes out
-in one write; with pacing each event is its own write, after its delay. A client that
-goes away mid-stream just ends that response: the watcher task and the sender live in
-one task group, so nothing outlives the request.
+Every reply is what ``MockLLM.handle`` returns. A complete reply with no pacing goes out
+in one write, with a Content-Length; with pacing each event is its own write, after its
+delay; a long stream is written in pieces rendered as they go (``mockllm._response``), so
+the whole reply is never held, and uvicorn's flow control holds the next piece back
+while the client is slow to read. A client that goes away mid-stream just ends that
+response: the watcher task and the sender live in one task group, so nothing outlives
+the request.
 """
 
 from __future__ import annotations
@@ -49,8 +52,9 @@ from mockllm._scripts import ScriptRequest, validation_problems
 __all__ = ["create_app", "serve"]
 
 
-class _PacedResponse(Response):
-    """Sends a scripted stream event by event, waiting as the script asks."""
+class _PiecewiseResponse(Response):
+    """Sends a reply in pieces: a paced stream event by event, waiting as the script
+    asks; a lazy stream in writes rendered just before they go (``MockResponse``)."""
 
     def __init__(self, reply: MockResponse) -> None:
         self.reply = reply
@@ -82,10 +86,11 @@ class _PacedResponse(Response):
 
 
 def _reply_response(reply: MockResponse) -> Response:
-    if reply.pacing is not None:
-        return _PacedResponse(reply)
+    length = reply.length
+    if length is None:
+        return _PiecewiseResponse(reply)
     response = Response(reply.body, status_code=reply.status)
-    response.raw_headers = [(b"content-length", str(len(reply.body)).encode())] + [
+    response.raw_headers = [(b"content-length", str(length).encode())] + [
         (k.encode("latin-1"), v.encode("latin-1")) for k, v in reply.headers
     ]
     return response

@@ -3,7 +3,8 @@
 A transport hands each request to the engine and returns its reply with no socket.
 Streamed replies are delivered chunk by chunk: when the script asks for pacing the
 transport waits between events (``time.sleep`` / ``anyio.sleep``); otherwise the ready
-events go out as one chunk, which the client parses as the same events.
+events go out as one chunk, which the client parses as the same events, and a long
+stream in chunks rendered as the client reads them (``mockllm._response``).
 
 The stock ``ASGITransport`` of either library buffers the whole body and is async only,
 so it is not used here. openai>=3 and anthropic>=1 build on ``httpx2``; openai 2.x and
@@ -67,7 +68,7 @@ _STREAMS = {httpx: _stream_classes(httpx), httpx2: _stream_classes(httpx2)}
 
 def response_for(module: ModuleType, reply: MockResponse, request: Any, *, is_async: bool) -> Any:
     """Build a ``module.Response`` (httpx or httpx2) carrying ``reply``."""
-    if reply.pacing is None:
+    if reply.length is not None:
         # A ByteStream, not content=: the response stays unread, so iter_raw() works.
         return module.Response(reply.status, headers=reply.headers, stream=module.ByteStream(reply.body),
                                request=request)

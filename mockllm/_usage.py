@@ -20,14 +20,19 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["prompt_tokens", "tokens_in"]
+__all__ = ["prompt_tokens", "tokens_in", "tokens_in_length"]
 
 CHARS_PER_TOKEN = 4
 
 
 def tokens_in(text: str) -> int:
     """``ceil(len(text) / 4)``, at least 1."""
-    return max(1, -(-len(text) // CHARS_PER_TOKEN))
+    return tokens_in_length(len(text))
+
+
+def tokens_in_length(characters: int) -> int:
+    """The tokens of a text of ``characters`` characters (the rule of ``tokens_in``)."""
+    return max(1, -(-characters // CHARS_PER_TOKEN))
 
 
 def prompt_tokens(body: Any, fields: Iterable[str]) -> int:

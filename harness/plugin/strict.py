@@ -50,7 +50,7 @@ def assert_all_requests_scripted(journal: Iterable[JournalEntry], scripts: Seque
     if scripts:
         candidates = "No registered script matched them, amongst:\n" + "\n".join(f"  - {s}" for s in scripts)
     else:
-        candidates = "No script is registered (mockllm.script) to answer requests without instruction tags."
+        candidates = "No script is registered (mockllm._script) to answer requests without instruction tags."
     raise UnscriptedRequestsError(
         f"{len(missed)} request(s) to the mock were answered by no script:\n{listing}\n{candidates}\n"
         "Script every model call the code makes (an instruction chain in a user message, or "

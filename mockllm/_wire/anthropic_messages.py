@@ -13,12 +13,13 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+from itertools import chain
 from typing import Any
 
 from mockllm._conversation import Conversation, Row, text_of
 from mockllm._generation import TOOL_CALL_ID
-from mockllm._plan import ReplyPlan, TextPart, split_words
-from mockllm._wire.base import RequestRejected, dumps, sse_event
+from mockllm._plan import ReplyPlan, TextPart, slice_batches, word_batches
+from mockllm._wire.base import EventBatches, RequestRejected, StreamRenderer, dumps, first_events, sse_event
 
 __all__ = ["AnthropicMessagesCodec", "anthropic_messages"]
 
@@ -212,10 +213,6 @@ def _tool_input(arguments: str) -> dict[str, Any]:
     return value
 
 
-def _json_slices(text: str) -> list[str]:
-    return [text[i:i + JSON_SLICE] for i in range(0, len(text), JSON_SLICE)]
-
-
 def _signature(plan: ReplyPlan) -> str:
     if plan.reasoning_signature:
         return plan.reasoning_signature
@@ -251,33 +248,33 @@ def _content_blocks(plan: ReplyPlan) -> list[dict[str, Any]]:
     return blocks
 
 
-def _block_events(index: int, block: dict[str, Any], chunk_words: int) -> list[bytes]:
-    """start / deltas / stop for one finished block."""
+def _block_events(index: int, block: dict[str, Any], chunk_words: int) -> EventBatches:
+    """start / deltas / stop for one finished block, in batches."""
     if block["type"] == "thinking":
         start = {"type": "thinking", "thinking": "", "signature": ""}
-        deltas = [{"type": "thinking_delta", "thinking": piece}
-                  for piece in split_words(block["thinking"], chunk_words)]
-        deltas.append({"type": "signature_delta", "signature": block["signature"]})
+        kind, field, pieces = "thinking_delta", "thinking", word_batches(block["thinking"], chunk_words)
     elif block["type"] == "text":
         start = {"type": "text", "text": ""}
-        deltas = [{"type": "text_delta", "text": piece}
-                  for piece in split_words(block["text"], chunk_words)]
+        kind, field, pieces = "text_delta", "text", word_batches(block["text"], chunk_words)
     else:
         start = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
-        deltas = [{"type": "input_json_delta", "partial_json": piece}
-                  for piece in _json_slices(dumps(block["input"]))]
-    events = [_event({"type": "content_block_start", "index": index, "content_block": start})]
-    events += [_event({"type": "content_block_delta", "index": index, "delta": delta})
-               for delta in deltas]
-    events.append(_event({"type": "content_block_stop", "index": index}))
-    return events
+        kind, field, pieces = "input_json_delta", "partial_json", slice_batches(dumps(block["input"]), JSON_SLICE)
+    yield [_event({"type": "content_block_start", "index": index, "content_block": start})]
+    for batch in pieces:
+        yield [_event({"type": "content_block_delta", "index": index, "delta": {"type": kind, field: piece}})
+               for piece in batch]
+    last = [_event({"type": "content_block_stop", "index": index})]
+    if block["type"] == "thinking":
+        signature = {"type": "signature_delta", "signature": block["signature"]}
+        last.insert(0, _event({"type": "content_block_delta", "index": index, "delta": signature}))
+    yield last
 
 
 def _event(data: dict[str, Any]) -> bytes:
     return sse_event(data, event=data["type"])
 
 
-class AnthropicMessagesCodec:
+class AnthropicMessagesCodec(StreamRenderer):
     """The Anthropic Messages protocol, as the ``anthropic`` SDK reads it."""
 
     name = "anthropic-messages"
@@ -359,8 +356,22 @@ class AnthropicMessagesCodec:
         }
         return dumps(message).encode()
 
-    def render_events(self, plan: ReplyPlan, body: dict[str, Any]) -> list[bytes]:
+    def render_stream(self, plan: ReplyPlan, body: dict[str, Any]) -> EventBatches:
         """The SSE stream; cut after ``plan.error.after_chunks`` events by an error event."""
+        error = plan.error
+        if error is None:
+            return self._events(plan, body)
+        # An error with no cut point fails before the first event.
+        kept = error.after_chunks or 0
+        return chain(first_events(self._events(plan, body), kept),
+                     [[self.render_stream_error(error.status, error.type, error.message, kept)]])
+
+    def render_stream_error(self, status: int, type: str | None, message: str | None,
+                            sequence: int) -> bytes:
+        """``event: error`` carrying the error object of ``render_error``."""
+        return _event(_error_object(status, type, message))
+
+    def _events(self, plan: ReplyPlan, body: dict[str, Any]) -> EventBatches:
         start = {
             "id": f"msg_{plan.response_id}",
             "type": "message",
@@ -371,21 +382,14 @@ class AnthropicMessagesCodec:
             "stop_sequence": None,
             "usage": _usage(plan, min(1, plan.usage.output_tokens)),
         }
-        events = [_event({"type": "message_start", "message": start}), _event({"type": "ping"})]
+        yield [_event({"type": "message_start", "message": start}), _event({"type": "ping"})]
         for index, block in enumerate(_content_blocks(plan)):
-            events += _block_events(index, block, plan.chunk_words)
-        events.append(_event({
+            yield from _block_events(index, block, plan.chunk_words)
+        yield [_event({
             "type": "message_delta",
             "delta": {"stop_reason": _stop_reason(plan), "stop_sequence": None},
             "usage": {"output_tokens": plan.usage.output_tokens},
-        }))
-        events.append(_event({"type": "message_stop"}))
-        error = plan.error
-        if error is None:
-            return events
-        # An error with no cut point fails before the first event.
-        kept = events[:error.after_chunks or 0]
-        return kept + [_event(_error_object(error.status, error.type, error.message))]
+        }), _event({"type": "message_stop"})]
 
     def render_error(self, status: int, type: str | None, message: str | None,
                      param: str | None = None) -> bytes:

@@ -7,13 +7,18 @@ the server and the in-process transports deliver what the engine returns.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Iterator
 from typing import Any, Protocol
 
 from mockllm._conversation import Conversation
 from mockllm._exceptions import RequestRejected
 from mockllm._plan import ReplyPlan
 
-__all__ = ["RequestRejected", "WireCodec", "dumps", "sse_event"]
+__all__ = ["EventBatches", "RequestRejected", "StreamRenderer", "WireCodec", "dumps", "first_events",
+           "sse_event"]
+
+EventBatches = Iterator[list[bytes]]
+"""A streamed reply as it is rendered: lists of complete SSE events, in order."""
 
 
 def dumps(obj: Any) -> str:
@@ -33,7 +38,7 @@ class WireCodec(Protocol):
     """One provider protocol, and the one owner of everything about it.
 
     - ``name``: the protocol's name (``openai-chat``…); ``aliases``: short names
-      ``mockllm.explain`` also accepts; ``route``: the path suffix it serves
+      ``mockllm._explain`` also accepts; ``route``: the path suffix it serves
       (``/chat/completions``), under any prefix.
     - ``request_id_header``: where the provider puts its request id
       (``x-request-id`` for OpenAI, ``request-id`` for Anthropic).
@@ -46,9 +51,14 @@ class WireCodec(Protocol):
       and, unless lenient, bad tool-call pairing checked on that reading).
     - ``wants_stream(body)``: whether the client asked for SSE.
     - ``render_json(plan, body)``: the non-streaming response body.
-    - ``render_events(plan, body)``: the streamed response, one complete SSE event
-      (framing included) per list item; when ``plan.error.after_chunks`` is K, the
-      first K events of the normal stream followed by the protocol's error event.
+    - ``render_stream(plan, body)``: the streamed response, rendered as it is consumed:
+      batches (lists) of complete SSE events (framing included), each batch a few tens
+      of KiB at most whatever the reply's length; when ``plan.error.after_chunks`` is
+      K, the first K events of the normal stream followed by the protocol's error event.
+      ``render_events`` (from ``StreamRenderer``) is the same events in one list.
+    - ``render_stream_error(status, type, message, sequence)``: the protocol's in-stream
+      error event, as the ``sequence``-th event of the stream (what ends a stream cut by
+      ``after_chunks``, or one the mock fails to finish).
     - ``render_error(status, type, message, param)``: the provider's HTTP error body;
       ``type``/``message`` None means the provider's usual ones for ``status``.
     """
@@ -68,7 +78,36 @@ class WireCodec(Protocol):
 
     def render_json(self, plan: ReplyPlan, body: dict[str, Any]) -> bytes: ...
 
+    def render_stream(self, plan: ReplyPlan, body: dict[str, Any]) -> EventBatches: ...
+
     def render_events(self, plan: ReplyPlan, body: dict[str, Any]) -> list[bytes]: ...
+
+    def render_stream_error(self, status: int, type: str | None, message: str | None,
+                            sequence: int) -> bytes: ...
 
     def render_error(self, status: int, type: str | None, message: str | None,
                      param: str | None = None) -> bytes: ...
+
+
+class StreamRenderer:
+    """What every codec derives from its ``render_stream``."""
+
+    def render_stream(self, plan: ReplyPlan, body: dict[str, Any]) -> EventBatches:
+        raise NotImplementedError
+
+    def render_events(self, plan: ReplyPlan, body: dict[str, Any]) -> list[bytes]:
+        """The whole stream as one list of events (tests, and callers wanting it all)."""
+        return [event for batch in self.render_stream(plan, body) for event in batch]
+
+
+def first_events(batches: Iterable[list[Any]], count: int) -> Iterator[list[Any]]:
+    """The batches of the first ``count`` items of ``batches`` (the last one cut short),
+    taking no more from ``batches`` than those need."""
+    if count <= 0:
+        return
+    for batch in batches:
+        if len(batch) >= count:
+            yield batch[:count]
+            return
+        count -= len(batch)
+        yield batch

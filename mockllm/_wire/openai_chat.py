@@ -14,13 +14,14 @@ the choices that are ours, not OpenAI's:
 
 from __future__ import annotations
 
+from itertools import chain
 from json.encoder import encode_basestring as encode_string
 from typing import Any
 
 from mockllm._conversation import Conversation, Row, text_of
 from mockllm._pairing import PairingProblem, find_pairing_problem
-from mockllm._plan import ReplyPlan, Usage, split_words
-from mockllm._wire.base import RequestRejected, dumps, sse_event
+from mockllm._plan import ReplyPlan, TextPart, Usage, slice_batches, word_batches
+from mockllm._wire.base import EventBatches, RequestRejected, StreamRenderer, dumps, first_events, sse_event
 from mockllm._wire.openai_errors import openai_error_body, openai_error_fields
 
 __all__ = ["OpenAIChatCodec", "openai_chat"]
@@ -82,11 +83,13 @@ def _usage(usage: Usage) -> dict[str, int]:
     }
 
 
-def _slices(text: str, size: int) -> list[str]:
-    return [text[i:i + size] for i in range(0, len(text), size)]
+_DONE = sse_event("[DONE]")
+_BATCH_EVENTS = 256
+_CONTENT_MARK = "\x00mockllm:content\x00"
+_CONTENT_MARK_JSON = dumps(_CONTENT_MARK)
 
 
-class OpenAIChatCodec:
+class OpenAIChatCodec(StreamRenderer):
     """The Chat Completions wire codec (see the module docstring for its choices)."""
 
     name = "openai-chat"
@@ -219,7 +222,12 @@ class OpenAIChatCodec:
 
     def render_json(self, plan: ReplyPlan, body: dict[str, Any]) -> bytes:
         """The ``chat.completion`` object."""
-        message: dict[str, Any] = {"role": "assistant", "content": _content(plan), "refusal": None}
+        texts = [part.text for part in plan.parts if isinstance(part, TextPart)]
+        # Several text parts make one ``content``: spliced in as bytes below rather than
+        # joined first, which would hold the whole reply's text twice.
+        spliced = len(texts) > 1 and any(texts)
+        content = _CONTENT_MARK if spliced else _content(plan)
+        message: dict[str, Any] = {"role": "assistant", "content": content, "refusal": None}
         if plan.tool_calls:
             message["tool_calls"] = [
                 {"id": call.id, "type": "function",
@@ -242,23 +250,36 @@ class OpenAIChatCodec:
             "usage": _usage(plan.usage),
             "system_fingerprint": SYSTEM_FINGERPRINT,
         }
-        return dumps(completion).encode()
+        rendered = dumps(completion)
+        if spliced:
+            if rendered.count(_CONTENT_MARK_JSON) == 1:
+                head, tail = rendered.split(_CONTENT_MARK_JSON)
+                return b"".join([head.encode(), b'"', *[encode_string(t)[1:-1].encode() for t in texts],
+                                 b'"', tail.encode()])
+            message["content"] = _content(plan)  # the mark was echoed (in the model name)
+            rendered = dumps(completion)
+        return rendered.encode()
 
-    def render_events(self, plan: ReplyPlan, body: dict[str, Any]) -> list[bytes]:
+    def render_stream(self, plan: ReplyPlan, body: dict[str, Any]) -> EventBatches:
         """``chat.completion.chunk`` events then ``data: [DONE]``.
 
         With ``plan.error.after_chunks`` = K: the first K events, then an error event
         and nothing more (the SDK raises ``openai.APIError``).
         """
-        events = self._chunk_events(plan, body)
+        batches = self._chunk_batches(plan, body)
         error = plan.error
         if error is not None and error.after_chunks is not None:
-            kind, _, message = openai_error_fields(error.status, error.type, error.message)
-            failure = {"error": {"message": message, "type": kind, "param": None, "code": None}}
-            return events[:error.after_chunks] + [sse_event(failure)]
-        return events + [sse_event("[DONE]")]
+            failure = self.render_stream_error(error.status, error.type, error.message, error.after_chunks)
+            return chain(first_events(batches, error.after_chunks), [[failure]])
+        return chain(batches, [[_DONE]])
 
-    def _chunk_events(self, plan: ReplyPlan, body: dict[str, Any]) -> list[bytes]:
+    def render_stream_error(self, status: int, type: str | None, message: str | None,
+                            sequence: int) -> bytes:
+        """``data: {"error": {...}}``, what the SDK raises ``openai.APIError`` for."""
+        kind, _, text = openai_error_fields(status, type, message)
+        return sse_event({"error": {"message": text, "type": kind, "param": None, "code": None}})
+
+    def _chunk_batches(self, plan: ReplyPlan, body: dict[str, Any]) -> EventBatches:
         # Every chunk is the same object around a different delta, so the JSON text
         # around the delta is built once and only the delta is encoded per chunk
         # (a 200-word reply is 200 chunks; dumping each whole object dominated).
@@ -274,25 +295,34 @@ class OpenAIChatCodec:
         def event(delta: str, tail: str = tail) -> bytes:
             return (head + delta + tail).encode()
 
+        # Events gather in ``out``, handed on every few hundred: one batch for a short
+        # reply, a few tens of KiB at a time for a long one.
         content = _content(plan)
-        events = [event(dumps({"role": "assistant", "content": "" if content is not None else None,
-                               "refusal": None}))]
+        out = [event(dumps({"role": "assistant", "content": "" if content is not None else None,
+                            "refusal": None}))]
         for key, text in (("reasoning_content", plan.reasoning or ""), ("content", plan.text)):
             before, after = f'{head}{{"{key}":', "}" + tail
-            events += [(before + encode_string(piece) + after).encode()
-                       for piece in split_words(text, plan.chunk_words)]
+            for pieces in word_batches(text, plan.chunk_words):
+                out += [(before + encode_string(piece) + after).encode() for piece in pieces]
+                if len(out) >= _BATCH_EVENTS:
+                    yield out
+                    out = []
         for index, call in enumerate(plan.tool_calls):
-            events.append(event(dumps({"tool_calls": [{
+            out.append(event(dumps({"tool_calls": [{
                 "index": index, "id": call.id, "type": "function",
                 "function": {"name": call.name, "arguments": ""},
             }]})))
-            events += [event(f'{{"tool_calls":[{{"index":{index},"function":{{"arguments":{encode_string(piece)}}}}}]}}')
-                       for piece in _slices(call.arguments, ARGUMENT_SLICE)]
+            for pieces in slice_batches(call.arguments, ARGUMENT_SLICE):
+                out += [event(f'{{"tool_calls":[{{"index":{index},"function":{{"arguments":{encode_string(piece)}}}}}]}}')
+                        for piece in pieces]
+                if len(out) >= _BATCH_EVENTS:
+                    yield out
+                    out = []
         finish = f',"logprobs":null,"finish_reason":{dumps(_finish_reason(plan.stop_reason))}}}]' + usage_null + "}\n\n"
-        events.append(event("{}", finish))
+        out.append(event("{}", finish))
         if include_usage:
-            events.append((base + f'"choices":[],"usage":{dumps(_usage(plan.usage))}}}\n\n').encode())
-        return events
+            out.append((base + f'"choices":[],"usage":{dumps(_usage(plan.usage))}}}\n\n').encode())
+        yield out
 
     def render_error(self, status: int, type: str | None, message: str | None,
                      param: str | None = None) -> bytes:

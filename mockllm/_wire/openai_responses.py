@@ -12,12 +12,14 @@ cannot disagree.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from itertools import chain
 from typing import Any
 
 from mockllm._conversation import Conversation, Row, text_of
 from mockllm._pairing import find_pairing_problem
-from mockllm._plan import ReplyPlan, TextPart, split_words
-from mockllm._wire.base import RequestRejected, dumps, sse_event
+from mockllm._plan import ReplyPlan, TextPart, count_words, slice_batches, word_batches
+from mockllm._wire.base import EventBatches, RequestRejected, StreamRenderer, dumps, first_events, sse_event
 from mockllm._wire.openai_errors import openai_error_body, openai_error_fields
 
 __all__ = ["OpenAIResponsesCodec", "openai_responses"]
@@ -37,20 +39,15 @@ _MESSAGE_TEXT_TYPES = ("input_text", "output_text", "text", "refusal")
 # cut lands inside a key or a string, as the real API's token-sized pieces do.
 _ARGUMENT_PIECE_CHARS = 7
 
-def _argument_pieces(arguments: str) -> list[str]:
-    n = _ARGUMENT_PIECE_CHARS
-    return [arguments[i:i + n] for i in range(0, len(arguments), n)]
-
-
 def _reasoning_tokens(plan: ReplyPlan) -> int:
     # The plan carries no reasoning count; a word per token is close enough and never
     # exceeds the output tokens the plan bills.
     if not plan.reasoning:
         return 0
-    return min(len(split_words(plan.reasoning, 1)), plan.usage.output_tokens)
+    return min(count_words(plan.reasoning), plan.usage.output_tokens)
 
 
-class OpenAIResponsesCodec:
+class OpenAIResponsesCodec(StreamRenderer):
     """Renders reply plans as OpenAI Responses API bodies and server-sent events.
 
     Ids are derived from ``plan.response_id`` and each item's output index
@@ -130,31 +127,40 @@ class OpenAIResponsesCodec:
         """The final response object, the one ``response.completed`` carries."""
         return dumps(self._final_response(plan, body, _output_items(plan))).encode()
 
-    def render_events(self, plan: ReplyPlan, body: dict[str, Any]) -> list[bytes]:
+    def render_stream(self, plan: ReplyPlan, body: dict[str, Any]) -> EventBatches:
         """The full event stream, or its first K events then an ``error`` event."""
         items = _output_items(plan)
-        final = self._final_response(plan, body, items)
-        started = self._response(plan, body, status="in_progress", output=[])
-        events: list[dict[str, Any]] = [
-            {"type": "response.created", "response": started},
-            {"type": "response.in_progress", "response": started},
-        ]
-        for index, item in enumerate(items):
-            events.extend(_item_events(item, index, plan.chunk_words))
-        terminal = "response.completed" if final["status"] == "completed" else "response.incomplete"
-        events.append({"type": terminal, "response": final})
+
+        def opening() -> Iterator[list[dict[str, Any]]]:
+            started = self._response(plan, body, status="in_progress", output=[])
+            yield [{"type": "response.created", "response": started},
+                   {"type": "response.in_progress", "response": started}]
+            for index, item in enumerate(items):
+                yield from _item_events(item, index, plan.chunk_words)
+
+        def terminal() -> Iterator[list[dict[str, Any]]]:
+            final = self._final_response(plan, body, items)
+            kind = "response.completed" if final["status"] == "completed" else "response.incomplete"
+            yield [{"type": kind, "response": final}]
 
         error = plan.error
-        if error is not None and error.after_chunks is not None:
-            # The error takes the terminal event's place at the latest: a stream that
-            # already said "completed" cannot fail.
-            kept = min(max(error.after_chunks, 0), len(events) - 1)
-            events = events[:kept]
-            events.append(_error_event(error.status, error.type, error.message))
-        return [
-            sse_event({"type": event["type"], "sequence_number": seq, **event}, event=event["type"])
-            for seq, event in enumerate(events)
-        ]
+        cut = error.after_chunks if error is not None else None
+        # The error takes the terminal event's place at the latest: a stream that
+        # already said "completed" cannot fail.
+        batches = chain(opening(), terminal()) if cut is None else first_events(opening(), cut)
+        sequence = 0
+        for batch in batches:
+            yield [sse_event({"type": event["type"], "sequence_number": seq, **event}, event=event["type"])
+                   for seq, event in enumerate(batch, sequence)]
+            sequence += len(batch)
+        if error is not None and cut is not None:
+            yield [self.render_stream_error(error.status, error.type, error.message, sequence)]
+
+    def render_stream_error(self, status: int, type: str | None, message: str | None,
+                            sequence: int) -> bytes:
+        """The ``error`` event (see ``_error_event``) numbered ``sequence``."""
+        return sse_event({"type": "error", "sequence_number": sequence, **_error_event(status, type, message)},
+                         event="error")
 
     def render_error(self, status: int, type: str | None, message: str | None,
                      param: str | None = None) -> bytes:
@@ -301,52 +307,45 @@ def _output_items(plan: ReplyPlan) -> list[dict[str, Any]]:
     return items
 
 
-def _item_events(item: dict[str, Any], index: int, chunk_words: int) -> list[dict[str, Any]]:
-    """The added / delta / done events that build ``item`` at ``output_index`` index."""
+def _item_events(item: dict[str, Any], index: int, chunk_words: int) -> Iterator[list[dict[str, Any]]]:
+    """The added / delta / done events that build ``item`` at ``output_index`` index, in
+    batches (the deltas made as they are consumed)."""
     where = {"item_id": item["id"], "output_index": index}
     kind = item["type"]
-    events: list[dict[str, Any]] = []
     if kind == "reasoning":
-        events.append({"type": "response.output_item.added", "output_index": index,
-                       "item": {**item, "summary": []}})
+        yield [{"type": "response.output_item.added", "output_index": index, "item": {**item, "summary": []}}]
         for s, summary in enumerate(item["summary"]):
             at = {**where, "summary_index": s}
-            events.append({"type": "response.reasoning_summary_part.added", **at,
-                           "part": {"type": "summary_text", "text": ""}})
-            events.extend({"type": "response.reasoning_summary_text.delta", **at, "delta": delta}
-                          for delta in split_words(summary["text"], chunk_words))
-            events.append({"type": "response.reasoning_summary_text.done", **at,
-                           "text": summary["text"]})
-            events.append({"type": "response.reasoning_summary_part.done", **at, "part": summary})
+            yield [{"type": "response.reasoning_summary_part.added", **at,
+                    "part": {"type": "summary_text", "text": ""}}]
+            for batch in word_batches(summary["text"], chunk_words):
+                yield [{"type": "response.reasoning_summary_text.delta", **at, "delta": delta} for delta in batch]
+            yield [{"type": "response.reasoning_summary_text.done", **at, "text": summary["text"]},
+                   {"type": "response.reasoning_summary_part.done", **at, "part": summary}]
     elif kind == "message":
-        events.append({"type": "response.output_item.added", "output_index": index,
-                       "item": {**item, "status": "in_progress", "content": []}})
+        yield [{"type": "response.output_item.added", "output_index": index,
+                "item": {**item, "status": "in_progress", "content": []}}]
         for c, part in enumerate(item["content"]):
             at = {**where, "content_index": c}
             if part["type"] == "refusal":
-                events.append({"type": "response.content_part.added", **at,
-                               "part": {"type": "refusal", "refusal": ""}})
-                events.extend({"type": "response.refusal.delta", **at, "delta": delta}
-                              for delta in split_words(part["refusal"], chunk_words))
-                events.append({"type": "response.refusal.done", **at, "refusal": part["refusal"]})
+                yield [{"type": "response.content_part.added", **at, "part": {"type": "refusal", "refusal": ""}}]
+                for batch in word_batches(part["refusal"], chunk_words):
+                    yield [{"type": "response.refusal.delta", **at, "delta": delta} for delta in batch]
+                done = {"type": "response.refusal.done", **at, "refusal": part["refusal"]}
             else:
-                events.append({"type": "response.content_part.added", **at,
-                               "part": {**part, "text": ""}})
-                events.extend({"type": "response.output_text.delta", **at, "delta": delta,
-                               "logprobs": []}
-                              for delta in split_words(part["text"], chunk_words))
-                events.append({"type": "response.output_text.done", **at, "text": part["text"],
-                               "logprobs": []})
-            events.append({"type": "response.content_part.done", **at, "part": part})
+                yield [{"type": "response.content_part.added", **at, "part": {**part, "text": ""}}]
+                for batch in word_batches(part["text"], chunk_words):
+                    yield [{"type": "response.output_text.delta", **at, "delta": delta, "logprobs": []}
+                           for delta in batch]
+                done = {"type": "response.output_text.done", **at, "text": part["text"], "logprobs": []}
+            yield [done, {"type": "response.content_part.done", **at, "part": part}]
     else:
-        events.append({"type": "response.output_item.added", "output_index": index,
-                       "item": {**item, "status": "in_progress", "arguments": ""}})
-        events.extend({"type": "response.function_call_arguments.delta", **where, "delta": piece}
-                      for piece in _argument_pieces(item["arguments"]))
-        events.append({"type": "response.function_call_arguments.done", **where,
-                       "arguments": item["arguments"]})
-    events.append({"type": "response.output_item.done", "output_index": index, "item": item})
-    return events
+        yield [{"type": "response.output_item.added", "output_index": index,
+                "item": {**item, "status": "in_progress", "arguments": ""}}]
+        for batch in slice_batches(item["arguments"], _ARGUMENT_PIECE_CHARS):
+            yield [{"type": "response.function_call_arguments.delta", **where, "delta": piece} for piece in batch]
+        yield [{"type": "response.function_call_arguments.done", **where, "arguments": item["arguments"]}]
+    yield [{"type": "response.output_item.done", "output_index": index, "item": item}]
 
 
 def _error_event(status: int, type: str | None, message: str | None) -> dict[str, Any]:

@@ -29,7 +29,7 @@ from mockllm._generation import (
     tool_call_id,
     turn_of_tool_call_id,
 )
-from mockllm._plan import ReplyPlan, split_words
+from mockllm._plan import ReplyPlan, count_words, slice_batches, split_words, word_batches
 from tests.mockllm.conversation_support import PREFIX
 
 REPO = Path(__file__).resolve().parents[2]
@@ -260,3 +260,27 @@ def test_split_words_examples() -> None:
     assert split_words("  lead and trail  ", 1) == ["  lead ", "and ", "trail  "]
     assert split_words("", 3) == []
     assert split_words("   ", 1) == ["   "]
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.text(alphabet=st.sampled_from(list("ab é\n\t  ,.")), max_size=300),
+       per_chunk=st.integers(min_value=1, max_value=6), batch_chars=st.integers(min_value=1, max_value=40))
+def test_word_batches_make_split_words_deltas_a_batch_at_a_time(text: str, per_chunk: int, batch_chars: int) -> None:
+    batches = list(word_batches(text, per_chunk, batch_chars))
+    assert [piece for batch in batches for piece in batch] == split_words(text, per_chunk)
+    assert all(batches)
+    assert count_words(text) == len(split_words(text, 1))
+
+
+def test_word_batches_keep_a_long_text_in_batches_of_about_the_size_asked() -> None:
+    text = generate_words(50_000, "batches")
+    batches = list(word_batches(text, 1, 2048))
+    assert len(batches) > 100
+    assert max(len("".join(batch)) for batch in batches) < 2048 + 40
+
+
+def test_slice_batches_cut_every_n_characters_in_batches() -> None:
+    text = "abcdefghij" * 1000
+    batches = list(slice_batches(text, 8, 100))
+    assert [piece for batch in batches for piece in batch] == [text[i:i + 8] for i in range(0, len(text), 8)]
+    assert max(len(batch) for batch in batches) == 12

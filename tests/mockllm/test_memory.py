@@ -1,17 +1,18 @@
-"""Peak memory of one request is bounded whatever it scripts, and reset gives memory
-back (issue 16). Read from the server subprocess's /proc/<pid>/status: VmHWM (peak
-resident set) and VmRSS."""
+"""Peak memory of one request is bounded whatever it scripts, a stream is rendered as it
+is sent, and reset gives memory back (issue 16). Read from the server subprocess's
+/proc/<pid>/status: VmHWM (peak resident set) and VmRSS."""
 
 from __future__ import annotations
 
 import json
+from collections import deque
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx2
 import pytest
 
-from tests.mockllm.server_support import PATHS, ServerProcess, launch, script, user_body
+from tests.mockllm.server_support import PATHS, PROTOCOLS, ServerProcess, launch, script, user_body
 
 MIB = 1024 * 1024
 
@@ -62,3 +63,41 @@ def test_the_largest_reply_allowed_stays_under_256_mb_and_reset_gives_memory_bac
         assert status_kib(server, "VmHWM") * 1024 < 256 * MIB
         assert http.post("/_mockllm/reset").status_code == 200
         assert (status_kib(server, "VmRSS") - baseline) * 1024 < 48 * MIB
+
+
+# Words making a stream of about 40 MB in each protocol (an Anthropic delta is smaller).
+_LAST_EVENT = {"openai-chat": b"data: [DONE]", "anthropic-messages": b"event: message_stop",
+               "openai-responses": b"event: response.completed"}
+_STREAM_WORDS = {"openai-chat": 160_000, "anthropic-messages": 330_000, "openai-responses": 170_000}
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_a_long_stream_is_rendered_as_it_is_sent_so_its_peak_is_a_fraction_of_its_size(
+        tmp_path: Path, protocol: str) -> None:
+    # A cap raised far past the default, so that the stream dwarfs the server's own
+    # memory: built whole, its events and their joined bytes alone would be twice its size.
+    started = launch(tmp_path, "--port", "0", "--max-output-bytes", str(256 * MIB))
+    try:
+        server = started.wait_ready()
+        words = _STREAM_WORDS[protocol]
+        messages = [{"text_message": {"length": min(100_000, words - i)}} for i in range(0, words, 100_000)]
+        body = user_body(protocol, script({"id": "long", "messages": messages}), stream=True)
+        body["store"] = False  # Responses: nothing held for a later previous_response_id
+        with httpx2.Client(base_url=server.base_url, timeout=120) as http:
+            assert http.get("/_mockllm/health").status_code == 200
+            baseline = status_kib(server, "VmRSS")
+            with http.stream("POST", PATHS[protocol], content=json.dumps(body).encode(),
+                             headers={"content-type": "application/json"}) as reply:
+                assert reply.status_code == 200
+                assert "x-mockllm-fallback" not in reply.headers
+                assert "content-length" not in reply.headers  # sent in pieces as they are made
+                size, tail = 0, deque(maxlen=64)  # the last pieces: the last event may be long
+                for piece in reply.iter_raw():
+                    size += len(piece)
+                    tail.append(piece)
+        growth = status_kib(server, "VmHWM") * 1024 - baseline * 1024
+        assert size > 32 * MIB
+        assert growth < 16 * MIB, f"peak grew {growth / MIB:.1f} MiB for a {size / MIB:.1f} MiB stream"
+        assert _LAST_EVENT[protocol] in b"".join(tail)  # whole: the stream's last event came
+    finally:
+        started.stop()

@@ -389,6 +389,10 @@ def _door_requests() -> list[tuple[str, str, bytes]]:
                                     {"tool_call": [{"name": "lookup", "args": {"q": "x y"}}]}]})
     plain = script(text(9), prompt="doors")
     paced = script(text(4, timing={"first_chunk_ms": 1, "chunk_ms": 1}))
+    long_stream = script({"id": "long", "reasoning": {"length": 700}, "chunk_words": 2, "messages": [
+        {"text_message": {"length": 2500}}, {"tool_call": [{"name": "lookup", "args": {"q": "é" * 3000}}]}]})
+    long_cut = script(text(3000, error={"status": 500, "after_chunks": 2000}))
+    long_paced = script(text(900, timing={"first_chunk_ms": 1, "chunk_ms": 0}))
     chat_turn_1 = {"model": OPENAI_MODEL, "messages": [
         {"role": "user", "content": tools_chain},
         {"role": "assistant", "content": None, "tool_calls": [
@@ -405,6 +409,10 @@ def _door_requests() -> list[tuple[str, str, bytes]]:
             requests.append((f"{protocol}-thinking-{stream}", protocol, user_body(protocol, thinking, stream=stream)))
         requests.append((f"{protocol}-fallback", protocol, user_body(protocol, "no script here", stream=True)))
         requests.append((f"{protocol}-paced", protocol, user_body(protocol, paced, stream=True)))
+        # Streams long enough to be rendered as they are sent (mockllm._response).
+        requests.append((f"{protocol}-long", protocol, user_body(protocol, long_stream, stream=True)))
+        requests.append((f"{protocol}-long-cut", protocol, user_body(protocol, long_cut, stream=True)))
+        requests.append((f"{protocol}-long-paced", protocol, user_body(protocol, long_paced, stream=True)))
         requests.append((f"{protocol}-orphan", protocol, orphan_result_body(protocol)))
         requests.append((f"{protocol}-429", protocol,
                          user_body(protocol, script({"id": "limit", "error": {"status": 429, "retry_after_ms": 5}}))))

@@ -75,7 +75,7 @@ def test_fallbacks_and_unscripted_rejections_fail_at_teardown(project: pytest.Py
         "no user message holds an instruction block\n"
         "      protocol: openai-chat\n"
         "      chain: none (no user message holds an instruction block)\n"
-        "No script is registered (mockllm.script) to answer requests without instruction tags.\n"
+        "No script is registered (mockllm._script) to answer requests without instruction tags.\n"
         "Script every model call the code makes (an instruction chain in a user message, or "
         "mockllm.script(chain, match=...)), or allow this with @pytest.mark.mockllm(allow_fallback=True)."
     ), untagged

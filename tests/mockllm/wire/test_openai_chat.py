@@ -370,3 +370,15 @@ def test_async_client_streams_text_and_tool_calls() -> None:
 
     recorder = Recorder(make_plan(TextPart("Async hello."), weather_call(), stop_reason="tool_use"))
     assert asyncio.run(_async_stream(recorder)) == ("Async hello.", ["get_weather"])
+
+
+@pytest.mark.parametrize("model", ["m", "\x00mockllm:content\x00"])
+def test_several_text_parts_make_one_content_whatever_the_model_name_echoes(model: str) -> None:
+    parts = (TextPart("héllo \"quoted\"\n"), ToolCallPart("call_1", "f", "{}"), TextPart("and\tmore"))
+    rendered = openai_chat.render_json(make_plan(*parts), {"model": model})
+    completion = json.loads(rendered)
+    assert completion["model"] == model
+    assert completion["choices"][0]["message"]["content"] == "héllo \"quoted\"\nand\tmore"
+    # The same bytes as one text part holding the joined text.
+    assert rendered == openai_chat.render_json(make_plan(TextPart("héllo \"quoted\"\nand\tmore"), parts[1]),
+                                               {"model": model})
