@@ -67,10 +67,11 @@ AREAS = {
                        # starts fresh interpreters, and reads no selection
                        "--deselect", "tests/mockllm/test_generation.py::"
                        "test_same_chain_turn_and_seed_give_the_same_plan_in_fresh_processes")),
+    # The bundled scenarios are tests too: their goldens hold every field of every event.
     "invariants": Area(("harness/invariants.py",),
-                       ("tests/harness/test_invariants.py", "tests/harness/agent")),
+                       ("tests/harness/test_invariants.py", "tests/harness/agent", "scenarios")),
     "agent": Area(("harness/agent/*", "harness/events.py"),
-                  ("tests/harness/agent", "tests/harness/test_invariants.py")),
+                  ("tests/harness/agent", "tests/harness/test_invariants.py", "scenarios")),
     "planner": Area(("harness/planner/*",), ("tests/harness/planner",)),
     "chain": Area(("harness/chain/*",), ("tests/harness/chain",)),
 }
