@@ -72,7 +72,9 @@ AREAS = {
                        ("tests/harness/test_invariants.py", "tests/harness/agent", "scenarios")),
     "agent": Area(("harness/agent/*", "harness/events.py"),
                   ("tests/harness/agent", "tests/harness/test_invariants.py", "scenarios")),
-    "planner": Area(("harness/planner/*",), ("tests/harness/planner",)),
+    "planner": Area(("harness/planner/*",),
+                    ("tests/harness/planner", *(f"scenarios/planner_{name}.yaml" for name in (
+                        "calculator", "division_by_zero", "planning_failure", "simple_chat")))),
     "chain": Area(("harness/chain/*",), ("tests/harness/chain",)),
 }
 
