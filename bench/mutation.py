@@ -149,18 +149,15 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [n for n in names if n not in AREAS]
     if unknown:
         parser.error(f"unknown area(s) {unknown}; the areas are {list(AREAS)}")
-    rows = []
     print(f"{'area':<11} {'mutants':>7} {'killed':>6} {'survived':>8} {'timeout':>7} {'no tests':>8} {'seconds':>7}")
+    summary = RESULTS / "summary.json"
     for name in names:
         row = run_area(name, AREAS[name], options.max_children, options.show_survivors)
-        rows.append(row)
         print(f"{name:<11} {row['mutants']:>7} {row['killed']:>6} {row['survived']:>8} {row['timeout']:>7} "
               f"{row['no tests']:>8} {row['seconds']:>7}", flush=True)
-    summary = RESULTS / "summary.json"
-    previous = json.loads(summary.read_text(encoding="utf-8")) if summary.exists() else {}
-    date = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    previous.update({row["area"]: {**row, "date": date} for row in rows})
-    summary.write_text(json.dumps(previous, indent=2) + "\n", encoding="utf-8")
+        recorded = json.loads(summary.read_text(encoding="utf-8")) if summary.exists() else {}
+        recorded[name] = {**row, "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
+        summary.write_text(json.dumps(recorded, indent=2) + "\n", encoding="utf-8")
     print(f"survivors by name: {summary}")
     return 0
 

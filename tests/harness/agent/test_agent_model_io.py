@@ -99,6 +99,20 @@ def test_an_approval_request_names_the_tool_call_and_its_arguments(harnesses: li
                                      "create_customer with {'name': 'Test Corp'}")]
 
 
+def test_a_tool_registered_with_requires_approval_overrides_its_name(harnesses: list[Harness]) -> None:
+    tools, ran = ToolRegistry(), []
+    tools.register("create_note", requires_approval=False)(lambda: ran.append("create_note") or "ok")
+    tools.register("send_email", requires_approval=True)(lambda: ran.append("send_email") or "sent")
+    asked: list[str] = []
+    h = Harness("anthropic-messages", tools=tools,
+                approvals=ApprovalManager(decide=lambda r: asked.append(r.tool_name) is None))
+    harnesses.append(h)
+    result = h.run(script("Note, then mail", {"messages": [call("create_note")]}, {"messages": [call("send_email")]},
+                          {"messages": [text("Done.")]}))
+    assert asked == ["send_email"] and ran == ["create_note", "send_email"]
+    inv.check_approval_flow(result.events)
+
+
 def test_a_store_and_a_queue_of_the_callers_get_the_events_and_stay_open(harnesses: list[Harness]) -> None:
     store, queue = SQLiteEventStore(), InMemoryMessageQueue()
     h = Harness("anthropic-messages", store=store, queue=queue)
