@@ -11,6 +11,7 @@ import httpx2
 import pytest
 
 from harness import invariants
+from harness.agent.store import SQLiteEventStore
 from harness.llm import model_client
 from harness.planner import (
     CalculationError,
@@ -282,3 +283,22 @@ def test_the_calculator_refuses_what_is_not_an_expression(expression: Any) -> No
 def test_a_whole_quotient_is_an_integer_and_zero_to_the_zero_is_one() -> None:
     assert calculate("10 / 2") == 5 and isinstance(calculate("10 / 2"), int)
     assert calculate("0 ** 0") == 1
+
+
+def test_the_fallback_answers_a_query_that_looks_like_a_placeholder(bench: Any) -> None:
+    b = bench()
+    result = b.run("What does {{step1_result}} mean?", reply("no plan"), reply("It names the first step's result."))
+    assert result.success and result.fallback_reason is not None
+    assert result.final_text == "It names the first step's result."  # the query itself, never interpolated
+
+
+def test_a_store_given_to_the_executor_gets_the_persisted_events() -> None:
+    store = SQLiteEventStore()
+    http = httpx2.AsyncClient(transport=HTTPX2Transport(MockLLM()))
+    executor = TaskExecutor(model_client("anthropic-messages", http_client=http), store=store)
+    query = InstructionChain.model_validate({"instruction_chain": [reply(SIMPLE_PLAN), reply("Fine.")]}).tagged("Hi")
+    result = asyncio.run(executor.run(query, "s-store"))
+    executor.close()  # closes only a store it made
+    assert store.events("s-store") == [e for e in result.events if e.sequence_number is not None]
+    assert [e.type for e in store.events("s-store")] == ["plan_created", "step_complete"]
+    store.close()
