@@ -91,6 +91,13 @@ def fuzz_request(draw: st.DrawFn) -> tuple[str, dict[str, str], bytes]:
     return path, headers, draw(_body(path))
 
 
+# The pieces, for fuzzing other JSON doors (the chain service's REST body).
+odd_numbers = _odd_numbers
+odd_text = _odd_text
+json_values = _json
+hostile_dumps = _dumps
+
+
 def is_scripted_fault(headers: list[tuple[str, str]], body: bytes) -> bool:
     """Whether a 5xx reply is one an instruction's ``error`` scripted (it carries the
     instruction header), not a failure of the mock (which says "bug in mockllm")."""

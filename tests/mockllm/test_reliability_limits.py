@@ -22,6 +22,7 @@ from mockllm._engine import CHAIN_TABLE_BYTES
 from mockllm import _script
 from mockllm._script import MAX_VALUES, clear_script_cache, parse_script
 from tests.mockllm.server_support import PATHS, PROTOCOLS, ServerProcess, launch, script, user_body
+from tests.mockllm.test_server_faults import threaded_server
 
 KIB = 1024
 MIB = 1024 * KIB
@@ -237,3 +238,30 @@ def test_past_max_scripts_the_server_answers_409_and_reset_makes_room(tmp_path: 
         assert post(server, "/_mockllm/scripts", chain)[0] == 201
     finally:
         started.stop()
+
+
+def test_a_bug_in_a_server_route_is_a_json_500_with_a_request_id_and_the_connection_still_serves() -> None:
+    mock = MockLLM()
+
+    def broken() -> list[object]:
+        raise KeyError("boom")
+
+    mock.unused_steps = broken  # type: ignore[method-assign]
+    with threaded_server(mock) as (_, base):
+        address = urlsplit(base)
+        connection = http.client.HTTPConnection(address.hostname, address.port, timeout=30)
+        try:
+            connection.request("GET", "/_mockllm/unused")
+            response = connection.getresponse()
+            error = json.loads(response.read())
+            assert response.status == 500
+            request_id = response.getheader("x-request-id")
+            assert request_id and request_id in error["error"]["message"]
+            assert "bug in mockllm" in error["error"]["message"]
+            sock = connection.sock
+            connection.request("GET", "/_mockllm/health")
+            again = connection.getresponse()
+            assert again.status == 200 and json.loads(again.read()) == {"status": "ok"}
+            assert connection.sock is sock
+        finally:
+            connection.close()

@@ -18,7 +18,9 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from playwright.sync_api import Browser, Locator, Page, expect
 
-from tests.harness.browser_support import ARTIFACTS, PNG_SIGNATURE, browser  # noqa: F401 - browser is a fixture
+from tests.harness.browser_support import ARTIFACTS, PNG_SIGNATURE, browser
+
+__all__ = ["browser"]  # fixtures, requested by name (and pyflakes sees them used)
 from tests.harness.service.service_support import ANSWER, ATLAS, REASONING, capital_chain, composed_answer, tool_chain
 from harness.chain import CITATION_SCHEMA, McpContextBuilder, filter_context
 
