@@ -6,6 +6,7 @@ with it: the export lists are the API users import from.
 
 from __future__ import annotations
 
+import ast
 import builtins
 import importlib
 import inspect
@@ -186,6 +187,19 @@ def test_harness_exports_are_the_objects_their_modules_define() -> None:
         module = importlib.import_module(value.__module__)
         assert value.__module__.startswith("harness"), name
         assert getattr(module, name) is value, f"harness.{name} is not {value.__module__}.{name}"
+
+
+def test_type_checkers_see_the_doors_the_runtime_loads() -> None:
+    """The ``if TYPE_CHECKING:`` imports of ``harness/__init__`` name the same module for
+    each door as its lazy loader, so editors and mypy resolve what users run."""
+    tree = ast.parse(inspect.getsource(harness))
+    block = next(node for node in tree.body if isinstance(node, ast.If)
+                 and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING")
+    typed = {alias.name: node.module for node in block.body if isinstance(node, ast.ImportFrom)
+             for alias in node.names}
+    lazy = {name: inspect.getmodule(getattr(harness, name)).__name__ for name in harness.__all__
+            if name not in {"HarnessError", "MissingExtra"}}
+    assert typed == lazy
 
 
 def test_unknown_harness_name_is_an_attribute_error() -> None:
