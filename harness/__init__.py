@@ -193,10 +193,11 @@ def __getattr__(name: str) -> Any:
     try:
         module = importlib.import_module(module_name)
     except ModuleNotFoundError as exc:
-        package = (exc.name or "").partition(".")[0]
-        if isinstance(exc, MissingExtra) or package not in _EXTRAS:
+        # Only a missing top-level package is a missing extra; a missing submodule of an
+        # installed one is a version problem, better shown as Python reports it.
+        if isinstance(exc, MissingExtra) or exc.name not in _EXTRAS:
             raise
-        raise _missing_extra(package, needed_by=f"harness.{name}") from exc
+        raise _missing_extra(exc.name, needed_by=f"harness.{name}") from exc
     value = getattr(module, name)
     globals()[name] = value  # later lookups skip this function
     return value
