@@ -22,7 +22,8 @@ from tests.harness.browser_support import ARTIFACTS, PNG_SIGNATURE, browser
 
 __all__ = ["browser"]  # fixtures, requested by name (and pyflakes sees them used)
 from tests.harness.service.service_support import ANSWER, ATLAS, REASONING, capital_chain, composed_answer, tool_chain
-from harness.chain import CITATION_SCHEMA, McpContextBuilder, filter_context
+from harness.chain import McpContextBuilder, filter_context
+from harness.chain.mcp_context import CITATION_SCHEMA
 
 if TYPE_CHECKING:
     from service_support import LiveServer, ServiceBench
