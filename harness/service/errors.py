@@ -5,6 +5,7 @@
     ChainServiceError (500)
     ├── BadRequest (400)
     ├── Unauthorized (401)
+    ├── Forbidden (403)     the caller's permissions deny it (never for another organization's)
     └── NotFound (404)      an unknown plan and another organization's read the same
 
 The doors render them as ``{"status": ..., "detail": ...}`` (the SCIM error form).
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["BadRequest", "ChainServiceError", "NotFound", "Unauthorized"]
+__all__ = ["BadRequest", "ChainServiceError", "Forbidden", "NotFound", "Unauthorized"]
 
 
 class ChainServiceError(Exception):
@@ -36,6 +37,10 @@ class BadRequest(ChainServiceError):
 
 class Unauthorized(ChainServiceError):
     status = 401
+
+
+class Forbidden(ChainServiceError):
+    status = 403
 
 
 class NotFound(ChainServiceError):
