@@ -205,4 +205,7 @@ def load_service_config(path: str | Path | None = None, *, base_url: str | None 
         data = ServiceFile.model_validate(raw)
     except ValidationError as exc:
         raise ValueError(f"{path}: {validation_problems(exc, 'file')[0]}") from exc
-    return service_config(data, base_url=base_url, api_key=api_key)
+    try:
+        return service_config(data, base_url=base_url, api_key=api_key)
+    except ValueError as exc:  # a tool that does not import, a character that is not there
+        raise ValueError(f"{path}: {exc}") from exc
