@@ -3,14 +3,13 @@ POLICY_GATE steps, dynamic step insertion, guards, events, MCP context blocks,
 ``am7://`` references (one resolver for named resources), permissions, character
 records, a SQLite plan store and export as chat history."""
 
-from harness.chain.access import EVERYTHING, Permissions
-from harness.chain.characters import CHARACTER_TOOL_NAMES, Character, CharacterError, character_tools, read_character
+from harness.chain.access import Permissions
+from harness.chain.characters import Character, CharacterError, character_tools, read_character
 from harness.chain.context import restore_context, save_context
 from harness.chain.errors import PlanExecutionError
-from harness.chain.executor import ABSOLUTE_MAX_STEPS, ChainExecutor, ChainListener
-from harness.chain.export import MAGIC8_KEYS, TYPE_LABELS, chain_chat_history
+from harness.chain.executor import ChainExecutor, ChainListener
+from harness.chain.export import chain_chat_history
 from harness.chain.mcp_context import (
-    CITATION_SCHEMA,
     FilteredContext,
     McpContextBlock,
     McpContextBuilder,
@@ -19,16 +18,12 @@ from harness.chain.mcp_context import (
 )
 from harness.chain.models import ChainEvent, ChainPlan, PlanStep, PromptConfig, StepStatus, StepType
 from harness.chain.policy import ChatOperationPattern, Condition, ExpressionPattern, Policy, PolicyDecision, Rule
-from harness.chain.routing import MAX_INSERTED_PER_DECISION, ROUTE_PROMPT
 from harness.chain.store import PlanStore, SQLitePlanStore
 from harness.chain.uris import Am7Uri, UnknownReference, plan_uri, resolve_name
 from harness.chain.vectors import InMemoryVectorStore, VectorHit, VectorStore
 
 __all__ = [
-    "ABSOLUTE_MAX_STEPS",
     "Am7Uri",
-    "CHARACTER_TOOL_NAMES",
-    "CITATION_SCHEMA",
     "ChainEvent",
     "ChainExecutor",
     "ChainListener",
@@ -37,12 +32,9 @@ __all__ = [
     "CharacterError",
     "ChatOperationPattern",
     "Condition",
-    "EVERYTHING",
     "ExpressionPattern",
     "FilteredContext",
     "InMemoryVectorStore",
-    "MAGIC8_KEYS",
-    "MAX_INSERTED_PER_DECISION",
     "McpContextBlock",
     "McpContextBuilder",
     "Permissions",
@@ -52,13 +44,10 @@ __all__ = [
     "Policy",
     "PolicyDecision",
     "PromptConfig",
-    "ROUTE_PROMPT",
     "Rule",
     "SQLitePlanStore",
     "StepStatus",
     "StepType",
-    "TYPE_LABELS",
-    "UnknownReference",
     "VectorHit",
     "VectorStore",
     "chain_chat_history",

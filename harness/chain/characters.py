@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from harness.chain.access import EVERYTHING, Permissions, forbidden
 from harness.chain.uris import CHARACTER, Am7Uri, UnknownReference, resolve_name
+from harness.exceptions import HarnessError
 
 __all__ = ["CHARACTER_TOOL_NAMES", "Character", "CharacterError", "character_record", "character_tools",
            "read_character"]
@@ -42,7 +43,7 @@ class Character(BaseModel):
     attributes: dict[str, Any] = Field(default_factory=dict)
 
 
-class CharacterError(LookupError):
+class CharacterError(HarnessError, LookupError):
     """A character that cannot be read: ``status`` 404 (not found) or 403 (forbidden)."""
 
     def __init__(self, message: str, status: int) -> None:

@@ -25,6 +25,8 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from urllib.parse import quote, unquote
 
+from harness.exceptions import HarnessError
+
 __all__ = ["AM7_SCHEME", "CHARACTER", "CHAT_CONFIG", "POLICY", "PROMPT_CONFIG", "Am7Uri", "UnknownReference",
            "plan_uri", "resolve_name"]
 
@@ -80,7 +82,7 @@ def plan_uri(organization: str, plan_id: str) -> str:
     return str(Am7Uri(organization, "tool.plan", plan_id))
 
 
-class UnknownReference(LookupError):
+class UnknownReference(HarnessError, LookupError):
     """A name or ``am7://`` URI naming nothing the organization can see (a 404)."""
 
 

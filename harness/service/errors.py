@@ -15,10 +15,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from harness.exceptions import HarnessError
+
 __all__ = ["BadRequest", "ChainServiceError", "Forbidden", "NotFound", "Unauthorized"]
 
 
-class ChainServiceError(Exception):
+class ChainServiceError(HarnessError):
     """A request the service answers with ``status`` and ``detail``."""
 
     status = 500

@@ -8,7 +8,6 @@ import json
 import pytest
 
 from harness.chain import (
-    EVERYTHING,
     Character,
     CharacterError,
     ChainPlan,
@@ -24,6 +23,7 @@ from harness.chain import (
     resolve_name,
     save_context,
 )
+from harness.chain.access import EVERYTHING
 from tests.harness.chain.chain_support import PROMPTS, Bench, answers, llm, step
 
 ALWAYS = Policy.model_validate({"name": "always", "rules": [{"patterns": [
