@@ -23,10 +23,11 @@
 - POLICY_GATE steps evaluate a named ``Policy`` over the previous output (or
   ``inputs.fact``): PERMIT passes the (possibly rewritten) fact on; DENY marks the step
   GATED and ends the chain (``chainComplete`` with the reason).
-- A plan with a query and no steps is planned by the model first (``planning``): its
-  steps are told the plan's ``dataReferences``; an unusable plan fails the run
-  (a ``stepError`` naming no step: ``planning failed: ...``). LLM steps that name no chat or
-  prompt config take the plan's ``chatConfigName`` / ``promptConfigName``.
+- A plan with a query and no steps is planned by the model first, in the same
+  conversation; the planning prompt names the plan's ``dataReferences``. An unusable
+  plan fails the run (a ``stepError`` naming no step: ``planning failed: ...``). LLM
+  steps that name no chat or prompt config take the plan's ``chatConfigName`` /
+  ``promptConfigName``.
 - Events (``stepStart``, ``stepComplete``, ``stepError``, ``stepsInserted``,
   ``routingError`` and the endings ``chainComplete``, ``chainMaxSteps``,
   ``chainStalled``, ``chainCancelled``) go to every listener (``harness.events.notify``)

@@ -127,13 +127,17 @@ def stalling_chain(**fields: Any) -> dict[str, Any]:
     ], **fields}
 
 
+def replies(question: str, *texts: str) -> str:
+    """``question`` scripting the model's replies, in order, as they are asked for."""
+    return InstructionChain.model_validate({"instruction_chain": [
+        {"messages": [{"text_message": {"text": t}}]} for t in texts]}).tagged(question)
+
+
 def planned_chain(question: str, steps: list[dict[str, Any]], *answers: str, **fields: Any) -> dict[str, Any]:
     """A query-only request: the model plans ``steps`` (its first reply), then each LLM
     step answers from ``answers`` and routes to the end."""
     plan = json.dumps({"steps": steps})
-    return {"planQuery": InstructionChain.model_validate({"instruction_chain": [
-        {"messages": [{"text_message": {"text": t}}]} for t in (plan, *(x for a in answers for x in (a, DONE)))]}
-    ).tagged(question), **fields}
+    return {"planQuery": replies(question, plan, *(x for a in answers for x in (a, DONE))), **fields}
 
 
 class ServiceBench:
