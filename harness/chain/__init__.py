@@ -4,10 +4,9 @@ POLICY_GATE steps, dynamic step insertion, guards, events, MCP context blocks,
 
 from harness.chain.context import restore_context, save_context
 from harness.chain.errors import PlanExecutionError
-from harness.chain.executor import ABSOLUTE_MAX_STEPS, ChainExecutor, ChainListener
-from harness.chain.export import TYPE_LABELS, chain_chat_history
+from harness.chain.executor import ChainExecutor, ChainListener
+from harness.chain.export import chain_chat_history
 from harness.chain.mcp_context import (
-    CITATION_SCHEMA,
     FilteredContext,
     McpContextBlock,
     McpContextBuilder,
@@ -16,15 +15,12 @@ from harness.chain.mcp_context import (
 )
 from harness.chain.models import ChainEvent, ChainPlan, PlanStep, PromptConfig, StepStatus, StepType
 from harness.chain.policy import ChatOperationPattern, Condition, ExpressionPattern, Policy, PolicyDecision, Rule
-from harness.chain.routing import MAX_INSERTED_PER_DECISION, ROUTE_PROMPT
 from harness.chain.store import PlanStore, SQLitePlanStore
 from harness.chain.uris import Am7Uri, plan_uri
 from harness.chain.vectors import InMemoryVectorStore, VectorHit, VectorStore
 
 __all__ = [
-    "ABSOLUTE_MAX_STEPS",
     "Am7Uri",
-    "CITATION_SCHEMA",
     "ChainEvent",
     "ChainExecutor",
     "ChainListener",
@@ -34,7 +30,6 @@ __all__ = [
     "ExpressionPattern",
     "FilteredContext",
     "InMemoryVectorStore",
-    "MAX_INSERTED_PER_DECISION",
     "McpContextBlock",
     "McpContextBuilder",
     "PlanExecutionError",
@@ -43,12 +38,10 @@ __all__ = [
     "Policy",
     "PolicyDecision",
     "PromptConfig",
-    "ROUTE_PROMPT",
     "Rule",
     "SQLitePlanStore",
     "StepStatus",
     "StepType",
-    "TYPE_LABELS",
     "VectorHit",
     "VectorStore",
     "chain_chat_history",

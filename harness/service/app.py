@@ -32,7 +32,8 @@ from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 
-from harness.chain import TYPE_LABELS, ChainPlan, chain_chat_history
+from harness.chain import ChainPlan, chain_chat_history
+from harness.chain.export import TYPE_LABELS
 from harness.service.auth import TokenAuth
 from harness.service.core import ChainRequest, ChainService
 from harness.service.errors import BadRequest, ChainServiceError

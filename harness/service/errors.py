@@ -14,10 +14,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from harness.exceptions import HarnessError
+
 __all__ = ["BadRequest", "ChainServiceError", "NotFound", "Unauthorized"]
 
 
-class ChainServiceError(Exception):
+class ChainServiceError(HarnessError):
     """A request the service answers with ``status`` and ``detail``."""
 
     status = 500

@@ -30,7 +30,8 @@ from tests.harness.service.service_support import (
     stalling_chain,
     tool_chain,
 )
-from harness.chain import CITATION_SCHEMA, McpContextBuilder, filter_context
+from harness.chain import McpContextBuilder, filter_context
+from harness.chain.mcp_context import CITATION_SCHEMA
 
 if TYPE_CHECKING:
     from service_support import LiveServer, ServiceBench
