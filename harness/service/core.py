@@ -36,7 +36,6 @@ from harness.chain import (
     Policy,
     PromptConfig,
     SQLitePlanStore,
-    StepType,
     UnknownReference,
     VectorStore,
     character_tools,
@@ -56,7 +55,6 @@ from harness.service.errors import BadRequest, Forbidden, NotFound
 from harness.service.resources import ChatConfig, ClientFactory, OrganizationResources, ScopedResources, resources_for
 from harness.service.status import ChainStatus, derive_status
 from harness.validation_problems import validation_problems
-from mockllm._instructions import strip_instructions
 from mockllm._limits import nested_deeper_than, surrogate_path
 
 __all__ = ["KEEP_FINISHED", "ChainRequest", "ChainService", "ChainServiceConfig"]
@@ -64,8 +62,8 @@ EventCallback = Listener[ChainEvent]
 
 
 class ChainRequest(BaseModel):
-    """What a caller asks for: a query, and optionally the steps (else the service
-    plans: one RAG step per data reference, then an LLM step answering the query)."""
+    """What a caller asks for: a query, and optionally the steps (else the model plans
+    them from the query as the run's first call, told of the data references)."""
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
@@ -226,22 +224,13 @@ class ChainService:
                                    resources.prompt_configs)
         self._check_data_references(principal, request.data_references)
         context = self._chat_context(principal, resources, chat)
-        if request.steps is not None:
-            steps = [s.model_copy(deep=True) for s in request.steps]
-        else:
-            steps = [PlanStep(step_type=StepType.RAG_QUERY, rag_query=strip_instructions(request.query), vector_reference_uri=ref,
-                              output_name=f"citations{i}", description=f"search {ref}")
-                     for i, ref in enumerate(request.data_references, start=1)]
-            steps.append(PlanStep(step_type=StepType.LLM, description="answer the query",
-                                  inputs={"prompt": "Answer the query using the context above."},
-                                  prompt_config_name=prompt, chat_config_name=chat))
+        # No steps: the executor has the model plan them (seed 001 §2.3, createChainPlan).
+        steps = [s.model_copy(deep=True) for s in request.steps or ()]
         for number, step in enumerate(steps, start=1):
             step.step_number = number
-            if step.step_type is StepType.LLM:
-                step.chat_config_name = step.chat_config_name or chat
-                step.prompt_config_name = step.prompt_config_name or prompt
         plan = ChainPlan(object_id=uuid.uuid4().hex, name=request.name, plan_query=request.query,
-                         max_steps=request.max_steps, chain_mode=True, steps=steps)
+                         max_steps=request.max_steps, chain_mode=True, steps=steps, chat_config_name=chat,
+                         prompt_config_name=prompt, data_references=list(request.data_references))
         if context:  # the chain's chat config and characters (Group K), readable by its steps
             plan.context_blocks = save_context(context, plan.object_id or "")
         return plan
@@ -264,20 +253,25 @@ class ChainService:
     # -- running -------------------------------------------------------------------------
 
     async def run(self, principal: Principal, request: ChainRequest,
-                  on_event: EventCallback | None = None) -> ChainPlan:
+                  on_event: EventCallback | None = None, *, stream_session_id: str | None = None,
+                  mcp_session_id: str | None = None) -> ChainPlan:
         """Run to the end and return the plan (a failed step's plan too: see its steps).
 
         Cancelling the caller cancels the chain (what an MCP tool call's cancellation
         means); a door that must outlive its caller uses ``start`` and ``wait``.
         """
-        plan_id = self.start(principal, request, on_event)
+        plan_id = self.start(principal, request, on_event, stream_session_id=stream_session_id,
+                             mcp_session_id=mcp_session_id)
         live = self._live[(principal.organization, plan_id)]
         assert live.task is not None
         return await live.task
 
-    def start(self, principal: Principal, request: ChainRequest, on_event: EventCallback | None = None) -> str:
-        """Start a run in the background; returns the plan id at once."""
+    def start(self, principal: Principal, request: ChainRequest, on_event: EventCallback | None = None, *,
+              stream_session_id: str | None = None, mcp_session_id: str | None = None) -> str:
+        """Start a run in the background; returns the plan id at once. A door names its
+        session: the WebSocket's (``stream_session_id``) or the MCP client's."""
         plan = self.make_plan(principal, request)
+        plan.stream_session_id, plan.mcp_session_id = stream_session_id, mcp_session_id
         assert plan.object_id is not None
         # Stored before it is registered: a plan that cannot be stored leaves nothing behind.
         self.config.store.save(plan, principal.organization)  # readable (and cancellable) at once

@@ -27,7 +27,7 @@ from harness.service.config import load_service_config
 from harness.service.core import ChainService, ChainServiceConfig
 from harness.service.mcp_server import LOOPBACK_SECURITY, mcp_asgi_app, service_from_file
 from harness.service.resources import ChatConfig, OrganizationResources
-from tests.harness.service.mcp_support import answer_query, http_mcp, serving
+from tests.harness.service.mcp_support import http_mcp, llm_step, planned_query, serving
 from tests.harness.service.test_rest import assert_error
 from mockllm import MockLLM
 from mockllm._transports import HTTPX2Transport
@@ -93,8 +93,17 @@ def scoped(recorded: Recorded) -> Iterator[TestClient]:
     config.store.close()
 
 
+def answered(answer: str, *searched: str) -> str:
+    """A query the model plans as a RAG step over each of ``searched`` and an LLM step
+    that answers ``answer`` and then routes to the end."""
+    searches = [{"stepType": "RAG_QUERY", "ragQuery": "capital of France", "vectorReferenceUri": uri}
+                for uri in searched]
+    return planned_query("What is the capital of France?", [*searches, llm_step("Answer the query.")],
+                         answer, '{"complete": true}')
+
+
 def ask(client: TestClient, headers: dict[str, str], **fields: Any) -> Any:
-    return client.post("/chat/chain", json={"planQuery": answer_query("Paris."), **fields}, headers=headers)
+    return client.post("/chat/chain", json={"planQuery": answered("Paris."), **fields}, headers=headers)
 
 
 def test_an_organization_sees_its_own_configs_over_the_shared_default(scoped: TestClient,
@@ -103,7 +112,7 @@ def test_an_organization_sees_its_own_configs_over_the_shared_default(scoped: Te
                             (ADA, {"promptConfigUri": "am7://acme/prompt.config/house"})):
         response = ask(scoped, headers, **fields)
         assert response.status_code == 200 and response.json()["status"] == "completed", response.text
-    answers = recorded.systems()[::2]  # each chain: its answer, then its routing call
+    answers = recorded.systems()[1::3]  # each chain: its plan, its answer, then its routing call
     assert answers == ["Acme: one word.", "Shared: answer briefly.", "Acme house style."]
 
 
@@ -250,7 +259,7 @@ async def test_mcp_scopes_configs_and_checks_permissions(tmp_path: Path) -> None
     execute = "am7_chain_execute"
     async with serving(app) as base:
         async with http_mcp(f"{base}/mcp", "tok-ada") as ada:
-            done = await ada.ok(execute, query=answer_query("Paris."), chatConfigUri="am7://acme/chat.config/default",
+            done = await ada.ok(execute, query=answered("Paris.", ATLAS), chatConfigUri="am7://acme/chat.config/default",
                                 promptConfigUri="am7://acme/prompt.config/house", dataReferences=[ATLAS])
             assert done["status"] == "completed" and done["output"] == "Paris."
             plan = await ada.read_plan(done["planUri"])
