@@ -11,17 +11,8 @@ from typing import Any
 
 import anthropic
 
-from tests.mockllm.sdk_support import (
-    TOOL_PROPERTIES,
-    Call,
-    ErrorView,
-    Results,
-    SDKAdapter,
-    Turn,
-    Usage,
-    sdk_call,
-    tool_parameters,
-)
+from tests.mockllm.sdk_support import (TOOL_PROPERTIES, Call, ErrorView, Results, SDKAdapter, Turn, Usage, sdk_call,
+                                       tool_parameters)
 
 MODEL = "claude-mock-1"
 MAX_TOKENS = 2048

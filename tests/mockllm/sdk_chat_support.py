@@ -8,23 +8,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import openai
+from tests.mockllm.sdk_support import (TOOL_PROPERTIES, Call, OpenAIAdapter, Results, Turn, Usage, sdk_call,
+                                       tool_parameters)
 
-from tests.mockllm.sdk_support import (
-    OPENAI_STATUS_ERRORS,
-    TOOL_PROPERTIES,
-    Call,
-    ErrorView,
-    Results,
-    SDKAdapter,
-    Turn,
-    Usage,
-    openai_error_view,
-    sdk_call,
-    tool_parameters,
-)
-
-MODEL = "gpt-mock"
 TOOLS = [
     {"type": "function", "function": {"name": name, "description": f"The {name} tool.",
                                       "parameters": tool_parameters(props, strict=True), "strict": True}}
@@ -82,20 +68,12 @@ def _from_chunks(chunks: list[Any]) -> Turn:
     return _turn(content, reasoning, ordered, finish_reason, usage, None, chunks)
 
 
-class ChatCompletionsSDK(SDKAdapter):
+class ChatCompletionsSDK(OpenAIAdapter):
     protocol = "openai-chat"
-    sdk = "openai"
-    model = MODEL
-    call_id_prefix = "call_"
     tools = TOOLS
     usage_options = {"stream_options": {"include_usage": True}}
     interleaves_text = False  # one message: its content, then its tool_calls
     preamble_events = 1  # the role chunk
-    overloaded_status = 503
-    api_error = openai.APIError
-    status_errors = OPENAI_STATUS_ERRORS
-    parallel_options = {"parallel_tool_calls": True}
-    mid_stream_status = None
 
     def start(self, prompt: str, *, system: str | None = None) -> tuple[list[Any], dict[str, Any]]:
         history = [{"role": "system", "content": system}] if system is not None else []
@@ -104,7 +82,7 @@ class ChatCompletionsSDK(SDKAdapter):
     async def turn(self, client: Any, mode: str, history: list[Any], *,
                    events: list[Any] | None = None, **kwargs: Any) -> Turn:
         events = [] if events is None else events
-        kwargs.setdefault("model", MODEL)
+        kwargs.setdefault("model", self.model)
         final = await sdk_call(client, client.chat.completions, mode, "get_final_completion", events,
                                messages=history, **kwargs)
         if mode == "sse":
@@ -154,8 +132,6 @@ class ChatCompletionsSDK(SDKAdapter):
                 call["function"].pop("parsed_arguments", None)
         return dump
 
-    def error_view(self, error: Exception) -> ErrorView:
-        return openai_error_view(error)
 
 
 CHAT = ChatCompletionsSDK()

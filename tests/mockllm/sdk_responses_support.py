@@ -9,23 +9,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import openai
+from tests.mockllm.sdk_support import (TOOL_PROPERTIES, Call, OpenAIAdapter, Results, Turn, Usage, sdk_call,
+                                       tool_parameters)
 
-from tests.mockllm.sdk_support import (
-    OPENAI_STATUS_ERRORS,
-    TOOL_PROPERTIES,
-    Call,
-    ErrorView,
-    Results,
-    SDKAdapter,
-    Turn,
-    Usage,
-    openai_error_view,
-    sdk_call,
-    tool_parameters,
-)
-
-MODEL = "gpt-mock"
 TOOLS = [
     {"type": "function", "name": name, "description": f"The {name} tool.",
      "parameters": tool_parameters(props, strict=True), "strict": True}
@@ -88,19 +74,11 @@ def _from_events(events: list[Any]) -> Turn:
     return _turn(completed, events)
 
 
-class ResponsesSDK(SDKAdapter):
+class ResponsesSDK(OpenAIAdapter):
     protocol = "openai-responses"
-    sdk = "openai"
-    model = MODEL
-    call_id_prefix = "call_"
     tools = TOOLS
     reasoning_options = {"reasoning": {"effort": "low", "summary": "auto"}}
     preamble_events = 4  # created, in_progress, output_item.added, content_part.added
-    overloaded_status = 503
-    api_error = openai.APIError
-    status_errors = OPENAI_STATUS_ERRORS
-    parallel_options = {"parallel_tool_calls": True}
-    mid_stream_status = None
 
     def start(self, prompt: str, *, system: str | None = None) -> tuple[list[Any], dict[str, Any]]:
         return [{"role": "user", "content": prompt}], ({"instructions": system} if system is not None else {})
@@ -108,7 +86,7 @@ class ResponsesSDK(SDKAdapter):
     async def turn(self, client: Any, mode: str, history: list[Any], *,
                    events: list[Any] | None = None, **kwargs: Any) -> Turn:
         events = [] if events is None else events
-        kwargs.setdefault("model", MODEL)
+        kwargs.setdefault("model", self.model)
         response = await sdk_call(client, client.responses, mode, "get_final_response", events,
                                   input=history, **kwargs)
         return _from_events(events) if mode == "sse" else _turn(response, events)
@@ -140,8 +118,6 @@ class ResponsesSDK(SDKAdapter):
             item.pop("parsed_arguments", None)
         return dump
 
-    def error_view(self, error: Exception) -> ErrorView:
-        return openai_error_view(error)
 
 
 RESPONSES = ResponsesSDK()

@@ -10,6 +10,7 @@ Each protocol's adapter lives in ``sdk_<protocol>_support``.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 from collections.abc import AsyncIterator, Callable, Iterable
@@ -49,6 +50,30 @@ LOOP_SCRIPT = script(
     {"id": "answer", "messages": [{"text_message": {"text": "It is sunny in Paris, and it is noon."}}]},
 )
 """A three-turn tool loop: text and a tool call, a tool call, the answer."""
+
+REASONING_SCRIPT = script(
+    {"id": "think-call", "reasoning": {"text": "The user wants weather, so call the tool."},
+     "messages": [{"tool_call": [{"name": "get_weather", "args": {"city": "Rome"}}]}]},
+    {"id": "think-answer", "reasoning": {"length": 7},
+     "messages": [{"text_message": {"text": "Rome is sunny."}}]},
+)
+"""Two turns with reasoning: reasoning then a tool call, reasoning then the answer."""
+
+
+def mixed_script(*, text_after_calls: bool) -> str:
+    """One reply, two words a delta: 11 words, two tool calls, and maybe "Done." after them."""
+    done = [{"text_message": {"text": "Done."}}] if text_after_calls else []
+    return script({"id": "mixed", "chunk_words": 2, "messages": [
+        {"text_message": {"length": 11}},
+        {"tool_call": [{"name": "convert", "args": {"amount": 12.75, "unit": "miles per hour"}},
+                       {"name": "get_time", "args": {"tz": "America/Argentina/Buenos_Aires"}}]},
+        *done,
+    ]})
+
+
+MIXED_CALLS = [("convert", {"amount": 12.75, "unit": "miles per hour"}),
+               ("get_time", {"tz": "America/Argentina/Buenos_Aires"})]
+"""The calls of ``mixed_script``: (name, arguments)."""
 
 # -- tools --------------------------------------------------------------------------------
 
@@ -160,22 +185,6 @@ def run_tools(turn: Turn, executed: Executed) -> list[tuple[str, str]]:
         results.append((call.id, json.dumps(TOOL_FUNCTIONS[call.name](**call.args))))
     return results
 
-
-def openai_error_view(error: Exception) -> ErrorView:
-    """What an ``openai`` error says; its message ends with the body's message."""
-    assert isinstance(error, openai.APIError), error
-    body = error.body if isinstance(error.body, dict) else {}
-    assert error.message.endswith(str(body.get("message"))), (error.message, body)
-    return ErrorView(error.type, body.get("message"), error.code, error.param, getattr(error, "request_id", None))
-
-
-OPENAI_STATUS_ERRORS: dict[int, tuple[type[Exception], str, str | None]] = {
-    400: (openai.BadRequestError, "invalid_request_error", None),
-    429: (openai.RateLimitError, "requests", "rate_limit_exceeded"),
-    500: (openai.InternalServerError, "server_error", None),
-    503: (openai.InternalServerError, "server_error", None),
-}
-"""The openai SDK's class, and OpenAI's usual error type and code, for each status."""
 
 # -- calls --------------------------------------------------------------------------------
 
@@ -303,6 +312,14 @@ class SDKAdapter:
     def error_view(self, error: Exception) -> ErrorView:
         raise NotImplementedError
 
+    def reply(self, door: Any, is_async: bool, mode: str, prompt: str, **kwargs: Any) -> Turn:
+        """One model call on a history holding ``prompt``, with a client of its own."""
+        async def main() -> Turn:
+            async with self.client(door, is_async) as client:
+                return await self.turn(client, mode, self.start(prompt)[0], **kwargs)
+
+        return asyncio.run(main())
+
     async def agent_loop(self, client: Any, mode: str, history: list[Any], *, max_turns: int = 6,
                          **kwargs: Any) -> tuple[list[Turn], Executed]:
         """Call the model, run its tools, append everything, until it stops asking for tools."""
@@ -317,3 +334,29 @@ class SDKAdapter:
             if not asked:
                 return turns, executed
         raise AssertionError(f"the loop did not stop after {max_turns} turns: {turns}")
+
+
+class OpenAIAdapter(SDKAdapter):
+    """What the two OpenAI protocols share: the ``openai`` SDK, its errors and OpenAI's."""
+
+    sdk = "openai"
+    model = "gpt-mock"
+    call_id_prefix = "call_"
+    parallel_options = {"parallel_tool_calls": True}
+    overloaded_status = 503
+    api_error = openai.APIError
+    status_errors = {
+        400: (openai.BadRequestError, "invalid_request_error", None),
+        429: (openai.RateLimitError, "requests", "rate_limit_exceeded"),
+        500: (openai.InternalServerError, "server_error", None),
+        503: (openai.InternalServerError, "server_error", None),
+    }
+    mid_stream_status = None
+
+    def error_view(self, error: Exception) -> ErrorView:
+        """What an ``openai`` error says; its message ends with the body's message."""
+        assert isinstance(error, openai.APIError), error
+        body = error.body if isinstance(error.body, dict) else {}
+        assert error.message.endswith(str(body.get("message"))), (error.message, body)
+        return ErrorView(error.type, body.get("message"), error.code, error.param,
+                         getattr(error, "request_id", None))

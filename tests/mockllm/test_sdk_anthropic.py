@@ -15,12 +15,11 @@ import anthropic
 import pytest
 
 from tests.mockllm.sdk_anthropic_support import MAX_TOKENS, MESSAGES, MODEL, THINKING, TOOLS, MessagesTurn, field_of
-from tests.mockllm.sdk_support import ALL_MODES, SYNC_ASYNC, script
+from tests.mockllm.sdk_support import ALL_MODES, REASONING_SCRIPT, SYNC_ASYNC, mixed_script, script
 
 
-async def _turn(door: Any, is_async: bool, mode: str, chain: str, **kwargs: Any) -> MessagesTurn:
-    async with MESSAGES.client(door, is_async) as client:
-        turn = await MESSAGES.turn(client, mode, MESSAGES.start(chain)[0], **kwargs)
+def _reply(door: Any, is_async: bool, mode: str, chain: str, **kwargs: Any) -> MessagesTurn:
+    turn = MESSAGES.reply(door, is_async, mode, chain, **kwargs)
     assert isinstance(turn, MessagesTurn)
     return turn
 
@@ -28,17 +27,10 @@ async def _turn(door: Any, is_async: bool, mode: str, chain: str, **kwargs: Any)
 @SYNC_ASYNC
 @ALL_MODES
 def test_thinking_blocks_go_back_with_their_signatures(door: Any, is_async: bool, mode: str) -> None:
-    chain = script(
-        {"id": "think-call", "reasoning": {"text": "The user wants weather, so call the tool."},
-         "messages": [{"tool_call": [{"name": "get_weather", "args": {"city": "Rome"}}]}]},
-        {"id": "think-answer", "reasoning": {"length": 7},
-         "messages": [{"text_message": {"text": "Rome is sunny."}}]},
-    )
-
     async def main() -> None:
         door.reset_journal()
         async with MESSAGES.client(door, is_async) as client:
-            messages, _ = MESSAGES.start(chain)
+            messages, _ = MESSAGES.start(REASONING_SCRIPT)
             turns, _ = await MESSAGES.agent_loop(client, mode, messages, thinking=THINKING)
         assert [t.kinds() for t in turns if isinstance(t, MessagesTurn)] == [
             ["thinking", "tool_use"], ["thinking", "text"]]
@@ -55,7 +47,7 @@ def test_thinking_blocks_go_back_with_their_signatures(door: Any, is_async: bool
 def test_stream_helper_emits_thinking_and_signature_events(door: Any, is_async: bool) -> None:
     chain = script({"reasoning": {"text": "First think, then act."},
                     "messages": [{"tool_call": [{"name": "get_time", "args": {"tz": "Asia/Tokyo"}}]}]})
-    turn = asyncio.run(_turn(door, is_async, "helper", chain, tools=TOOLS, thinking=THINKING))
+    turn = _reply(door, is_async, "helper", chain, tools=TOOLS, thinking=THINKING)
     thinking = [e for e in turn.events if e.type == "thinking"]
     assert [e.thinking for e in thinking] == ["First ", "think, ", "then ", "act."]
     assert thinking[-1].snapshot == "First think, then act."
@@ -74,11 +66,7 @@ def test_a_thinking_budget_the_api_refuses_is_a_bad_request(door: Any, budget: i
 
 @SYNC_ASYNC
 def test_stream_helper_text_stream_yields_each_text_delta(door: Any, is_async: bool) -> None:
-    chain = script({"chunk_words": 2, "messages": [
-        {"text_message": {"length": 11}},
-        {"tool_call": [{"name": "convert", "args": {"amount": 12.75, "unit": "miles per hour"}}]},
-        {"text_message": {"text": "Done."}},
-    ]})
+    chain = mixed_script(text_after_calls=True)
     kwargs = {"model": MODEL, "max_tokens": MAX_TOKENS, "tools": TOOLS, "messages": [{"role": "user", "content": chain}]}
 
     async def main() -> None:
@@ -92,7 +80,7 @@ def test_stream_helper_text_stream_yields_each_text_delta(door: Any, is_async: b
                 with client.messages.stream(**kwargs) as stream:
                     texts = list(stream.text_stream)
                     final = stream.get_final_message()
-        assert [b.type for b in final.content] == ["text", "tool_use", "text"]
+        assert [b.type for b in final.content] == ["text", "tool_use", "tool_use", "text"]
         assert len(texts) == 7  # 11 words two a delta, then "Done."
         assert "".join(texts) == final.content[0].text + "Done."
 
@@ -103,7 +91,7 @@ def test_stream_helper_text_stream_yields_each_text_delta(door: Any, is_async: b
 def test_stream_helper_input_json_snapshots_grow_to_the_full_input(door: Any, is_async: bool) -> None:
     args = {"amount": 1234.5, "unit": "degrees \"Kelvin\" \u00b0K"}
     chain = script({"messages": [{"tool_call": [{"name": "convert", "args": args}]}]})
-    turn = asyncio.run(_turn(door, is_async, "helper", chain, tools=TOOLS))
+    turn = _reply(door, is_async, "helper", chain, tools=TOOLS)
     pieces = [e for e in turn.events if e.type == "input_json"]
     assert len(pieces) > 3  # split mid-token into several deltas
     assert json.loads("".join(e.partial_json for e in pieces)) == args
@@ -117,7 +105,7 @@ def test_raw_stream_events_follow_the_message_lifecycle(door: Any, is_async: boo
     chain = script({"reasoning": {"length": 2},
                     "messages": [{"text_message": {"length": 2}},
                                  {"tool_call": [{"name": "get_weather", "args": {"city": "Bern"}}]}]})
-    turn = asyncio.run(_turn(door, is_async, "sse", chain, tools=TOOLS, thinking=THINKING))
+    turn = _reply(door, is_async, "sse", chain, tools=TOOLS, thinking=THINKING)
     kinds = [(e.type, getattr(getattr(e, "delta", None), "type", None)) for e in turn.events]
     assert kinds == [
         ("message_start", None),

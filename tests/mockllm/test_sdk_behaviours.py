@@ -18,7 +18,8 @@ from typing import Any
 import pytest
 
 from tests.mockllm.sdk_adapters_support import EACH_PROTOCOL
-from tests.mockllm.sdk_support import ALL_MODES, LOOP_SCRIPT, STREAMED, SYNC_ASYNC, SDKAdapter, run_tools, script
+from tests.mockllm.sdk_support import (ALL_MODES, LOOP_SCRIPT, MIXED_CALLS, REASONING_SCRIPT, STREAMED, SYNC_ASYNC,
+                                       SDKAdapter, mixed_script, run_tools, script)
 
 
 def steps(door: Any) -> list[tuple[str | None, int | None, int]]:
@@ -165,17 +166,10 @@ def test_a_missing_tool_result_is_rejected_as_bad_request(door: Any, sdk: SDKAda
 @ALL_MODES
 def test_reasoning_comes_first_and_goes_back_with_the_tool_results(door: Any, sdk: SDKAdapter, is_async: bool,
                                                                    mode: str) -> None:
-    chain = script(
-        {"id": "think-call", "reasoning": {"text": "The user wants weather, so call the tool."},
-         "messages": [{"tool_call": [{"name": "get_weather", "args": {"city": "Rome"}}]}]},
-        {"id": "think-answer", "reasoning": {"length": 7},
-         "messages": [{"text_message": {"text": "Rome is sunny."}}]},
-    )
-
     async def main() -> None:
         door.reset_journal()
         async with sdk.client(door, is_async) as client:
-            history, _ = sdk.start(chain)
+            history, _ = sdk.start(REASONING_SCRIPT)
             turns, executed = await sdk.agent_loop(client, mode, history, **sdk.reasoning_options)
         assert executed == [("get_weather", {"city": "Rome"})]
         assert [t.parts for t in turns] == [["reasoning", "tool"], ["reasoning", "text"]]
@@ -328,13 +322,8 @@ def test_a_mid_stream_error_raises_an_api_error_and_is_not_retried(door: Any, sd
 @EACH_PROTOCOL
 @SYNC_ASYNC
 def test_stream_helper_accumulates_to_the_non_streamed_reply(door: Any, sdk: SDKAdapter, is_async: bool) -> None:
-    done = [{"text_message": {"text": "Done."}}] if sdk.interleaves_text else []
-    chain = script({"id": "mixed", "chunk_words": 2, "messages": [
-        {"text_message": {"length": 11}},
-        {"tool_call": [{"name": "convert", "args": {"amount": 12.75, "unit": "miles per hour"}},
-                       {"name": "get_time", "args": {"tz": "America/Argentina/Buenos_Aires"}}]},
-        *done,
-    ]})
+    chain = mixed_script(text_after_calls=sdk.interleaves_text)
+    done = ["Done."] if sdk.interleaves_text else []
 
     async def main() -> None:
         async with sdk.client(door, is_async) as client:
@@ -345,12 +334,8 @@ def test_stream_helper_accumulates_to_the_non_streamed_reply(door: Any, sdk: SDK
         assert "".join(deltas) == streamed.text == whole.text
         assert streamed.parts == whole.parts == ["text", "tool", "tool"] + ["text"] * len(done)
         assert streamed.calls == whole.calls
-        assert [(c.name, c.args) for c in whole.calls] == [
-            ("convert", {"amount": 12.75, "unit": "miles per hour"}),
-            ("get_time", {"tz": "America/Argentina/Buenos_Aires"}),
-        ]
-        assert [(name, args) for _, name, args in sdk.streamed_arguments(streamed)] == [
-            (c.name, c.args) for c in whole.calls]
+        assert [(c.name, c.args) for c in whole.calls] == MIXED_CALLS
+        assert [(name, args) for _, name, args in sdk.streamed_arguments(streamed)] == MIXED_CALLS
         assert sdk.comparable(streamed) == sdk.comparable(whole)
         assert streamed.stop == whole.stop == "tool_use"
 

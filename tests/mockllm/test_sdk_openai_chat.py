@@ -10,8 +10,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from tests.mockllm.sdk_chat_support import CHAT, MODEL, TOOLS
-from tests.mockllm.sdk_support import SYNC_ASYNC, script
+from tests.mockllm.sdk_chat_support import CHAT, TOOLS
+from tests.mockllm.sdk_support import SYNC_ASYNC, mixed_script, script
 
 
 @SYNC_ASYNC
@@ -43,36 +43,26 @@ def test_include_usage_adds_a_last_chunk_with_usage_and_no_choices(door: Any, is
 
 @SYNC_ASYNC
 def test_stream_helper_content_and_argument_events(door: Any, is_async: bool) -> None:
-    chain = script({"id": "mixed", "chunk_words": 2, "messages": [
-        {"text_message": {"length": 11}},
-        {"tool_call": [{"name": "convert", "args": {"amount": 12.75, "unit": "miles per hour"}},
-                       {"name": "get_time", "args": {"tz": "America/Argentina/Buenos_Aires"}}]},
-    ]})
+    chain = mixed_script(text_after_calls=False)
+    streamed = CHAT.reply(door, is_async, "helper", chain, tools=TOOLS)
+    whole = CHAT.reply(door, is_async, "json", chain, tools=TOOLS)
+    by_type: dict[str, list[Any]] = {}
+    for event in streamed.events:
+        by_type.setdefault(event.type, []).append(event)
 
-    async def main() -> None:
-        async with CHAT.client(door, is_async) as client:
-            streamed = await CHAT.turn(client, "helper", CHAT.start(chain)[0], tools=TOOLS)
-            whole = await CHAT.turn(client, "json", CHAT.start(chain)[0], tools=TOOLS)
-        by_type: dict[str, list[Any]] = {}
-        for event in streamed.events:
-            by_type.setdefault(event.type, []).append(event)
+    # The role chunk carries content "" as OpenAI sends it; then two words a delta.
+    deltas = [e for e in by_type["content.delta"] if e.delta]
+    assert len(by_type["content.delta"]) == len(deltas) + 1
+    assert deltas[-1].snapshot == whole.text
+    assert [e.content for e in by_type["content.done"]] == [whole.text]
 
-        # The role chunk carries content "" as OpenAI sends it; then two words a delta.
-        deltas = [e for e in by_type["content.delta"] if e.delta]
-        assert len(by_type["content.delta"]) == len(deltas) + 1
-        assert deltas[-1].snapshot == whole.text
-        assert [e.content for e in by_type["content.done"]] == [whole.text]
-
-        assert len(by_type["tool_calls.function.arguments.delta"]) > 4  # arguments arrive in several slices
-        done = by_type["tool_calls.function.arguments.done"]
-        assert [(e.index, e.name) for e in done] == [(0, "convert"), (1, "get_time")]
-        assert [e.arguments for e in done] == [c.arguments for c in whole.calls]
-        # One chunk event per chunk, besides the events derived from the chunks.
-        assert len(by_type["chunk"]) == len(streamed.events) - sum(
-            len(v) for k, v in by_type.items() if k != "chunk")
-        assert streamed.native_stop == whole.native_stop == "tool_calls"
-
-    asyncio.run(main())
+    assert len(by_type["tool_calls.function.arguments.delta"]) > 4  # arguments arrive in several slices
+    done = by_type["tool_calls.function.arguments.done"]
+    assert [(e.index, e.name) for e in done] == [(0, "convert"), (1, "get_time")]
+    assert [e.arguments for e in done] == [c.arguments for c in whole.calls]
+    # One chunk event per chunk, besides the events derived from the chunks.
+    assert len(by_type["chunk"]) == len(streamed.events) - sum(len(v) for k, v in by_type.items() if k != "chunk")
+    assert streamed.native_stop == whole.native_stop == "tool_calls"
 
 
 @SYNC_ASYNC
@@ -80,7 +70,7 @@ def test_stream_helper_final_completion_parses_tool_arguments(door: Any, is_asyn
     chain = script({"messages": [{"tool_call": [{"name": "get_weather", "args": {"city": "Kyoto"}}]}]})
 
     async def main() -> None:
-        kwargs = {"model": MODEL, "messages": [{"role": "user", "content": chain}], "tools": TOOLS}
+        kwargs = {"model": CHAT.model, "messages": [{"role": "user", "content": chain}], "tools": TOOLS}
         async with CHAT.client(door, is_async) as client:
             if is_async:
                 async with client.chat.completions.stream(**kwargs) as stream:

@@ -15,8 +15,8 @@ from typing import Any
 import openai
 import pytest
 
-from tests.mockllm.sdk_responses_support import MODEL, RESPONSES, TOOLS
-from tests.mockllm.sdk_support import ALL_MODES, LOOP_SCRIPT, SYNC_ASYNC, script
+from tests.mockllm.sdk_responses_support import RESPONSES, TOOLS
+from tests.mockllm.sdk_support import ALL_MODES, LOOP_SCRIPT, SYNC_ASYNC, mixed_script, script
 
 
 @SYNC_ASYNC
@@ -38,14 +38,10 @@ def test_function_call_items_have_their_own_item_ids(door: Any, is_async: bool) 
                                                 {"name": "get_weather", "args": {"city": "Lima"}},
                                                 {"name": "get_time", "args": {"tz": "UTC"}}]}]})
 
-    async def main() -> None:
-        async with RESPONSES.client(door, is_async) as client:
-            turn = await RESPONSES.turn(client, "json", RESPONSES.start(chain)[0], tools=TOOLS)
-        items = [item for item in turn.raw.output if item.type == "function_call"]
-        assert len({item.id for item in items}) == 3
-        assert {item.id for item in items}.isdisjoint(item.call_id for item in items)
-
-    asyncio.run(main())
+    turn = RESPONSES.reply(door, is_async, "json", chain, tools=TOOLS)
+    items = [item for item in turn.raw.output if item.type == "function_call"]
+    assert len({item.id for item in items}) == 3
+    assert {item.id for item in items}.isdisjoint(item.call_id for item in items)
 
 
 @SYNC_ASYNC
@@ -63,26 +59,15 @@ def test_previous_response_id_is_refused_with_a_reason(door: Any, is_async: bool
 
 @SYNC_ASYNC
 def test_stream_helper_events_open_and_close_the_response(door: Any, is_async: bool) -> None:
-    chain = script({"chunk_words": 2, "messages": [
-        {"text_message": {"length": 11}},
-        {"tool_call": [{"name": "convert", "args": {"amount": 12.75, "unit": "miles per hour"}},
-                       {"name": "get_time", "args": {"tz": "America/Argentina/Buenos_Aires"}}]},
-        {"text_message": {"text": "Done."}},
-    ]})
-
-    async def main() -> None:
-        async with RESPONSES.client(door, is_async) as client:
-            streamed = await RESPONSES.turn(client, "helper", RESPONSES.start(chain)[0], tools=TOOLS)
-        kinds = [e.type for e in streamed.events]
-        assert kinds[:2] == ["response.created", "response.in_progress"]
-        assert kinds[-1] == "response.completed"
-        deltas = [e for e in streamed.events if e.type == "response.output_text.delta"]
-        assert deltas[-1].snapshot == "Done."  # the snapshot of its own message item
-        # The tools being strict, the helper parses each call's arguments.
-        calls = [item for item in streamed.raw.output if item.type == "function_call"]
-        assert [c.parsed_arguments for c in calls] == [json.loads(c.arguments) for c in calls]
-
-    asyncio.run(main())
+    streamed = RESPONSES.reply(door, is_async, "helper", mixed_script(text_after_calls=True), tools=TOOLS)
+    kinds = [e.type for e in streamed.events]
+    assert kinds[:2] == ["response.created", "response.in_progress"]
+    assert kinds[-1] == "response.completed"
+    deltas = [e for e in streamed.events if e.type == "response.output_text.delta"]
+    assert deltas[-1].snapshot == "Done."  # the snapshot of its own message item
+    # The tools being strict, the helper parses each call's arguments.
+    calls = [item for item in streamed.raw.output if item.type == "function_call"]
+    assert [c.parsed_arguments for c in calls] == [json.loads(c.arguments) for c in calls]
 
 
 @SYNC_ASYNC
@@ -92,15 +77,15 @@ def test_stream_helper_text_deltas_and_output_text(door: Any, is_async: bool) ->
     async def main() -> None:
         async with RESPONSES.client(door, is_async) as client:
             if is_async:
-                async with client.responses.stream(model=MODEL, input=chain) as stream:
+                async with client.responses.stream(model=RESPONSES.model, input=chain) as stream:
                     texts = [e.delta async for e in stream if e.type == "response.output_text.delta"]
                     final = await stream.get_final_response()
             else:
-                with client.responses.stream(model=MODEL, input=chain) as stream:
+                with client.responses.stream(model=RESPONSES.model, input=chain) as stream:
                     texts = [e.delta for e in stream if e.type == "response.output_text.delta"]
                     final = stream.get_final_response()
         assert texts == ["Hello ", "there, ", "agent."]
         assert final.output_text == "Hello there, agent."
-        assert final.status == "completed" and final.model == MODEL
+        assert final.status == "completed" and final.model == RESPONSES.model
 
     asyncio.run(main())
