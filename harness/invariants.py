@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from harness.exceptions import HarnessError
 from harness.golden.table import CHUNK_TYPES, render_event_table
 from harness.events import Event
 
@@ -46,7 +47,7 @@ __all__ = [
 Events = Sequence[Event | Mapping[str, Any]]
 
 
-class InvariantError(AssertionError):
+class InvariantError(HarnessError, AssertionError):
     """An invariant broke; the message shows the offending events."""
 
 

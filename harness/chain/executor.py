@@ -41,6 +41,7 @@ import asyncio
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from harness.chain.access import EVERYTHING, Permissions
 from harness.chain.models import ChainEvent, ChainPlan, PromptConfig
 from harness.chain.policy import Policy
 from harness.chain.run import ABSOLUTE_MAX_STEPS, ChainRun
@@ -59,7 +60,8 @@ class ChainExecutor:
     """Executes chain plans with its tools, configs, policies, vector store and model.
 
     ``client`` is the default model; ``chat_configs`` name other ``ModelClient``s an LLM
-    step can pick by ``chatConfigName``. ``organization`` scopes ``am7://`` references.
+    step can pick by ``chatConfigName``. ``organization`` scopes ``am7://`` references;
+    ``permissions`` say which tools and documents the caller may use.
     Nothing of one run is kept on the executor, so runs may overlap.
     """
 
@@ -71,7 +73,8 @@ class ChainExecutor:
                  vector_store: VectorStore | None = None,
                  store: PlanStore | None = None,
                  organization: str = "default",
-                 routing: bool = True) -> None:
+                 routing: bool = True,
+                 permissions: Permissions = EVERYTHING) -> None:
         self.client = client
         self.tools = dict(tools or {})
         self.prompt_configs = dict(prompt_configs or {})
@@ -84,6 +87,7 @@ class ChainExecutor:
         self.store = store
         self.organization = organization
         self.routing = routing
+        self.permissions = permissions  # what the caller may use (harness.chain.access)
         self._listeners: list[ChainListener] = []
         self._checked: dict[str, CheckedTool] = {}
 

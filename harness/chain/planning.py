@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from harness.chain.json_replies import read_json_object, read_steps
 from harness.chain.models import PlanStep
+from harness.exceptions import HarnessError
 
 __all__ = ["PLAN_PROMPT", "PlanningError", "parse_plan_reply"]
 
@@ -22,7 +23,7 @@ Give a step an outputName to use its output later as {{{{outputName}}}} in input
 Answer with JSON only: {{"steps": [{{"stepType": "...", "description": "...", ...}}]}}"""
 
 
-class PlanningError(ValueError):
+class PlanningError(HarnessError, ValueError):
     """The model's plan is not usable; the message says what is wrong."""
 
 

@@ -33,6 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from harness.chain.models import ChainPlan, PlanStep
 from harness.chain.policy import Policy
+from harness.exceptions import HarnessError
 from harness.identity.seeding import OrganizationSeed
 from harness.scenarios.contract import PROTOCOLS
 from mockllm._instructions import Instruction, InstructionChain
@@ -57,7 +58,7 @@ _RUNNER_REFERENCE = re.compile(r"^[A-Za-z_][\w-]*$|^[A-Za-z_]\w*(\.[A-Za-z_]\w*)
 FLOWS = ("simple_message", "extended_thinking", "tool_use", "approval", "error", "attachment", "chain")
 
 
-class ScenarioError(ValueError):
+class ScenarioError(HarnessError, ValueError):
     """A scenario file that cannot be used; the message says where and why."""
 
     def __init__(self, path: Path | str, line: int | None, reason: str) -> None:

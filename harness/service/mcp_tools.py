@@ -21,7 +21,8 @@ import mcp_types as types
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
-from harness.chain import TYPE_LABELS, ChainPlan
+from harness.chain import ChainPlan
+from harness.chain.export import TYPE_LABELS
 from harness.service.core import ChainRequest
 from harness.service.errors import BadRequest, ChainServiceError
 from harness.service.status import ChainStatus

@@ -22,7 +22,8 @@ import uvicorn
 from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
-from harness.chain import CITATION_SCHEMA, InMemoryVectorStore, McpContextBuilder, Policy, SQLitePlanStore
+from harness.chain import InMemoryVectorStore, McpContextBuilder, Policy, SQLitePlanStore
+from harness.chain.mcp_context import CITATION_SCHEMA
 from harness.llm import model_client
 from harness.service.app import create_app
 from harness.service.auth import TokenAuth

@@ -20,7 +20,8 @@ from playwright.sync_api import Browser, Locator, Page, expect
 
 from tests.harness.browser_support import ARTIFACTS, PNG_SIGNATURE, browser  # noqa: F401 - browser is a fixture
 from tests.harness.service.service_support import ANSWER, ATLAS, REASONING, capital_chain, composed_answer, tool_chain
-from harness.chain import CITATION_SCHEMA, McpContextBuilder, filter_context
+from harness.chain import McpContextBuilder, filter_context
+from harness.chain.mcp_context import CITATION_SCHEMA
 
 if TYPE_CHECKING:
     from service_support import LiveServer, ServiceBench
