@@ -12,6 +12,10 @@
     ├── PlanExecutionError         a chain step failed; ``plan`` as it stood (harness.chain)
     ├── PlanningError              the model's plan is unusable      (also ValueError)
     ├── RoutingError               the routing answer is not routing JSON  (also ValueError)
+    ├── UnknownReference           a name or am7:// URI the organization does not see
+    │                              (a 404; also LookupError)
+    ├── CharacterError             a character record not found (404) or forbidden (403)
+    │                              (also LookupError)
     ├── StepError                  a planner step could not run        (harness.planner)
     ├── PlanValidationError        a plan the task executor cannot run  (also ValueError)
     ├── CalculationError           not plain arithmetic, or too big  (also ValueError)
@@ -20,6 +24,7 @@
     ├── ChainServiceError          a request the chain service answers with ``status``
     │   ├── BadRequest             400                                 (harness.service)
     │   ├── Unauthorized           401
+    │   ├── Forbidden              403
     │   └── NotFound               404
     ├── ScenarioError              a scenario file that cannot be used  (also ValueError)
     ├── RunnerNotFound             a ``runner:`` nobody provides     (also LookupError)

@@ -255,6 +255,8 @@ def test_every_harness_exception_derives_from_harness_error_and_is_drawn_in_the_
     ("UnusedStepsError", "harness.plugin.fixtures:AssertionError"),
     ("UnscriptedRequestsError", "harness.plugin.strict:AssertionError"),
     ("MissingExtra", "harness.exceptions:ModuleNotFoundError"),
+    ("UnknownReference", "harness.chain.uris:LookupError"),
+    ("CharacterError", "harness.chain.characters:LookupError"),
 ])
 def test_harness_exceptions_keep_their_builtin_base(name: str, builtin: str) -> None:
     """``except ValueError`` (and the rest) still catch what they caught before the root."""

@@ -1,7 +1,10 @@
 """harness.chain: the ChainExecutor of seeds 000/001 — TOOL, LLM, RAG_QUERY and
 POLICY_GATE steps, dynamic step insertion, guards, events, MCP context blocks,
-``am7://`` references, a SQLite plan store and export as chat history."""
+``am7://`` references (one resolver for named resources), permissions, character
+records, a SQLite plan store and export as chat history."""
 
+from harness.chain.access import Permissions
+from harness.chain.characters import Character, CharacterError, character_tools, read_character
 from harness.chain.context import restore_context, save_context
 from harness.chain.errors import PlanExecutionError
 from harness.chain.executor import ChainExecutor, ChainListener
@@ -16,7 +19,7 @@ from harness.chain.mcp_context import (
 from harness.chain.models import ChainEvent, ChainPlan, PlanStep, PromptConfig, StepStatus, StepType
 from harness.chain.policy import ChatOperationPattern, Condition, ExpressionPattern, Policy, PolicyDecision, Rule
 from harness.chain.store import PlanStore, SQLitePlanStore
-from harness.chain.uris import Am7Uri, plan_uri
+from harness.chain.uris import Am7Uri, UnknownReference, plan_uri, resolve_name
 from harness.chain.vectors import InMemoryVectorStore, VectorHit, VectorStore
 
 __all__ = [
@@ -25,6 +28,8 @@ __all__ = [
     "ChainExecutor",
     "ChainListener",
     "ChainPlan",
+    "Character",
+    "CharacterError",
     "ChatOperationPattern",
     "Condition",
     "ExpressionPattern",
@@ -32,6 +37,7 @@ __all__ = [
     "InMemoryVectorStore",
     "McpContextBlock",
     "McpContextBuilder",
+    "Permissions",
     "PlanExecutionError",
     "PlanStep",
     "PlanStore",
@@ -42,12 +48,16 @@ __all__ = [
     "SQLitePlanStore",
     "StepStatus",
     "StepType",
+    "UnknownReference",
     "VectorHit",
     "VectorStore",
     "chain_chat_history",
+    "character_tools",
     "filter_context",
     "parse_context",
     "plan_uri",
+    "read_character",
+    "resolve_name",
     "restore_context",
     "save_context",
 ]
