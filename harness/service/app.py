@@ -2,7 +2,7 @@
 progress door and the progress page.
 
 - ``POST /chat/chain`` — run a chain to its end. 200 with the plan result, whatever the
-  chain's end: a failed, gated, cancelled or step-limited chain is a result too, told
+  chain's end: a failed, gated, cancelled, step-limited or stalled chain is a result too, told
   apart by its ``status`` (the request was fine; the chain ran).
 - ``GET /chat/chain/status/{planId}`` — the chain's status.
 - ``WS /chat/chain/ws`` — run chains and hear their events as they happen
