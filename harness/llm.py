@@ -17,6 +17,8 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, Union
 
+from harness.exceptions import HarnessError
+
 __all__ = [
     "AnthropicModelClient",
     "AssistantTurn",
@@ -37,7 +39,7 @@ __all__ = [
 DEFAULT_MODEL = {"anthropic-messages": "claude-mock-1", "openai-chat": "gpt-mock"}
 
 
-class ModelError(Exception):
+class ModelError(HarnessError):
     """The model call failed: an HTTP error (``status``), a mid-stream error event, or
     a reply the harness cannot use. ``message`` is the provider's own message."""
 

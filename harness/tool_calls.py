@@ -15,12 +15,14 @@ from typing import Any
 
 from pydantic import PydanticUserError, ValidationError, validate_call
 
+from harness.events import settled
+from harness.exceptions import HarnessError
 from harness.validation_problems import validation_problems
 
 __all__ = ["CheckedTool", "ToolArgumentsError"]
 
 
-class ToolArgumentsError(TypeError):
+class ToolArgumentsError(HarnessError, TypeError):
     """The arguments do not fit the tool; the message says which and why."""
 
 
@@ -49,6 +51,4 @@ class CheckedTool:
         except ValidationError as exc:
             problems = "; ".join(validation_problems(exc, "arguments", show_input=True))
             raise ToolArgumentsError(f"tool {self.name!r}: {problems}") from exc
-        if inspect.isawaitable(result):
-            result = await result
-        return result
+        return await settled(result)

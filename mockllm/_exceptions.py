@@ -4,8 +4,13 @@
     ├── RequestRejected            a request the real provider answers with a 4xx; the
     │   │                          engine turns it into that provider's error body
     │   └── HeldNotFound           a held id (thread, response, conversation) not held here
+    │       ├── ThreadNotFound     an Assistants thread or run id (mockllm._threads)
+    │       └── ResponsesStateError  a Responses ``previous_response_id`` or conversation
+    │                              (mockllm._responses_state)
     ├── UnknownProtocol            a protocol name no codec speaks (also a ValueError)
     ├── InvalidScript              a script or match of the wrong type (also a TypeError)
+    ├── ScriptLimitReached         ``MockLLM.script`` past ``Limits.max_scripts`` or
+    │                              ``Limits.scripts_bytes`` (reset or remove scripts)
     └── UnmockedRequestError       ``intercept(block_unmocked=True)`` saw a request to a
                                    host it does not serve (also an AssertionError)
 
@@ -17,7 +22,8 @@ an HTTP reply. They reach the caller of the Python API (``explain``, ``MockLLM.s
 
 from __future__ import annotations
 
-__all__ = ["InvalidScript", "MockLLMError", "RequestRejected", "UnknownProtocol", "UnmockedRequestError"]
+__all__ = ["InvalidScript", "MockLLMError", "RequestRejected", "ScriptLimitReached", "UnknownProtocol",
+           "UnmockedRequestError"]
 
 
 class MockLLMError(Exception):
@@ -46,6 +52,12 @@ class UnknownProtocol(MockLLMError, ValueError):
 
 class InvalidScript(MockLLMError, TypeError):
     """A script (or its match) given to ``MockLLM.script`` in a form it cannot use."""
+
+
+class ScriptLimitReached(MockLLMError):
+    """Registering one more script would pass the mock's limits (``Limits.max_scripts``
+    scripts or ``Limits.scripts_bytes`` of their JSON); the server answers it with a 409.
+    ``MockLLM.reset`` or removing scripts makes room."""
 
 
 class UnmockedRequestError(MockLLMError, AssertionError):

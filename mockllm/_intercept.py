@@ -54,17 +54,19 @@ from mockllm._engine import MockLLM
 from mockllm._exceptions import UnmockedRequestError
 from mockllm._transports import HTTPX2Transport, response_for
 
-__all__ = ["DEFAULT_HOSTS", "UnmockedRequestError", "intercept"]
+__all__ = ["CLIENT_LIBRARIES", "DEFAULT_HOSTS", "UnmockedRequestError", "intercept"]
 
 DEFAULT_HOSTS: tuple[str, ...] = ("api.openai.com", "api.anthropic.com")
+CLIENT_LIBRARIES: tuple[str, ...] = ("httpx", "httpx2")
+"""The client libraries ``intercept`` can cover."""
 
 
 @dataclass(eq=False)
 class _Interception:
     mock: MockLLM
     hosts: frozenset[str]
-    httpx: bool
-    httpx2: bool
+    clients: frozenset[str]
+    """The client libraries it covers: "httpx", "httpx2"."""
     block_unmocked: bool = False
     blocked: list[str] = field(default_factory=list)
     httpx2_transport: HTTPX2Transport = field(init=False)
@@ -88,7 +90,7 @@ class _Registry:
 
     def find(self, host: str, *, library: str) -> _Interception | None:
         for entry in reversed(self.entries):
-            if getattr(entry, library) and host in entry.hosts:
+            if library in entry.clients and host in entry.hosts:
                 return entry
         return None
 
@@ -96,7 +98,7 @@ class _Registry:
         """Raise for a request no interception serves, if one blocks unmocked hosts
         (respx's ``assert_all_mocked``); the blocker also remembers it for its exit."""
         blocker = next((e for e in reversed(self.entries)
-                        if e.block_unmocked and getattr(e, library)), None)
+                        if e.block_unmocked and library in e.clients), None)
         if blocker is None:
             return
         shown = f"{method} {url}"
@@ -109,19 +111,19 @@ class _Registry:
 
     def add(self, entry: _Interception) -> None:
         with self.lock:
-            if entry.httpx and self.respx_router is None:
+            if "httpx" in entry.clients and self.respx_router is None:
                 self.respx_router = _start_respx_router(self)
-            if entry.httpx2 and self.httpx2_patch is None:
+            if "httpx2" in entry.clients and self.httpx2_patch is None:
                 self.httpx2_patch = _HTTPX2Patch.install(self)
             self.entries = (*self.entries, entry)
 
     def remove(self, entry: _Interception) -> None:
         with self.lock:
             self.entries = tuple(e for e in self.entries if e is not entry)
-            if self.respx_router is not None and not any(e.httpx for e in self.entries):
+            if self.respx_router is not None and not any("httpx" in e.clients for e in self.entries):
                 router, self.respx_router = self.respx_router, None
                 router.stop(quiet=True)
-            if self.httpx2_patch is not None and not any(e.httpx2 for e in self.entries):
+            if self.httpx2_patch is not None and not any("httpx2" in e.clients for e in self.entries):
                 patch, self.httpx2_patch = self.httpx2_patch, None
                 patch.uninstall()
 
@@ -138,7 +140,7 @@ def _import_respx() -> Any:
     except ImportError as exc:
         raise ImportError(
             "Intercepting httpx clients needs respx, which is not installed. "
-            "Install it with `pip install respx`, or pass httpx=False to intercept only httpx2 clients."
+            "Install it with `pip install respx`, or pass clients=(\"httpx2\",) to intercept only httpx2 clients."
         ) from exc
     return respx
 
@@ -253,18 +255,31 @@ def _checked_hosts(hosts: Any) -> frozenset[str]:
     return frozenset(checked)
 
 
+def _checked_clients(clients: Any) -> frozenset[str]:
+    if isinstance(clients, str) or not isinstance(clients, Iterable):
+        raise TypeError(f"clients must be a tuple of client library names such as ('httpx2',), not {clients!r}.")
+    checked = frozenset(clients)
+    unknown = sorted(map(repr, checked - set(CLIENT_LIBRARIES)))
+    if unknown:
+        raise ValueError(f"clients names {', '.join(unknown)}; intercept covers {list(CLIENT_LIBRARIES)}.")
+    if not checked:
+        raise ValueError(f"clients is empty, so nothing would be intercepted; name at least one of "
+                         f"{list(CLIENT_LIBRARIES)}.")
+    return checked
+
+
 @contextmanager
 def intercept(
     mock: MockLLM | None = None,
     *,
     hosts: Iterable[str] = DEFAULT_HOSTS,
-    httpx: bool = True,
-    httpx2: bool = True,
+    clients: Iterable[str] = CLIENT_LIBRARIES,
     block_unmocked: bool = False,
 ) -> Iterator[MockLLM]:
     """Serve every request to ``hosts`` from ``mock`` (a new ``MockLLM`` if None) while
-    the block runs, for ``httpx`` and/or ``httpx2`` clients; yield the mock in use so
-    that the test can read ``mock.journal``.
+    the block runs, for the client libraries named in ``clients`` (``"httpx"``,
+    ``"httpx2"``, both by default); yield the mock in use so that the test can read
+    ``mock.journal``.
 
     ``block_unmocked=True`` refuses a request to any other host with an
     ``UnmockedRequestError`` that shows it, and, in case the code under test caught that
@@ -273,13 +288,9 @@ def intercept(
         mock = MockLLM()
     elif not isinstance(mock, MockLLM):
         raise TypeError(f"mock must be a MockLLM or None, not {mock!r}.")
-    if not (httpx or httpx2):
-        raise ValueError(
-            "httpx and httpx2 are both False, so nothing would be intercepted; enable at least one."
-        )
-    entry = _Interception(mock, _checked_hosts(hosts), httpx=bool(httpx), httpx2=bool(httpx2),
+    entry = _Interception(mock, _checked_hosts(hosts), _checked_clients(clients),
                           block_unmocked=bool(block_unmocked))
-    if entry.httpx:
+    if "httpx" in entry.clients:
         _import_respx()  # fail before anything is patched
     _registry.add(entry)
     try:

@@ -19,6 +19,7 @@ from typing import Any
 import httpx
 import httpx2
 
+from harness.exceptions import HarnessError
 from harness.llm import ModelClient, model_client
 from harness.plugin.strict import assert_all_requests_scripted
 from mockllm._engine import JournalEntry, MockLLM, UnusedStep
@@ -35,7 +36,7 @@ API_KEY = "test"
 SERVER_START_TIMEOUT_S = 30
 
 
-class UnusedStepsError(AssertionError):
+class UnusedStepsError(HarnessError, AssertionError):
     """Scripted instructions were never reached by any request."""
 
 

@@ -37,6 +37,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationIn
 
 from harness.chain.models import ChainPlan, PlanStep
 from harness.chain.policy import Policy
+from harness.exceptions import HarnessError
 from harness.identity.seeding import OrganizationSeed
 from harness.scenarios.contract import PROTOCOLS
 from mockllm._instructions import Instruction, InstructionChain
@@ -65,7 +66,7 @@ Flow = Literal["simple_message", "extended_thinking", "tool_use", "approval", "e
 _ONE_MESSAGE_RUNNERS = ("chain", "planner")
 
 
-class ScenarioError(ValueError):
+class ScenarioError(HarnessError, ValueError):
     """A scenario file that cannot be used; the message says where and why."""
 
     def __init__(self, path: Path | str, line: int | None, reason: str) -> None:

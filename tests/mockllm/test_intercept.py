@@ -189,7 +189,7 @@ def test_anthropic_async_messages_streaming_and_not_are_served_by_the_mock() -> 
 
 
 def test_openai_sdk_with_a_legacy_httpx_client_is_served_through_respx() -> None:
-    with intercept(httpx2=False) as mock, httpx.Client() as http_client:
+    with intercept(clients=("httpx",)) as mock, httpx.Client() as http_client:
         client = openai.OpenAI(api_key="test", max_retries=0, http_client=http_client)
         reply = client.chat.completions.create(
             model="gpt-mock", messages=[{"role": "user", "content": script(GREETING)}]
@@ -202,7 +202,7 @@ def test_openai_sdk_with_a_legacy_httpx_client_is_served_through_respx() -> None
 
 
 def test_plain_httpx_client_is_served_through_respx() -> None:
-    with intercept(httpx2=False) as mock, httpx.Client() as client:
+    with intercept(clients=("httpx",)) as mock, httpx.Client() as client:
         response = client.post("https://api.openai.com/v1/chat/completions", json=chat_body())
     assert response.status_code == 200
     assert response.json()["choices"][0]["message"]["content"] == GREETING
@@ -211,7 +211,7 @@ def test_plain_httpx_client_is_served_through_respx() -> None:
 
 
 def test_plain_httpx2_client_is_served_by_the_httpx2_patch() -> None:
-    with intercept(httpx=False) as mock, httpx2.Client() as client:
+    with intercept(clients=("httpx2",)) as mock, httpx2.Client() as client:
         response = client.post("https://api.openai.com/v1/chat/completions", json=chat_body())
     assert response.status_code == 200
     assert response.json()["choices"][0]["message"]["content"] == GREETING
@@ -298,9 +298,9 @@ def test_patches_are_in_place_only_inside_the_block() -> None:
 
 
 def test_disabled_library_is_not_patched() -> None:
-    with intercept(httpx2=False):
+    with intercept(clients=("httpx",)):
         assert httpx2.HTTPTransport.handle_request is ORIGINAL_HTTPX2_SYNC
-    with intercept(httpx=False):
+    with intercept(clients=("httpx2",)):
         assert httpcore.ConnectionPool.handle_request is ORIGINAL_HTTPCORE_SYNC
 
 
@@ -375,9 +375,19 @@ def test_a_url_as_host_is_rejected() -> None:
 def test_intercepting_neither_library_is_rejected() -> None:
     with (
         pytest.raises(ValueError, match="nothing would be intercepted"),
-        intercept(httpx=False, httpx2=False),
+        intercept(clients=()),
     ):
         pass
+
+
+@pytest.mark.parametrize(("clients", "error", "message"), [
+    (("httpx", "requests"), ValueError, r"clients names 'requests'; intercept covers \['httpx', 'httpx2'\]"),
+    ("httpx2", TypeError, r"clients must be a tuple of client library names"),
+])
+def test_an_unknown_client_library_is_rejected(clients: Any, error: type[Exception], message: str) -> None:
+    with pytest.raises(error, match=message), intercept(clients=clients):
+        pass
+    assert_patches_removed()
 
 
 def test_missing_respx_names_the_install_command(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -385,6 +395,6 @@ def test_missing_respx_names_the_install_command(monkeypatch: pytest.MonkeyPatch
     with pytest.raises(ImportError, match=r"pip install respx"), intercept():
         pass
     assert_patches_removed()
-    with intercept(httpx=False) as mock, httpx2.Client() as client:
+    with intercept(clients=("httpx2",)) as mock, httpx2.Client() as client:
         client.post("https://api.openai.com/v1/chat/completions", json=chat_body())
     assert len(mock.journal) == 1
