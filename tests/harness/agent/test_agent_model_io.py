@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 
 from harness import invariants as inv
-from harness.agent import REJECTED, ApprovalManager, AgentRunner, ToolRegistry
+from harness.agent import ApprovalManager, ToolRegistry
 from harness.agent.approvals import ApprovalRequest
+from harness.agent.runner import REJECTED
 from harness.agent.store import InMemoryMessageQueue, SQLiteEventStore
 from tests.harness.agent.test_agent_flows import Harness, call, script, text
 
