@@ -27,6 +27,7 @@ To look at one survivor afterwards: ``cd bench/results/mutation/<area> && mutmut
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import re
 import shutil
@@ -145,6 +146,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-children", type=int, default=2, help="mutants run at once (default 2)")
     parser.add_argument("--show-survivors", action="store_true", help="write each survivor's diff to survivors.txt")
     options = parser.parse_args(argv)
+    if importlib.util.find_spec("mutmut") is None:
+        parser.error("mutmut is not installed: pip install -e \".[dev]\" (or pip install \"mutmut>=3.8\")")
     names = options.areas or list(AREAS)
     unknown = [n for n in names if n not in AREAS]
     if unknown:
