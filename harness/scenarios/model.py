@@ -19,6 +19,10 @@ Example::
     tools:
       - {name: list_all_entities, result: "[\\"Customer\\", \\"Vendor\\"]"}
     expect: {success: true, flow: tool_use}
+    turns:                         # optional: the session's next messages, in order
+      - prompt: And the vendors?
+        script: [{messages: [{text_message: {text: There is one vendor.}}]}]
+        flow: simple_message       # this message's flow (default: expect.flow)
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ from typing import Any, Literal, Union
 import re
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 from harness.chain.models import ChainPlan, PlanStep
 from harness.chain.policy import Policy
@@ -42,6 +46,7 @@ __all__ = [
     "AttachmentSpec",
     "DocumentSpec",
     "Expectation",
+    "FollowUp",
     "Scenario",
     "ScenarioError",
     "ScenarioTool",
@@ -56,6 +61,9 @@ Protocol = Literal["anthropic-messages", "openai-chat", "openai-responses"]
 _RUNNER_REFERENCE = re.compile(r"^[A-Za-z_][\w-]*$|^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*$")
 
 FLOWS = ("simple_message", "extended_thinking", "tool_use", "approval", "error", "attachment", "chain")
+Flow = Literal["simple_message", "extended_thinking", "tool_use", "approval", "error", "attachment", "chain"]
+# The bundled runners that play one message: a scenario for them has no ``turns``.
+_ONE_MESSAGE_RUNNERS = ("chain", "planner")
 
 
 class ScenarioError(HarnessError, ValueError):
@@ -101,10 +109,36 @@ class DocumentSpec(_Strict):
 
 class Expectation(_Strict):
     success: bool = True
-    flow: Literal["simple_message", "extended_thinking", "tool_use", "approval", "error", "attachment",
-                  "chain"] | None = None
+    flow: Flow | None = None
     """Which bundled invariant check applies: a seed flow (agent runner) or ``chain``."""
     error_contains: str | None = None
+
+
+def _script_entries_are_mappings(value: Any) -> Any:
+    if isinstance(value, list):
+        for i, entry in enumerate(value):
+            if not isinstance(entry, dict):
+                raise ValueError(f"entry {i} must be a mapping (an instruction), got {type(entry).__name__}")
+    return value
+
+
+def _tagged(prompt: str, script: list[Instruction]) -> str:
+    return InstructionChain(instruction_chain=script).tagged(prompt) if script else prompt
+
+
+class FollowUp(_Strict):
+    """A later message of the scenario's session (``turns``): its prompt, its script,
+    and the seed flow its run obeys (the scenario's ``expect.flow`` when not given)."""
+
+    prompt: str
+    script: list[Instruction] = Field(default_factory=list)
+    flow: Flow | None = None
+
+    _script_entries = field_validator("script", mode="before")(_script_entries_are_mappings)
+
+    def tagged_prompt(self) -> str:
+        """The message with its script attached (what the runner sends)."""
+        return _tagged(self.prompt, self.script)
 
 
 class Scenario(_Strict):
@@ -133,6 +167,10 @@ class Scenario(_Strict):
     """Users and groups per organization for the chain's identity tools (``harness.identity.seeding``)."""
     allow_fallback: bool = False
     expect: Expectation = Field(default_factory=Expectation)
+    turns: list[FollowUp] = Field(default_factory=list)
+    """The session's next messages. Each is a run of its own in the same session, after
+    the one before it succeeded, so its sequence numbers continue the session's (seed
+    002: a per-session counter); each run is checked against its flow from there."""
 
     @field_validator("runner")
     @classmethod
@@ -142,13 +180,15 @@ class Scenario(_Strict):
                              "point provides) nor a function as package.module:function")
         return value
 
-    @field_validator("script", mode="before")
+    _script_entries = field_validator("script", mode="before")(_script_entries_are_mappings)
+
+    @field_validator("turns")
     @classmethod
-    def _script_entries_are_objects(cls, value: Any) -> Any:
-        if isinstance(value, list):
-            for i, entry in enumerate(value):
-                if not isinstance(entry, dict):
-                    raise ValueError(f"entry {i} must be a mapping (an instruction), got {type(entry).__name__}")
+    def _turns_need_a_runner_that_plays_them(cls, value: list[FollowUp], info: ValidationInfo) -> list[FollowUp]:
+        runner = info.data.get("runner")
+        if value and runner in _ONE_MESSAGE_RUNNERS:
+            raise ValueError(f"the {runner} runner plays one message; turns are played by the agent runner "
+                             "(or a runner of your own)")
         return value
 
     @field_validator("plan")
@@ -169,9 +209,12 @@ class Scenario(_Strict):
 
     def tagged_prompt(self) -> str:
         """The user prompt with the script attached (what the runner sends)."""
-        if not self.script:
-            return self.prompt
-        return InstructionChain(instruction_chain=self.script).tagged(self.prompt)
+        return _tagged(self.prompt, self.script)
+
+    @property
+    def flows(self) -> list[Flow | None]:
+        """The flow of each message of the session: the first's, then each turn's."""
+        return [self.expect.flow, *(turn.flow or self.expect.flow for turn in self.turns)]
 
 
 def _known_keys(data: dict[str, Any], model: type[BaseModel], where: str) -> None:

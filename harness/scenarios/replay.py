@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness import invariants
+from harness.events import Event
 from harness.scenarios.contract import MockClients, RunnerContext, ScenarioRun, ScenarioRunner, play
 from harness.scenarios.model import Scenario
 from harness.scenarios.registry import resolve_runner
@@ -63,7 +64,37 @@ def check_expectations(scenario: Scenario, run: ScenarioRun) -> str | None:
         return f"the error {run.error!r} does not contain {expect.error_contains!r}"
     if expect.flow is not None:
         try:
+            if scenario.turns:
+                return _check_session(scenario, run.events)
             _FLOW_CHECKS[expect.flow](run.events)
         except invariants.InvariantError as exc:
             return str(exc)
     return None
+
+
+def _check_session(scenario: Scenario, events: list[Any]) -> str | None:
+    """A session of several messages: its sequence numbers run on across the runs, and
+    each run passes its flow from the number the session had reached."""
+    records = [e.to_json_dict() if isinstance(e, Event) else dict(e) for e in events]
+    starts = [i for i, r in enumerate(records) if r.get("type") == "user_message_sent"]
+    flows = scenario.flows
+    if len(starts) != len(flows):
+        return (f"the scenario's session has {len(flows)} messages, but its events hold {len(starts)} "
+                "user_message_sent (one per message)")
+    invariants.check_sequence_numbers(records)
+    numbered = [(k, r["sequenceNumber"]) for k, r in enumerate(filter(_takes_a_number, records))
+                if r.get("sequenceNumber") is not None]
+    start = numbered[0][1] - numbered[0][0] if numbered else 0  # the session's first number
+    for flow, begin, end in zip(flows, starts, [*starts[1:], len(records)]):
+        run = records[begin:end]
+        if flow == "chain":
+            invariants.check_chain_flow(run)
+        elif flow is not None:
+            _FLOW_CHECKS[flow](run, start=start)
+        start += sum(map(_takes_a_number, run))
+    return None
+
+
+def _takes_a_number(record: dict[str, Any]) -> bool:
+    """Persisted events carry a sequence number; a pending one takes the next when stored."""
+    return record.get("sequenceNumber") is not None or record.get("persistence") == "pending"

@@ -39,7 +39,10 @@ async def run_agent_scenario(context: RunnerContext) -> ScenarioRun:
     """Run ``scenario`` through ``harness.agent.AgentRunner``.
 
     Tools return their canned results; approval decisions are taken in order
-    (``approve``, ``reject``, ``timeout``; a request beyond the list times out).
+    (``approve``, ``reject``, ``timeout``; a request beyond the list times out). The
+    scenario's ``turns`` are the session's next messages, each run by the same runner
+    (and event store) after the previous one succeeded; the events of all the runs are
+    returned in order, each run starting with its ``user_message_sent``.
     """
     scenario, client = context.scenario, context.model_client()
     decisions = list(scenario.approvals)
@@ -60,9 +63,14 @@ async def run_agent_scenario(context: RunnerContext) -> ScenarioRun:
     )
     options = AgentOptions(attachments=[a.id for a in scenario.attachments],
                            **{k: v for k, v in scenario.options.items() if k != "attachments"})
+    events: list[Event] = []
     with runner:
-        result = await runner.run(scenario.tagged_prompt(), scenario.session_id, None, scenario.user_id, options)
-    return ScenarioRun(result.events, result.success, result.error, result.final_text)
+        for prompt in [scenario.tagged_prompt(), *(turn.tagged_prompt() for turn in scenario.turns)]:
+            result = await runner.run(prompt, scenario.session_id, None, scenario.user_id, options)
+            events.extend(result.events)
+            if not result.success:
+                break
+    return ScenarioRun(events, result.success, result.error, result.final_text)
 
 
 @speaks(*MODEL_CLIENT_PROTOCOLS)

@@ -288,3 +288,171 @@ def test_a_pending_event_takes_the_next_number() -> None:
     result["sequenceNumber"] = 3
     with pytest.raises(inv.InvariantError, match="sequenceNumber 3, expected 4"):
         inv.check_sequence_numbers(events)
+
+
+# -- rules found untested by mutation testing (docs/mutation.md) -----------------------
+
+def renumbered(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``events`` with eventIndex 0, 1, 2… in their new order."""
+    return [dict(e, eventIndex=i) for i, e in enumerate(events)]
+
+
+@pytest.mark.parametrize(("check", "flow"), [
+    (inv.check_simple_message_flow, lambda: simple(start=2)),
+    (inv.check_extended_thinking_flow, lambda: thinking_from(2)),
+    (inv.check_tool_use_flow, lambda: tool_use_from(2)),
+    (inv.check_approval_flow, lambda: tool_use_from(2, approved=True)),
+    (inv.check_error_flow, lambda: error_from(2)),
+    (inv.check_attachment_flow, lambda: simple(start=2)),
+], ids=["simple", "thinking", "tool_use", "approval", "error", "attachment"])
+def test_every_flow_check_counts_from_the_sessions_starting_number(check: Any, flow: Any) -> None:
+    events = flow().events
+    check(events, start=2)
+    with pytest.raises(inv.InvariantError, match="consecutive per session from 0"):
+        check(events, start=0)
+
+
+def thinking_from(start: int) -> Flow:
+    flow = thinking()
+    for e in flow.events:
+        if e["sequenceNumber"] is not None:
+            e["sequenceNumber"] += start
+    return flow
+
+
+def tool_use_from(start: int, approved: bool | None = None) -> Flow:
+    flow = tool_use(approved)
+    for e in flow.events:
+        if e["sequenceNumber"] is not None:
+            e["sequenceNumber"] += start
+    return flow
+
+
+def error_from(start: int) -> Flow:
+    return Flow(start).add("user_message_sent", content="fail").add("error", error="API Error", code=500)
+
+
+def test_numbers_are_counted_per_session_when_sessions_interleave() -> None:
+    one, two = simple().events, simple(start=5).events
+    for e in two:
+        e["sessionId"] = "s2"
+    mixed = renumbered([e for pair in zip(one, two) for e in pair])
+    inv.check_sequence_numbers(mixed)  # s1 from 0, s2 from 5: each consecutive in its session
+    two[-2]["sequenceNumber"] = 9
+    with pytest.raises(inv.InvariantError, match="sequenceNumber 9, expected 6"):
+        inv.check_sequence_numbers(renumbered([e for pair in zip(one, two) for e in pair]))
+
+
+def test_a_run_whose_first_numbered_event_is_pending_counts_from_it() -> None:
+    events = tool_use(approved=True).events
+    fragment = events[next(i for i, e in enumerate(events) if e["type"] == "approval_requested"):]
+    inv.check_sequence_numbers(fragment)  # the pending request took 3, so the result's 4 follows
+    inv.check_sequence_numbers(fragment, start=3)
+    with pytest.raises(inv.InvariantError, match="sequenceNumber 4, expected 5"):
+        inv.check_sequence_numbers(fragment, start=4)
+
+
+def test_a_streamed_chunk_stored_with_a_number_is_rejected() -> None:
+    events = broken(simple(), 1, persistence="persisted", sequenceNumber=1)
+    with pytest.raises(inv.InvariantError, match="sequenceNumber is carried by persisted events only") as info:
+        inv.check_persistence_states(events)
+    assert "a streamed chunk must be transient" in str(info.value)
+
+
+@pytest.mark.parametrize(("change", "mark"), [({"eventIndex": None}, "no eventIndex"),
+                                              ({"eventIndex": 1}, "eventIndex 1 after 1")],
+                         ids=["missing", "repeated"])
+def test_an_event_index_missing_or_repeated_is_rejected(change: dict[str, Any], mark: str) -> None:
+    events = broken(simple(), 2, **change)
+    with pytest.raises(inv.InvariantError, match="invariant broken: (every event carries|eventIndex is strictly)") as info:
+        inv.check_event_indexes(events)
+    assert mark in str(info.value)
+
+
+def test_tool_events_that_are_not_persisted_are_rejected() -> None:
+    events = tool_use().events
+    use = next(i for i, e in enumerate(events) if e["type"] == "tool_use")
+    events = broken(tool_use(), use, persistence="transient", sequenceNumber=None)
+    seq = 0
+    for e in events:  # numbered without the tool_use, so that only this rule breaks
+        if e["sequenceNumber"] is not None:
+            e["sequenceNumber"], seq = seq, seq + 1
+    with pytest.raises(inv.InvariantError, match="invariant broken: tool events are persisted"):
+        inv.check_tool_use_flow(events)
+
+
+def test_a_duplicated_tool_result_is_rejected() -> None:
+    events = tool_use().events
+    result = next(i for i, e in enumerate(events) if e["type"] == "tool_result")
+    events = renumbered(events[:result + 1] + [dict(events[result], sequenceNumber=None)] + events[result + 1:])
+    with pytest.raises(inv.InvariantError, match="not duplicated") as info:
+        inv.check_tool_pairing(events)
+    assert "duplicate tool_result" in str(info.value)
+
+
+@pytest.mark.parametrize("move", ["request_before_use", "resolution_without_request"])
+def test_approval_events_out_of_place_are_rejected(move: str) -> None:
+    events = tool_use(approved=True).events
+    use = next(i for i, e in enumerate(events) if e["type"] == "tool_use")
+    request = next(i for i, e in enumerate(events) if e["type"] == "approval_requested")
+    if move == "request_before_use":
+        events.insert(use, events.pop(request))
+        rule = "approval_requested follows its tool_use"
+    else:
+        del events[request]
+        rule = "approval_resolved follows its approval_requested"
+    with pytest.raises(inv.InvariantError, match="invariant broken: " + rule):
+        inv.check_approval_ordering(renumbered(events))
+
+
+def test_a_successful_run_has_one_complete_and_no_error() -> None:
+    twice = simple().add("complete", "transient", reason="success").events
+    with pytest.raises(inv.InvariantError, match="a successful run has one complete and no error"):
+        inv.check_terminal_event(twice, success=True)
+    flow = simple()
+    flow.events.insert(-1, {**error().events[1], "eventIndex": 90, "sequenceNumber": None,
+                            "persistence": "persisted"})
+    with pytest.raises(inv.InvariantError, match="a successful run has one complete and no error"):
+        inv.check_terminal_event(flow.events, success=True)
+
+
+def test_an_error_that_is_not_persisted_is_rejected() -> None:
+    events = broken(error(), 1, persistence="transient", sequenceNumber=None)
+    with pytest.raises(inv.InvariantError, match="invariant broken: the error is persisted"):
+        inv.check_terminal_event(events, success=False)
+
+
+def test_thinking_order_is_judged_per_model_turn() -> None:
+    # A text turn (a tool call), then a turn that thinks before it answers: each turn is in order.
+    events = (Flow().add("user_message_sent", content="Go")
+              .chunks("message_chunk", "Let me look.")
+              .add("message", content="Let me look. ", messageId="msg_1", stopReason="tool_use")
+              .chunks("thinking_chunk", "now think", 0)
+              .add("thinking_complete", "transient", content="now think ", blockIndex=0)
+              .chunks("message_chunk", "Found.", 1)
+              .add("message", content="Found. ", messageId="msg_2", stopReason="end_turn")).events
+    inv.check_thinking_before_text(events)
+    inv.check_thinking_before_text(simple().events)  # no thinking at all: nothing to switch from
+
+
+def test_a_chain_that_fails_before_any_step_may_end_with_a_step_error_of_its_own() -> None:
+    inv.check_chain_flow(chain(("stepError", {"stepNumber": 0, "error": "no plan"})))
+    inv.check_chain_flow(chain(("stepError", {"error": "no plan"})))
+    for stray in [("stepError", {"stepNumber": 2}), ("stepComplete", {"stepNumber": 0})]:
+        with pytest.raises(inv.InvariantError, match="a step ends only after it started"):
+            inv.check_chain_flow(chain(stray, ("chainComplete", {})))
+
+
+def test_nothing_runs_after_a_failed_step_even_without_an_ending() -> None:
+    with pytest.raises(inv.InvariantError, match="a failed step ends the run"):
+        inv.check_chain_flow(chain(*step_events(1, end="stepError"), *step_events(2)))
+
+
+def test_total_steps_may_not_shrink_between_two_events() -> None:
+    grows_then_shrinks = [("stepStart", {"stepNumber": 1, "totalSteps": 2}),
+                          ("stepComplete", {"stepNumber": 1, "totalSteps": 2}),
+                          ("stepStart", {"stepNumber": 2, "totalSteps": 3}),
+                          ("stepComplete", {"stepNumber": 2, "totalSteps": 2}), ("chainComplete", {})]
+    with pytest.raises(inv.InvariantError, match="totalSteps never shrinks") as info:
+        inv.check_chain_flow(chain(*grows_then_shrinks))
+    assert "3 -> 2" in str(info.value)

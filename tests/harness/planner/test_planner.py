@@ -11,6 +11,7 @@ import httpx2
 import pytest
 
 from harness import invariants
+from harness.agent.store import SQLiteEventStore
 from harness.llm import model_client
 from harness.planner import (
     CalculationError,
@@ -214,3 +215,89 @@ def test_a_main_llm_step_without_prompt_answers_the_original_query(bench: Any) -
     assert result.success and result.final_text == "Nothing much."
     # The query went again, without its instruction block (it would restart the script).
     assert b.last_user_text() == "What's new?"
+
+
+# -- rules found untested by mutation testing (docs/mutation.md) -----------------------
+
+def test_each_placeholder_takes_its_own_steps_result() -> None:
+    assert interpolate("{{step1_result}} then {{ step2_result }}", ["45", "ninety"]) == "45 then ninety"
+    assert interpolate("no placeholder", []) == "no placeholder"
+
+
+def test_a_model_error_while_planning_and_answering_fails_the_run_with_an_error_event(bench: Any) -> None:
+    b = bench()
+    result = b.run("Anything", {"error": {"status": 500, "message": "planner down"}})
+    assert result.success is False and result.results == [] and result.final_text is None
+    assert result.events[-1].data == {"error": "MainLLMAgent's model call failed: planner down"}
+    assert result.events[-1].sequence_number is not None  # the error is persisted
+    # The fallback's call is the planning call again: the query once, nothing added.
+    assert b.requests[1]["messages"] == b.requests[0]["messages"]
+
+
+def test_when_the_fallback_after_a_failed_step_fails_too_the_run_fails(bench: Any) -> None:
+    b = bench()
+    plan = {"thought": "divide", "steps": [
+        {"agent": "CalculatorAgent", "action": "calculate", "args": {"expression": "10 / 0"}}]}
+    result = b.run("What is 10 / 0?", reply(plan), {"error": {"status": 500, "message": "model down"}})
+    assert result.success is False and result.final_text is None and result.results == []
+    assert result.fallback_reason == "step failed: CalculatorAgent could not calculate '10 / 0': division by zero"
+    assert result.error == "MainLLMAgent's model call failed: model down"
+    assert [s.agent for s in result.plan.steps] == ["MainLLMAgent"]  # the fallback plan
+    assert [e.type for e in result.events if e.type != "message_chunk"] == [
+        "plan_requested", "plan_created", "step_start", "step_error", "plan_created", "step_start", "step_error",
+        "error"]
+    fallback = [e for e in result.events if e.type == "plan_created"][1]
+    assert fallback.data == {"thought": "Planning failed; answer the request directly.",
+                             "steps": [s.model_dump() for s in result.plan.steps], "fallback": True,
+                             "reason": result.fallback_reason}
+    assert result.events[-1].data == {"error": result.error}
+
+
+def test_the_plan_and_each_step_are_reported_in_their_events(bench: Any) -> None:
+    b = bench()
+    heard: list[str] = []
+    query = InstructionChain.model_validate({"instruction_chain": [reply(CALC_PLAN), reply("45!")]}).tagged("15*3?")
+    result = asyncio.run(b.executor.run(query, "s-report", lambda e: heard.append(e.type)))
+    assert heard == [e.type for e in result.events]
+    data = {e.type: e.data for e in result.events if e.type != "message_chunk"}
+    assert data["plan_requested"] == {"query": query}
+    steps = [{"prompt": None, **step} for step in CALC_PLAN["steps"]]
+    assert data["plan_created"] == {"thought": CALC_PLAN["thought"], "steps": steps, "fallback": False}
+    starts = [e.data for e in result.events if e.type == "step_start"]
+    assert starts == [{"step": 1, "agent": "CalculatorAgent", "action": "calculate"},
+                      {"step": 2, "agent": "MainLLMAgent", "action": "generateResponse"}]
+    assert [e.data for e in result.events if e.type == "step_complete"] == [
+        {"step": 1, "result": "45"}, {"step": 2, "result": "45!"}]
+    chunks = [e for e in result.events if e.type == "message_chunk"]  # the answer streams; the plan does not
+    assert "".join(c.data["content"] for c in chunks) == "45!" and {c.data["blockIndex"] for c in chunks} == {0}
+    assert data["plan_complete"] == {"reason": "success"}
+
+
+@pytest.mark.parametrize("expression", [None, 42, "   "])
+def test_the_calculator_refuses_what_is_not_an_expression(expression: Any) -> None:
+    with pytest.raises(CalculationError, match="an expression must be a non-empty string"):
+        calculate(expression)
+
+
+def test_a_whole_quotient_is_an_integer_and_zero_to_the_zero_is_one() -> None:
+    assert calculate("10 / 2") == 5 and isinstance(calculate("10 / 2"), int)
+    assert calculate("0 ** 0") == 1
+
+
+def test_the_fallback_answers_a_query_that_looks_like_a_placeholder(bench: Any) -> None:
+    b = bench()
+    result = b.run("What does {{step1_result}} mean?", reply("no plan"), reply("It names the first step's result."))
+    assert result.success and result.fallback_reason is not None
+    assert result.final_text == "It names the first step's result."  # the query itself, never interpolated
+
+
+def test_a_store_given_to_the_executor_gets_the_persisted_events() -> None:
+    store = SQLiteEventStore()
+    http = httpx2.AsyncClient(transport=HTTPX2Transport(MockLLM()))
+    executor = TaskExecutor(model_client("anthropic-messages", http_client=http), store=store)
+    query = InstructionChain.model_validate({"instruction_chain": [reply(SIMPLE_PLAN), reply("Fine.")]}).tagged("Hi")
+    result = asyncio.run(executor.run(query, "s-store"))
+    executor.close()  # closes only a store it made
+    assert store.events("s-store") == [e for e in result.events if e.sequence_number is not None]
+    assert [e.type for e in store.events("s-store")] == ["plan_created", "step_complete"]
+    store.close()
