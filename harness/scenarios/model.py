@@ -24,18 +24,18 @@ Example::
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal, Union
+from typing import Annotated, Any, Literal, Union
 
 import re
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
 
 from harness.chain.models import ChainPlan, PlanStep
 from harness.chain.policy import Policy
-from harness.identity.seeding import OrganizationSeed
 from harness.scenarios.contract import PROTOCOLS
 from mockllm._instructions import Instruction, InstructionChain
+from mockllm._optional import MissingExtraError, require
 
 __all__ = [
     "AttachmentSpec",
@@ -106,6 +106,18 @@ class Expectation(_Strict):
     error_contains: str | None = None
 
 
+def _organization_seed(value: Any) -> Any:
+    # Imported here: the identity tools need scim2-models (the agent extra), and a
+    # scenario without an identity section must load without it.
+    try:
+        require("scim2_models", extra="agent", feature="a scenario's identity section")
+    except MissingExtraError as exc:
+        raise ValueError(str(exc)) from None
+    from harness.identity.seeding import OrganizationSeed
+
+    return OrganizationSeed.model_validate(value)
+
+
 class Scenario(_Strict):
     """One scenario. ``script`` is the instruction chain; ``plan`` and ``planner``
     hold the chain executor's plan and the planner's settings for those runners;
@@ -128,8 +140,9 @@ class Scenario(_Strict):
     policies: list[Policy] = Field(default_factory=list)
     documents: list[DocumentSpec] = Field(default_factory=list)
     prompt_configs: dict[str, str] = Field(default_factory=dict)
-    identity: dict[str, OrganizationSeed] | None = None
-    """Users and groups per organization for the chain's identity tools (``harness.identity.seeding``)."""
+    identity: dict[str, Annotated[Any, BeforeValidator(_organization_seed)]] | None = None
+    """Users and groups per organization for the chain's identity tools: each an
+    ``harness.identity.seeding.OrganizationSeed``."""
     allow_fallback: bool = False
     expect: Expectation = Field(default_factory=Expectation)
 

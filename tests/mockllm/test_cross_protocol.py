@@ -23,13 +23,14 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
-import httpx2
 import pytest
 
 from mockllm._engine import MockLLM
 from mockllm._transports import HTTPX2Transport
 from tests.mockllm.sdk_support import SYNC_ASYNC
 from tests.mockllm.sdk_support import script as _script
+
+httpx2 = pytest.importorskip("httpx2", reason="httpx2 is not installed (the httpx2 extra)")
 
 OPENAI_MODEL = "gpt-mock"
 ANTHROPIC_MODEL = "claude-mock-1"

@@ -8,12 +8,13 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-import httpx2
 import pytest
 from pydantic import ValidationError
 
 from harness.plugin.fixtures import MockLLMFixture, MockLLMServer
 from mockllm import InstructionChain, MockLLM
+
+httpx2 = pytest.importorskip("httpx2", reason="httpx2 is not installed (the httpx2 extra)")
 
 TOOL_THEN_ANSWER = [
     {"id": "look-up", "messages": [{"tool_call": [{"name": "weather", "args": {"city": "Oslo"}}]}]},

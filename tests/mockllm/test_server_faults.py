@@ -17,7 +17,6 @@ from typing import Any
 
 import anthropic
 import httpx
-import httpx2
 import openai
 import pytest
 import uvicorn
@@ -26,6 +25,8 @@ from mockllm._engine import MockLLM
 from mockllm._server import bind_socket, create_app
 from mockllm._transports import HTTPX2Transport, HTTPXTransport
 from tests.mockllm.server_support import (  # noqa: F401 - fixtures
+
+httpx2 = pytest.importorskip("httpx2", reason="httpx2 is not installed (the httpx2 extra)")
     sdk_clients,
     ANTHROPIC_MODEL,
     OPENAI_MODEL,

@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import anthropic
-import httpx2
 import openai
 import pytest
 
@@ -20,6 +19,8 @@ from mockllm._engine import MockLLM
 from mockllm._server import create_app
 from mockllm._transports import HTTPX2Transport
 from tests.mockllm.server_support import (  # noqa: F401 - fixtures
+
+httpx2 = pytest.importorskip("httpx2", reason="httpx2 is not installed (the httpx2 extra)")
     sdk_clients,
     ANTHROPIC_MODEL,
     OPENAI_MODEL,

@@ -7,7 +7,6 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-import httpx2
 import pytest
 
 from harness import invariants
@@ -25,7 +24,7 @@ from harness.planner import (
     planner_prompt,
 )
 from mockllm import InstructionChain, MockLLM
-from mockllm._transports import HTTPX2Transport
+from tests.http_support import sdk_http_client
 
 
 def reply(value: Any) -> dict[str, Any]:
@@ -39,11 +38,11 @@ class Bench:
     def __init__(self, protocol: str = "anthropic-messages") -> None:
         self.requests: list[dict[str, Any]] = []
 
-        async def record(request: httpx2.Request) -> None:
+        async def record(request: Any) -> None:
             self.requests.append(json.loads(request.content))
 
         self.mock = MockLLM()
-        http = httpx2.AsyncClient(transport=HTTPX2Transport(self.mock), event_hooks={"request": [record]})
+        http = sdk_http_client(protocol, self.mock, event_hooks={"request": [record]})
         self.executor = TaskExecutor(model_client(protocol, http_client=http))
 
     def run(self, question: str, *steps: dict[str, Any]) -> PlanningResult:

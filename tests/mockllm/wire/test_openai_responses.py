@@ -7,7 +7,6 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-import httpx2
 import openai
 import pytest
 from openai.types.responses import Response, ResponseStreamEvent
@@ -17,6 +16,8 @@ from mockllm._conversation import Message
 from mockllm._plan import ErrorPlan, ReplyPlan, TextPart, ToolCallPart, Usage
 from mockllm._wire.base import RequestRejected
 from mockllm._wire.openai_responses import OpenAIResponsesCodec, openai_responses as codec
+
+httpx2 = pytest.importorskip("httpx2", reason="httpx2 is not installed (the httpx2 extra)")
 
 BODY: dict[str, Any] = {"model": "gpt-test", "input": "Hello"}
 WEATHER_ARGS = '{"city":"Paris","units":"celsius"}'
