@@ -83,6 +83,8 @@ filterwarnings =
     error
     # The plugin under test is imported by the outer session already.
     ignore::pytest.PytestAssertRewriteWarning
+    # pytest-asyncio, where installed, asks for its loop scope (as in pyproject.toml).
+    ignore:The configuration option "asyncio_default_fixture_loop_scope" is unset:pytest.PytestDeprecationWarning
 # As this repository's own pyproject does: scenario files live under scenarios/.
 mockllm_scenario_dirs = scenarios
 """

@@ -122,7 +122,11 @@ def replay_scenario(snapshot: Any, request: pytest.FixtureRequest) -> None:
             run = asyncio.run(run_scenario(scenario, protocol, mock, runner=runner,
                                            seed=base_settings(request.config).seed))
         except MissingExtraError as exc:
-            pytest.fail(f"{title}: runner {scenario.runner!r}: {exc}", pytrace=False)
+            missing = f"{title}: runner {scenario.runner!r}: {exc}"
+        else:
+            missing = None
+        if missing is not None:  # outside the except: the message alone, no chained traceback
+            pytest.fail(missing, pytrace=False)
         problem = check_expectations(scenario, run)
         if problem is not None:
             pytest.fail(f"{title}: {problem}", pytrace=False)

@@ -25,8 +25,6 @@ from mockllm._engine import MockLLM
 from mockllm._server import bind_socket, create_app
 from mockllm._transports import HTTPX2Transport, HTTPXTransport
 from tests.mockllm.server_support import (  # noqa: F401 - fixtures
-
-httpx2 = pytest.importorskip("httpx2", reason="httpx2 is not installed (the httpx2 extra)")
     sdk_clients,
     ANTHROPIC_MODEL,
     OPENAI_MODEL,
@@ -48,6 +46,8 @@ httpx2 = pytest.importorskip("httpx2", reason="httpx2 is not installed (the http
     uid,
     user_body,
 )
+
+httpx2 = pytest.importorskip("httpx2", reason="httpx2 is not installed (the httpx2 extra)")
 
 # == 5. scripted faults ================================================================
 

@@ -19,8 +19,6 @@ from mockllm._engine import MockLLM
 from mockllm._server import create_app
 from mockllm._transports import HTTPX2Transport
 from tests.mockllm.server_support import (  # noqa: F401 - fixtures
-
-httpx2 = pytest.importorskip("httpx2", reason="httpx2 is not installed (the httpx2 extra)")
     sdk_clients,
     ANTHROPIC_MODEL,
     OPENAI_MODEL,
@@ -43,6 +41,8 @@ httpx2 = pytest.importorskip("httpx2", reason="httpx2 is not installed (the http
     unanswered_call_body,
     user_body,
 )
+
+httpx2 = pytest.importorskip("httpx2", reason="httpx2 is not installed (the httpx2 extra)")
 
 # == 1. the command line ==============================================================
 
