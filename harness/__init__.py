@@ -1,7 +1,207 @@
 """harness: what runs against the mock — chain executor, agent runner, planner,
 invariants, golden snapshots, scenarios and the pytest plugin.
 
+The doors, all importable from here::
+
+    model_client, ModelClient                      one streamed assistant turn over HTTP
+    AgentRunner, AgentOptions, AgentResult,        the agent loop of the seed flows
+      Tool, ToolRegistry
+    ChainExecutor, ChainPlan, PlanStep,            the chain executor and its plans
+      ChainEvent, Policy, InMemoryVectorStore,
+      VectorStore
+    TaskExecutor                                   the action-schema planner
+    check_*_flow, check_*                          the invariants over event sequences
+    GoldenExtension, ScenarioGoldenExtension       syrupy extensions writing golden tables
+    ScenarioRunner, RunnerContext, ScenarioRun,    the scenario runner contract
+      MockClients, register_runner, speaks
+    HarnessError                                   the root of every exception raised
+                                                   here (tree in ``harness.exceptions``)
+
+Names load on first use (PEP 562), so ``import harness`` and the pytest plugin stay
+cheap and work without the optional extras; a door whose extra is missing fails with
+the ``pip install`` command that brings it. The subpackages (``harness.chain``,
+``harness.agent`` …) hold the rest: stores, policies' parts, prompts and constants.
+
 PYTEST_DONT_REWRITE: ``python -m harness replay`` imports this package before it starts
 pytest in the same process; this module has no assertions to rewrite, and the marker
 keeps pytest from warning that it could not.
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from harness.exceptions import EXTRAS as _EXTRAS
+from harness.exceptions import HarnessError, MissingExtra
+from harness.exceptions import missing_extra as _missing_extra
+
+if TYPE_CHECKING:
+    from harness.agent.runner import AgentOptions, AgentResult, AgentRunner
+    from harness.agent.tools import Tool, ToolError, ToolRegistry
+    from harness.chain.errors import PlanExecutionError
+    from harness.chain.executor import ChainExecutor
+    from harness.chain.models import ChainEvent, ChainPlan, PlanStep
+    from harness.chain.policy import Policy
+    from harness.chain.vectors import InMemoryVectorStore, VectorStore
+    from harness.golden.assertion import FallbackRefused
+    from harness.golden.extension import GoldenExtension, ScenarioGoldenExtension
+    from harness.invariants import (
+        InvariantError,
+        check_approval_flow,
+        check_approval_ordering,
+        check_attachment_flow,
+        check_chain_flow,
+        check_common,
+        check_error_flow,
+        check_event_indexes,
+        check_extended_thinking_flow,
+        check_final_content_matches_chunks,
+        check_persistence_states,
+        check_sequence_numbers,
+        check_simple_message_flow,
+        check_terminal_event,
+        check_thinking_before_text,
+        check_tool_pairing,
+        check_tool_use_flow,
+        check_user_message_first,
+    )
+    from harness.llm import ModelClient, ModelError, model_client
+    from harness.planner.executor import TaskExecutor
+    from harness.plugin.fixtures import UnusedStepsError
+    from harness.plugin.strict import UnscriptedRequestsError
+    from harness.scenarios.contract import MockClients, RunnerContext, ScenarioRun, ScenarioRunner, speaks
+    from harness.scenarios.model import ScenarioError
+    from harness.scenarios.registry import RunnerNotFound, register_runner
+
+_INVARIANTS = (
+    "InvariantError",
+    "check_approval_flow",
+    "check_approval_ordering",
+    "check_attachment_flow",
+    "check_chain_flow",
+    "check_common",
+    "check_error_flow",
+    "check_event_indexes",
+    "check_extended_thinking_flow",
+    "check_final_content_matches_chunks",
+    "check_persistence_states",
+    "check_sequence_numbers",
+    "check_simple_message_flow",
+    "check_terminal_event",
+    "check_thinking_before_text",
+    "check_tool_pairing",
+    "check_tool_use_flow",
+    "check_user_message_first",
+)
+
+# name -> the module that defines it; imported on first access.
+_LAZY = {
+    "ModelClient": "harness.llm",
+    "ModelError": "harness.llm",
+    "model_client": "harness.llm",
+    "AgentOptions": "harness.agent.runner",
+    "AgentResult": "harness.agent.runner",
+    "AgentRunner": "harness.agent.runner",
+    "Tool": "harness.agent.tools",
+    "ToolError": "harness.agent.tools",
+    "ToolRegistry": "harness.agent.tools",
+    "ChainEvent": "harness.chain.models",
+    "ChainPlan": "harness.chain.models",
+    "PlanStep": "harness.chain.models",
+    "ChainExecutor": "harness.chain.executor",
+    "PlanExecutionError": "harness.chain.errors",
+    "Policy": "harness.chain.policy",
+    "InMemoryVectorStore": "harness.chain.vectors",
+    "VectorStore": "harness.chain.vectors",
+    "TaskExecutor": "harness.planner.executor",
+    **{name: "harness.invariants" for name in _INVARIANTS},
+    "GoldenExtension": "harness.golden.extension",
+    "ScenarioGoldenExtension": "harness.golden.extension",
+    "FallbackRefused": "harness.golden.assertion",
+    "MockClients": "harness.scenarios.contract",
+    "RunnerContext": "harness.scenarios.contract",
+    "ScenarioRun": "harness.scenarios.contract",
+    "ScenarioRunner": "harness.scenarios.contract",
+    "speaks": "harness.scenarios.contract",
+    "RunnerNotFound": "harness.scenarios.registry",
+    "register_runner": "harness.scenarios.registry",
+    "ScenarioError": "harness.scenarios.model",
+    "UnusedStepsError": "harness.plugin.fixtures",
+    "UnscriptedRequestsError": "harness.plugin.strict",
+}
+
+__all__ = [
+    "AgentOptions",
+    "AgentResult",
+    "AgentRunner",
+    "ChainEvent",
+    "ChainExecutor",
+    "ChainPlan",
+    "FallbackRefused",
+    "GoldenExtension",
+    "HarnessError",
+    "InMemoryVectorStore",
+    "InvariantError",
+    "MissingExtra",
+    "MockClients",
+    "ModelClient",
+    "ModelError",
+    "PlanExecutionError",
+    "PlanStep",
+    "Policy",
+    "RunnerContext",
+    "RunnerNotFound",
+    "ScenarioError",
+    "ScenarioGoldenExtension",
+    "ScenarioRun",
+    "ScenarioRunner",
+    "TaskExecutor",
+    "Tool",
+    "ToolError",
+    "ToolRegistry",
+    "UnscriptedRequestsError",
+    "UnusedStepsError",
+    "VectorStore",
+    "check_approval_flow",
+    "check_approval_ordering",
+    "check_attachment_flow",
+    "check_chain_flow",
+    "check_common",
+    "check_error_flow",
+    "check_event_indexes",
+    "check_extended_thinking_flow",
+    "check_final_content_matches_chunks",
+    "check_persistence_states",
+    "check_sequence_numbers",
+    "check_simple_message_flow",
+    "check_terminal_event",
+    "check_thinking_before_text",
+    "check_tool_pairing",
+    "check_tool_use_flow",
+    "check_user_message_first",
+    "model_client",
+    "register_runner",
+    "speaks",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module_name = _LAZY.get(name)
+    if module_name is None:
+        raise AttributeError(f"module 'harness' has no attribute {name!r}")
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        # Only a missing top-level package is a missing extra; a missing submodule of an
+        # installed one is a version problem, better shown as Python reports it.
+        if isinstance(exc, MissingExtra) or exc.name not in _EXTRAS:
+            raise
+        raise _missing_extra(exc.name, needed_by=f"harness.{name}") from exc
+    value = getattr(module, name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

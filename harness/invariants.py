@@ -19,7 +19,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from harness.exceptions import HarnessError
 from harness.golden.table import CHUNK_TYPES, render_event_table
+from harness.chain.models import CHAIN_ENDINGS
 from harness.events import Event
 
 __all__ = [
@@ -46,7 +48,7 @@ __all__ = [
 Events = Sequence[Event | Mapping[str, Any]]
 
 
-class InvariantError(AssertionError):
+class InvariantError(HarnessError, AssertionError):
     """An invariant broke; the message shows the offending events."""
 
 
@@ -356,7 +358,7 @@ def check_attachment_flow(events: Events, *, start: int | None = None) -> None:
     check_simple_message_flow(events, start=start)
 
 
-_CHAIN_ENDINGS = {"chainComplete", "chainMaxSteps", "chainCancelled"}
+_CHAIN_ENDINGS = CHAIN_ENDINGS
 
 
 def check_chain_flow(events: Events) -> None:

@@ -17,13 +17,16 @@ fails with an ``ImportError`` naming the extra.
 
 from __future__ import annotations
 
+import importlib
 import json
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any, Protocol, Union
 
-from mockllm._optional import require
+import httpx
+
+from harness.exceptions import HarnessError, missing_extra
 
 __all__ = [
     "AnthropicModelClient",
@@ -41,6 +44,7 @@ __all__ = [
     "UserMessage",
     "http_library",
     "model_client",
+    "require_sdk",
     "sdk_for",
 ]
 
@@ -48,12 +52,27 @@ DEFAULT_MODEL = {"anthropic-messages": "claude-mock-1", "openai-chat": "gpt-mock
 _SDKS = {"anthropic": "anthropic", "anthropic-messages": "anthropic", "openai": "openai", "openai-chat": "openai"}
 
 
+def _require(name: str, *, needed_by: str, extra: str) -> ModuleType:
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as exc:
+        if exc.name != name:
+            raise  # the package is there but broken: its own error says more
+        raise missing_extra(name, needed_by=needed_by, extra=extra) from exc
+
+
+def require_sdk(name: str, *, needed_by: str) -> ModuleType:
+    """The SDK ``name`` (``openai``, ``anthropic``), imported; or ``MissingExtra`` naming
+    the ``agent`` extra."""
+    return _require(name, needed_by=needed_by, extra="agent")
+
+
 def sdk_for(protocol: str) -> ModuleType:
     """The official SDK module that speaks ``protocol`` (``anthropic`` or ``openai``),
-    imported; an ``ImportError`` naming the ``agent`` extra if it is not installed."""
+    imported; a ``MissingExtra`` naming the ``agent`` extra if it is not installed."""
     if protocol not in _SDKS:
         raise ValueError(f"unknown protocol {protocol!r}; use 'anthropic-messages' or 'openai-chat'")
-    return require(_SDKS[protocol], extra="agent", feature=f"harness.llm's {protocol} client")
+    return require_sdk(_SDKS[protocol], needed_by=f"harness.llm's {protocol} client")
 
 
 def http_library(sdk: ModuleType) -> ModuleType:
@@ -61,11 +80,12 @@ def http_library(sdk: ModuleType) -> ModuleType:
     clients it takes as ``http_client=``: ``httpx2`` (openai>=3, anthropic>=1) or ``httpx``
     (openai 2.x, anthropic 0.x), read off its default client's base classes."""
     bases = {cls.__module__.partition(".")[0] for cls in sdk.DefaultHttpxClient.__mro__}
-    name = "httpx2" if "httpx2" in bases else "httpx"
-    return require(name, extra="httpx2", feature=f"{sdk.__name__} {getattr(sdk, '__version__', '')}".strip())
+    if "httpx2" not in bases:
+        return httpx
+    return _require("httpx2", needed_by=f"{sdk.__name__} {sdk.__version__}", extra="httpx2")
 
 
-class ModelError(Exception):
+class ModelError(HarnessError):
     """The model call failed: an HTTP error (``status``), a mid-stream error event, or
     a reply the harness cannot use. ``message`` is the provider's own message."""
 

@@ -15,12 +15,13 @@ from typing import Any
 
 from pydantic import PydanticUserError, ValidationError, validate_call
 
+from harness.exceptions import HarnessError
 from harness.validation_problems import validation_problems
 
 __all__ = ["CheckedTool", "ToolArgumentsError"]
 
 
-class ToolArgumentsError(TypeError):
+class ToolArgumentsError(HarnessError, TypeError):
     """The arguments do not fit the tool; the message says which and why."""
 
 

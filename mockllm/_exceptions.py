@@ -4,10 +4,16 @@
     ├── RequestRejected            a request the real provider answers with a 4xx; the
     │   │                          engine turns it into that provider's error body
     │   └── HeldNotFound           a held id (thread, response, conversation) not held here
+    │       ├── ThreadNotFound     an Assistants thread or run id (mockllm._threads)
+    │       └── ResponsesStateError  a Responses ``previous_response_id`` or conversation
+    │                              (mockllm._responses_state)
     ├── UnknownProtocol            a protocol name no codec speaks (also a ValueError)
     ├── InvalidScript              a script or match of the wrong type (also a TypeError)
-    └── UnmockedRequestError       ``intercept(block_unmocked=True)`` saw a request to a
-                                   host it does not serve (also an AssertionError)
+    ├── UnmockedRequestError       ``intercept(block_unmocked=True)`` saw a request to a
+    │                              host it does not serve (also an AssertionError)
+    └── MissingExtraError          an optional package (httpx2) is not installed; the
+                                   message names the extra (mockllm._optional; also a
+                                   ModuleNotFoundError)
 
 ``MockLLM.handle`` and the server never raise these to a client: a rejected request is
 an HTTP reply. They reach the caller of the Python API (``explain``, ``MockLLM.script``,

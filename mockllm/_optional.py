@@ -16,13 +16,16 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
+from mockllm._exceptions import MockLLMError
+
 __all__ = ["DISTRIBUTION", "MissingExtraError", "require"]
 
 DISTRIBUTION = "mockllm-harness"
 
 
-class MissingExtraError(ImportError):
-    """An optional dependency is not installed; the message names the extra that brings it."""
+class MissingExtraError(MockLLMError, ModuleNotFoundError):
+    """An optional dependency is not installed; the message names the extra that brings it
+    (worded as ``harness.exceptions.MissingExtra`` words it)."""
 
 
 def require(module: str, *, extra: str, feature: str) -> ModuleType:
@@ -34,6 +37,7 @@ def require(module: str, *, extra: str, feature: str) -> ModuleType:
         if exc.name != module.partition(".")[0]:
             raise  # the package is there but broken: its own error says more
         raise MissingExtraError(
-            f"{feature} needs the {extra!r} extra ({module} is not installed): "
-            f'pip install "{DISTRIBUTION}[{extra}]"'
+            f"{feature} needs the {module!r} package, which is not installed. "
+            f'Install it with: pip install "{DISTRIBUTION}[{extra}]"',
+            name=module,
         ) from exc

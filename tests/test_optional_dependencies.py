@@ -38,7 +38,8 @@ def test_the_plugin_module_imports_neither_the_mock_nor_syrupy_at_startup() -> N
 
 def test_httpx2_transport_without_httpx2_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "httpx2", None)
-    with pytest.raises(ImportError, match=r'HTTPX2Transport needs the \'httpx2\' extra .*pip install "mockllm-harness\[httpx2\]"'):
+    with pytest.raises(ImportError, match=r'HTTPX2Transport needs the \'httpx2\' package, which is not installed\. '
+                       r'Install it with: pip install "mockllm-harness\[httpx2\]"'):
         HTTPX2Transport(MockLLM())
 
 
@@ -58,7 +59,7 @@ def test_intercept_without_httpx2_still_serves_httpx_clients(monkeypatch: pytest
 @pytest.mark.parametrize(("sdk", "protocol"), [("openai", "openai-chat"), ("anthropic", "anthropic-messages")])
 def test_a_missing_sdk_names_the_agent_extra(monkeypatch: pytest.MonkeyPatch, sdk: str, protocol: str) -> None:
     monkeypatch.setitem(sys.modules, sdk, None)
-    extra = r'needs the \'agent\' extra \(%s is not installed\): pip install "mockllm-harness\[agent\]"' % sdk
+    extra = r'needs the \'%s\' package, which is not installed\. Install it with: pip install "mockllm-harness\[agent\]"' % sdk
     with pytest.raises(ImportError, match=rf"harness.llm's {protocol} client {extra}"):
         model_client(protocol)
     fixture = MockLLMFixture(MockLLM())
@@ -73,6 +74,6 @@ def test_a_scenario_whose_runner_needs_the_agent_extra_fails_its_item_with_the_c
     result = strict_pytester.runpytest("--mockllm-protocol", "anthropic-messages", "--snapshot-update")
     result.assert_outcomes(failed=1)
     assert ("scenario 'simple.scenario' under anthropic-messages: runner 'agent': harness.llm's anthropic-messages "
-            "client needs the 'agent' extra (anthropic is not installed): pip install \"mockllm-harness[agent]\""
-            ) in result.stdout.str()
+            "client needs the 'anthropic' package, which is not installed. "
+            "Install it with: pip install \"mockllm-harness[agent]\"") in result.stdout.str()
     assert "During handling" not in result.stdout.str()

@@ -5,15 +5,13 @@
 """
 
 from harness.agent.approvals import ApprovalDecision, ApprovalManager, ApprovalRequest
-from harness.agent.emitter import PERSISTENCE, EventEmitter
+from harness.agent.emitter import EventEmitter
 from harness.agent.files import FileAccessDenied, FileStore, StoredFile
-from harness.agent.runner import REJECTED, AgentOptions, AgentResult, AgentRunner
+from harness.agent.runner import AgentOptions, AgentResult, AgentRunner
 from harness.agent.store import EventStore, InMemoryMessageQueue, MessageQueue, SQLiteEventStore
 from harness.agent.tools import Tool, ToolError, ToolRegistry
 
 __all__ = [
-    "PERSISTENCE",
-    "REJECTED",
     "AgentOptions",
     "AgentResult",
     "AgentRunner",

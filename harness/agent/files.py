@@ -5,10 +5,12 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 
+from harness.exceptions import HarnessError
+
 __all__ = ["FileAccessDenied", "FileStore", "FileUsage", "StoredFile"]
 
 
-class FileAccessDenied(PermissionError):
+class FileAccessDenied(HarnessError, PermissionError):
     """The user may not use this file (it is someone else's, or does not exist)."""
 
 

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from harness.exceptions import HarnessError
 from harness.llm import ToolSpec
 from harness.tool_calls import CheckedTool
 
@@ -21,7 +22,7 @@ __all__ = ["Tool", "ToolError", "ToolRegistry", "WRITE_PREFIXES"]
 WRITE_PREFIXES = ("create", "update", "delete")
 
 
-class ToolError(Exception):
+class ToolError(HarnessError):
     """A tool could not run; the message goes back to the model as a failed result."""
 
 

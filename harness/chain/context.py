@@ -2,7 +2,8 @@
 saved as MCP context blocks.
 
 ``substitute`` fills a step's inputs from the context: a missing name is an error
-naming it, and a lone ``{{name}}`` keeps the value's own type. ``save_context`` writes one ephemeral resource block per name, at
+naming it, a lone ``{{name}}`` keeps the value's own type, and ``{{name.field}}``
+reads a field of an object (``{{systemCharacter.name}}``). ``save_context`` writes one ephemeral resource block per name, at
 ``am7://chain/<plan id>/context/<name>``; ``restore_context`` reads such text back
 (and, for plans saved before the block format, plain JSON objects too).
 """
@@ -30,10 +31,18 @@ def substitute(value: Any, context: Mapping[str, Any], step_number: int) -> Any:
     """``value`` (a string, or lists and dicts of them) with every ``{{name}}`` replaced
     from ``context``; step ``step_number`` fails when a name is missing."""
     def lookup(name: str) -> Any:
-        if name not in context:
+        if name in context:
+            return context[name]
+        # {{record.field}}: a field of an object in the context (a character's name, say).
+        head, *path = name.split(".")
+        value, found = context.get(head), head in context
+        for key in path:
+            found = found and isinstance(value, Mapping) and key in value
+            value = value[key] if found else None
+        if not found:
             known = ", ".join(sorted(context)) or "none yet"
             raise PlanExecutionError(f"step {step_number}: the chain context has no {{{{{name}}}}} (known: {known})")
-        return context[name]
+        return value
 
     if isinstance(value, str):
         whole = VARIABLE.fullmatch(value.strip())

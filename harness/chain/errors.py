@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from harness.exceptions import HarnessError
+
 if TYPE_CHECKING:
     from harness.chain.models import ChainPlan
 
 __all__ = ["PlanExecutionError"]
 
 
-class PlanExecutionError(Exception):
+class PlanExecutionError(HarnessError):
     """A step could not run: the step is FAILED, the message says why, and ``plan`` is
     the plan as it stood (also saved to the executor's store, if it has one)."""
 

@@ -23,12 +23,20 @@
 - POLICY_GATE steps evaluate a named ``Policy`` over the previous output (or
   ``inputs.fact``): PERMIT passes the (possibly rewritten) fact on; DENY marks the step
   GATED and ends the chain (``chainComplete`` with the reason).
+- A plan with a query and no steps is planned by the model first, in the same
+  conversation; the planning prompt names the plan's ``dataReferences``. An unusable
+  plan fails the run (a ``stepError`` naming no step: ``planning failed: ...``). LLM
+  steps that name no chat or prompt config take the plan's ``chatConfigName`` /
+  ``promptConfigName``.
 - Events (``stepStart``, ``stepComplete``, ``stepError``, ``stepsInserted``,
-  ``routingError``, ``chainComplete``, ``chainMaxSteps``, ``chainCancelled``) go to every
-  listener (``harness.events.notify``) with strictly increasing timestamps (the run's
-  ``EventClock``) and the plan's ``am7://`` URI.
-- Guards: at most ``ABSOLUTE_MAX_STEPS`` (50) and the plan's ``maxSteps``; two identical
-  LLM outputs in a row stop the chain (stall). A run can be cancelled.
+  ``routingError`` and the endings ``chainComplete``, ``chainMaxSteps``,
+  ``chainStalled``, ``chainCancelled``) go to every listener (``harness.events.notify``)
+  with strictly increasing timestamps (the run's ``EventClock``) and the plan's
+  ``am7://`` URI. The plan records how the run ended (``outcome``, ``error``).
+- Guards: at most ``ABSOLUTE_MAX_STEPS`` (50) and the plan's ``maxSteps``
+  (``chainMaxSteps``); two LLM steps in a row with the same output — no other kind of
+  step between them — stop the chain (``chainStalled``, the later step COMPLETED, the
+  rest PENDING). A run can be cancelled.
 - With a ``PlanStore`` the plan is saved when it starts, after every step and at the
   end, whatever the end: the stored plan shows exactly what ran.
 
@@ -41,6 +49,7 @@ import asyncio
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from harness.chain.access import EVERYTHING, Permissions
 from harness.chain.models import ChainEvent, ChainPlan, PromptConfig
 from harness.chain.policy import Policy
 from harness.chain.run import ABSOLUTE_MAX_STEPS, ChainRun
@@ -59,7 +68,8 @@ class ChainExecutor:
     """Executes chain plans with its tools, configs, policies, vector store and model.
 
     ``client`` is the default model; ``chat_configs`` name other ``ModelClient``s an LLM
-    step can pick by ``chatConfigName``. ``organization`` scopes ``am7://`` references.
+    step can pick by ``chatConfigName``. ``organization`` scopes ``am7://`` references;
+    ``permissions`` say which tools and documents the caller may use.
     Nothing of one run is kept on the executor, so runs may overlap.
     """
 
@@ -71,7 +81,8 @@ class ChainExecutor:
                  vector_store: VectorStore | None = None,
                  store: PlanStore | None = None,
                  organization: str = "default",
-                 routing: bool = True) -> None:
+                 routing: bool = True,
+                 permissions: Permissions = EVERYTHING) -> None:
         self.client = client
         self.tools = dict(tools or {})
         self.prompt_configs = dict(prompt_configs or {})
@@ -84,6 +95,7 @@ class ChainExecutor:
         self.store = store
         self.organization = organization
         self.routing = routing
+        self.permissions = permissions  # what the caller may use (harness.chain.access)
         self._listeners: list[ChainListener] = []
         self._checked: dict[str, CheckedTool] = {}
 
@@ -104,7 +116,7 @@ class ChainExecutor:
 
     async def execute_chain(self, plan: ChainPlan, *, cancel: asyncio.Event | None = None,
                             listeners: Iterable[ChainListener] = ()) -> ChainPlan:
-        """Run ``plan``; a copy is returned and the input is left as it was.
+        """Run ``plan``; a copy is returned (``chainMode`` true) and the input is left as it was.
 
         Setting ``cancel`` (or cancelling the task) stops the run: the running step is
         SKIPPED, later steps stay PENDING, ``chainCancelled`` is emitted. A failing step

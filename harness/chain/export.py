@@ -4,24 +4,35 @@ The history a chat view (or another model) is given after a chain: the user's qu
 one system message listing every step that ran with its type label (Tool/LLM/RAG/Gate),
 status and summary, the RAG citations as their MCP context blocks, and the chain's
 result as a normal assistant message.
+
+With it, what a Magic8-style consumer needs besides the messages (``sendToMagic8``'s
+``{chatHistory, systemCharacter, userCharacter, chatConfigId}``): the chain's chat
+config and its two characters, as full records. They are read from the plan's chain
+context, where the service puts them when it makes the plan (``harness.chain.characters``);
+a plan made without them has ``None`` there.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from harness.chain.context import restore_context
 from harness.chain.mcp_context import parse_context
 from harness.chain.models import ChainPlan, StepStatus, StepType
 from mockllm._instructions import strip_instructions
 
-__all__ = ["TYPE_LABELS", "chain_chat_history"]
+__all__ = ["MAGIC8_KEYS", "TYPE_LABELS", "chain_chat_history"]
+
+MAGIC8_KEYS = ("systemCharacter", "userCharacter", "chatConfigId")
+"""The chain context entries the history carries beside its messages."""
 
 TYPE_LABELS = {StepType.TOOL: "Tool", StepType.LLM: "LLM", StepType.RAG_QUERY: "RAG",
                StepType.POLICY_GATE: "Gate", StepType.UNKNOWN: "Step"}
 
 
 def chain_chat_history(plan: ChainPlan) -> dict[str, Any]:
-    """``{"chatHistory": {"messages": [...]}, "planName": ..., "executed": ...}``."""
+    """``{"chatHistory": {"messages": [...]}, "systemCharacter": {...}, "userCharacter": {...},
+    "chatConfigId": ..., "planName": ..., "executed": ...}``."""
     messages: list[dict[str, str]] = []
     query = strip_instructions(plan.plan_query)
     if query:
@@ -43,4 +54,9 @@ def chain_chat_history(plan: ChainPlan) -> dict[str, Any]:
     elif plan.output is not None:
         output = plan.output if isinstance(plan.output, str) else str(plan.output)
         messages.append({"role": "assistant", "content": output})
-    return {"chatHistory": {"messages": messages}, "planName": plan.name, "executed": plan.executed}
+    try:
+        context = restore_context(plan.context_blocks)
+    except ValueError:  # a context that cannot be read has no characters to give
+        context = {}
+    return {"chatHistory": {"messages": messages}, **{key: context.get(key) for key in MAGIC8_KEYS},
+            "planName": plan.name, "executed": plan.executed}

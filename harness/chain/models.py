@@ -15,7 +15,12 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from harness.events import EventRecord
 
-__all__ = ["ChainEvent", "ChainPlan", "PlanStep", "PromptConfig", "StepStatus", "StepType"]
+__all__ = ["CHAIN_ENDINGS", "ChainEvent", "ChainPlan", "PlanStep", "PromptConfig", "StepStatus", "StepType"]
+
+CHAIN_ENDINGS = frozenset({"chainComplete", "chainMaxSteps", "chainStalled", "chainCancelled"})
+"""The events that end a run that did not fail, each its own outcome: ``completed`` (or
+``gated``), ``maxSteps``, ``stalled``, ``cancelled``. A failed run ends with its
+``stepError`` instead."""
 
 
 class StepType(str, Enum):
@@ -82,12 +87,23 @@ class ChainPlan(_Record):
     context_blocks: str | None = Field(default=None, alias="chainContextJson")
     """The chain context as MCP context blocks (``harness.chain.save_context``)."""
     chain_mode: bool = Field(default=False, alias="chainMode")
+    """True once the chain executor has made or run the plan (the seed's "ChainExecutor,
+    not the legacy PlanExecutor")."""
     stream_session_id: str | None = Field(default=None, alias="streamSessionId")
+    """The WebSocket session that started the plan (set by the service's WebSocket door)."""
     mcp_session_id: str | None = Field(default=None, alias="mcpSessionId")
+    """The MCP session whose ``am7_chain_execute`` call started the plan (set by the MCP door)."""
+    chat_config_name: str | None = Field(default=None, alias="chatConfigName")
+    """The chat config the plan was asked for: LLM steps that name none use it."""
+    prompt_config_name: str | None = Field(default=None, alias="promptConfigName")
+    """The prompt config the plan was asked for: LLM steps that name none use it."""
+    data_references: list[str] = Field(default_factory=list, alias="dataReferences")
+    """``am7://`` data sources the plan was asked to use: a plan made from the query is
+    told of them (for its RAG_QUERY steps' ``vectorReferenceUri``)."""
     outcome: str | None = None
     """How the last run ended, as the executor recorded it: ``running`` while it lasts
     (a plan stored so after its process died was cut off), then ``completed``,
-    ``failed``, ``cancelled``, ``gated`` or ``maxSteps``; None if never run."""
+    ``failed``, ``cancelled``, ``gated``, ``maxSteps`` or ``stalled``; None if never run."""
     error: str | None = None
     """Why the last run failed or stopped (the ending's message), else None."""
 

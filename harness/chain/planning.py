@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from harness.chain.json_replies import read_json_object, read_steps
 from harness.chain.models import PlanStep
+from harness.exceptions import HarnessError
 
 __all__ = ["PLAN_PROMPT", "PlanningError", "parse_plan_reply"]
 
@@ -16,13 +17,14 @@ PLAN_PROMPT = """Plan the steps that answer the query above, at most {max_steps}
 Each step has a stepType (default TOOL):
 - TOOL: toolName (one of: {tools}) and inputs (the tool's arguments);
 - LLM: inputs.prompt, optionally promptConfigName (one of: {prompts});
-- RAG_QUERY: ragQuery and ragLimit, optionally vectorReferenceUri (am7://org/type/id);
+- RAG_QUERY: ragQuery and ragLimit, optionally vectorReferenceUri, the am7:// URI of the
+  one data source to search (data sources named for this query: {sources});
 - POLICY_GATE: policyName (one of: {policies}), checking the previous step's output.
 Give a step an outputName to use its output later as {{{{outputName}}}} in inputs.
 Answer with JSON only: {{"steps": [{{"stepType": "...", "description": "...", ...}}]}}"""
 
 
-class PlanningError(ValueError):
+class PlanningError(HarnessError, ValueError):
     """The model's plan is not usable; the message says what is wrong."""
 
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from harness.chain.json_replies import read_json_object, read_steps
 from harness.chain.models import PlanStep
+from harness.exceptions import HarnessError
 
 __all__ = ["MAX_INSERTED_PER_DECISION", "ROUTE_PROMPT", "RoutingDecision", "RoutingError", "parse_routing"]
 
@@ -26,7 +27,7 @@ Answer with JSON only: {{"complete": true|false, "reason": "...", "nextSteps": [
 "toolName": "...", "description": "...", "inputs": {{}}}}]}} with at most 3 nextSteps."""
 
 
-class RoutingError(ValueError):
+class RoutingError(HarnessError, ValueError):
     """The routing answer is not the routing JSON; the message says what is wrong."""
 
 

@@ -37,6 +37,10 @@ class _Cancelled(Exception):
     pass
 
 
+_OUTCOMES = {"chainComplete": "completed", "chainMaxSteps": "maxSteps", "chainStalled": "stalled"}
+"""The outcome each ending records (``finish``); a gate's ``chainComplete`` says ``gated``."""
+
+
 class ChainRun:
     """Runs ``plan`` (the caller's copy) once on ``executor``; see ``execute``."""
 
@@ -45,6 +49,7 @@ class ChainRun:
         self.executor = executor
         self.plan = plan
         plan.object_id = plan.object_id or uuid.uuid4().hex
+        plan.chain_mode = True  # run by the chain executor, whoever made it
         self.uri = plan_uri(executor.organization, plan.object_id)
         self.cancel = cancel
         self.listeners = listeners
@@ -54,7 +59,7 @@ class ChainRun:
             raise PlanExecutionError(f"plan {plan.name!r}: {exc}", plan) from exc
         self.unseen: dict[str, Any] = {}  # non-LLM outputs the model has not been shown
         self.conversation: list[ConversationItem] = []
-        self.last_llm_output: str | None = None
+        self.last_llm: PlanStep | None = None  # the latest LLM step, while no other kind has run since
         self.truncated = False
         self.clock = EventClock()
 
@@ -87,8 +92,7 @@ class ChainRun:
 
     async def finish(self, event_type: str, *, outcome: str | None = None, **fields: Any) -> ChainPlan:
         self.plan.executed = True
-        default = "maxSteps" if event_type == "chainMaxSteps" else "completed"
-        self.record_outcome(outcome or default, fields.get("error_message"))
+        self.record_outcome(outcome or _OUTCOMES[event_type], fields.get("error_message"))
         self.save_for_caller()
         await self.emit(event_type, **fields)
         return self.plan
@@ -102,6 +106,7 @@ class ChainRun:
             for number, unnumbered in enumerate(self.plan.steps, start=1):  # steps written without numbers
                 unnumbered.step_number = number
         limit = min(self.plan.max_steps, ABSOLUTE_MAX_STEPS)
+        self.adopt_plan_configs(self.plan.steps)
         self.record_outcome("running", None)
         self.save()
         step: PlanStep | None = None
@@ -173,13 +178,23 @@ class ChainRun:
         self.plan.output = output
         self.save()
         await self.emit("stepComplete", step, output_preview=preview(output))
-        if step.step_type is StepType.LLM:
-            if output == self.last_llm_output:
-                return await self.finish("chainComplete", error_message="stalled: the same LLM output twice in a row")
-            self.last_llm_output = output
-            if self.executor.routing:
-                await self.interruptible(self.route(step, index, limit))
+        if step.step_type is not StepType.LLM:
+            self.last_llm = None  # another kind of step in between: the next LLM output starts afresh
+            return None
+        previous, self.last_llm = self.last_llm, step
+        if previous is not None and output == previous.output:
+            return await self.finish("chainStalled", error_message=f"steps {previous.step_number} and "
+                                     f"{step.step_number} gave the same LLM output twice in a row")
+        if self.executor.routing:
+            await self.interruptible(self.route(step, index, limit))
         return None
+
+    def adopt_plan_configs(self, steps: list[PlanStep]) -> None:
+        """LLM steps that name no chat or prompt config take the plan's (what it was asked for)."""
+        for step in steps:
+            if step.step_type is StepType.LLM:
+                step.chat_config_name = step.chat_config_name or self.plan.chat_config_name
+                step.prompt_config_name = step.prompt_config_name or self.plan.prompt_config_name
 
     async def interruptible(self, work: Awaitable[Any]) -> Any:
         """Await ``work``, unless the run's cancel event is set first."""
@@ -203,9 +218,13 @@ class ChainRun:
         executor = self.executor
         prompt = PLAN_PROMPT.format(max_steps=limit, tools=", ".join(sorted(executor.tools)) or "none",
                                     prompts=", ".join(sorted(executor.prompt_configs)) or "none",
-                                    policies=", ".join(sorted(executor.policies)) or "none")
+                                    policies=", ".join(sorted(executor.policies)) or "none",
+                                    sources=", ".join(self.plan.data_references) or "none named")
         try:
-            self.plan.steps = parse_plan_reply((await self.ask(prompt, "planning")).text, limit)
+            # More steps than maxSteps are kept (up to the ceiling): the step limit then ends
+            # the run as it ends any plan too long for it, and says so (chainMaxSteps).
+            self.plan.steps = parse_plan_reply((await self.ask(prompt, "planning")).text, ABSOLUTE_MAX_STEPS)
+            self.adopt_plan_configs(self.plan.steps)
         except (PlanningError, PlanExecutionError) as exc:
             message = f"planning failed: {exc}" if isinstance(exc, PlanningError) else str(exc)
             self.save_for_caller()
@@ -236,6 +255,7 @@ class ChainRun:
             return
         for new in new_steps:
             new.dynamic, new.parent_step, new.step_status = True, step.step_number, StepStatus.PENDING
+        self.adopt_plan_configs(new_steps)
         self.plan.steps[index + 1:index + 1] = new_steps
         for number, s in enumerate(self.plan.steps, start=1):
             s.step_number = number

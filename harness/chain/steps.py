@@ -3,21 +3,29 @@
 Each takes the run and the step, and returns the step's output (or raises
 ``PlanExecutionError``); the run loop (``harness.chain.run``) does the rest — statuses,
 events, the context, saving. A step sets its own ``summary_text``.
+
+A step's prompt config, chat config and policy are named by name or by ``am7://`` URI
+and resolved by ``harness.chain.uris.resolve_name`` within the executor's organization,
+as the service resolves a request's: another organization's is "not found (status
+404)". The executor's ``permissions`` decide which tools a TOOL step may run and which
+documents a RAG_QUERY step searches; a refusal is "forbidden (status 403)".
 """
 
 from __future__ import annotations
 
 import inspect
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from harness.chain.access import forbidden
 from harness.chain.context import VARIABLE, context_uri, substitute
 from harness.chain.errors import PlanExecutionError
 from harness.chain.mcp_context import CITATION_SCHEMA, STEP_OUTPUT_SCHEMA, McpContextBuilder, parse_context
 from harness.chain.models import PlanStep, PromptConfig, StepStatus, StepType
-from harness.chain.policy import evaluate_policy
-from harness.chain.uris import Am7Uri
+from harness.chain.policy import Policy, evaluate_policy
+from harness.chain.uris import AM7_SCHEME, CHAT_CONFIG, POLICY, PROMPT_CONFIG, Am7Uri, UnknownReference, resolve_name
+from harness.chain.vectors import VectorHit, VectorStore
 from harness.llm import ModelClient
 from harness.tool_calls import ToolArgumentsError
 from mockllm._instructions import strip_instructions
@@ -49,6 +57,8 @@ async def tool_step(run: ChainRun, step: PlanStep) -> Any:
     if tool is None:
         raise PlanExecutionError(f"step {step.step_number}: unknown tool {step.tool_name!r}; "
                                  f"registered: {sorted(run.executor.tools)}")
+    if not run.executor.permissions.may_run(tool.name):
+        raise PlanExecutionError(f"step {step.step_number}: {forbidden(f'tool {tool.name!r}', 'tools')}")
     arguments = substitute(step.inputs, run.context, step.step_number)
     try:
         result = await tool(arguments)
@@ -61,23 +71,31 @@ async def tool_step(run: ChainRun, step: PlanStep) -> Any:
     return result
 
 
+def resolve(run: ChainRun, step: PlanStep, field: str, reference: str, type_: str, known: Mapping[str, Any]) -> Any:
+    """The resource ``reference`` (a name or an ``am7://`` URI, from the step's ``field``)
+    names among ``known``, in the executor's organization; else the step fails."""
+    try:
+        return known[resolve_name(reference, type_, run.executor.organization, known)]
+    except ValueError as exc:
+        raise PlanExecutionError(f"step {step.step_number}: {field}: {exc}") from exc
+    except UnknownReference as exc:
+        if not reference.startswith(AM7_SCHEME):  # a name: the names there are, to pick from
+            raise PlanExecutionError(f"step {step.step_number}: {exc}") from exc
+        raise PlanExecutionError(f"step {step.step_number}: {field}: {exc} (status 404)") from exc
+
+
 def prompt_config(run: ChainRun, name: str | None, step: PlanStep) -> PromptConfig | None:
     if name is None:
         return None
-    config = run.executor.prompt_configs.get(name)
-    if config is None:
-        raise PlanExecutionError(f"step {step.step_number}: no prompt config named {name!r}; "
-                                 f"known: {sorted(run.executor.prompt_configs)}")
+    config: PromptConfig = resolve(run, step, "promptConfigName", name, PROMPT_CONFIG, run.executor.prompt_configs)
     return config
 
 
 def client_for(run: ChainRun, step: PlanStep) -> ModelClient | None:
     if step.chat_config_name is None:
         return run.executor.client
-    client = run.executor.chat_configs.get(step.chat_config_name)
-    if client is None:
-        raise PlanExecutionError(f"step {step.step_number}: no chat config named {step.chat_config_name!r}; "
-                                 f"known: {sorted(run.executor.chat_configs)}")
+    client: ModelClient = resolve(run, step, "chatConfigName", step.chat_config_name, CHAT_CONFIG,
+                                  run.executor.chat_configs)
     return client
 
 
@@ -130,24 +148,37 @@ async def rag_step(run: ChainRun, step: PlanStep) -> str:
         # Another organization's object is "not found", never "forbidden".
         if ref.organization != executor.organization or not executor.vector_store.contains(scope):
             raise PlanExecutionError(f"step {step.step_number}: not found: {step.vector_reference_uri} "
-                                     f"(404: no such document in organization {executor.organization!r})")
+                                     f"(status 404: no such document in organization {executor.organization!r})")
+        if not executor.permissions.may_search(scope):
+            raise PlanExecutionError(f"step {step.step_number}: {forbidden(f'document {scope}', 'vectors')}")
     if step.rag_limit < 0:
         raise PlanExecutionError(f"step {step.step_number}: ragLimit must be >= 0, got {step.rag_limit}")
-    hits = executor.vector_store.search(query, step.rag_limit, scope)
-    if inspect.isawaitable(hits):
-        hits = await hits
-    hits = list(hits)[:step.rag_limit]
+    hits = await _search(executor.vector_store, query, step.rag_limit, scope, executor.permissions.may_search)
     step.summary_text = f"{len(hits)} result(s) for {query!r}"
     return McpContextBuilder().add_resource(
         f"am7://vector/citations/{run.plan.object_id}-{step.step_number}", CITATION_SCHEMA,
         {"query": query, "results": [h.as_json() for h in hits]}, ephemeral=True).build()
 
 
+async def _search(store: VectorStore, query: str, limit: int, scope: str | None,
+                  allowed: Callable[[str], bool]) -> list[VectorHit]:
+    """At most ``limit`` hits of documents ``allowed`` says the caller may search: when
+    some are ruled out, the store is asked again for more until the limit is met or it
+    has no more."""
+    wanted = max(limit, 1)
+    while True:
+        found = store.search(query, wanted, scope)
+        if inspect.isawaitable(found):
+            found = await found
+        hits = list(found)
+        kept = [h for h in hits if allowed(h.uri)]
+        if len(kept) >= limit or len(hits) < wanted:
+            return kept[:limit]
+        wanted *= 2
+
+
 async def gate_step(run: ChainRun, step: PlanStep) -> str:
-    policy = run.executor.policies.get(step.policy_name or "")
-    if policy is None:
-        raise PlanExecutionError(f"step {step.step_number}: no policy named {step.policy_name!r}; "
-                                 f"known: {sorted(run.executor.policies)}")
+    policy: Policy = resolve(run, step, "policyName", step.policy_name or "", POLICY, run.executor.policies)
     fact = substitute(step.inputs["fact"], run.context, step.step_number) if "fact" in step.inputs \
         else run.plan.output
     # A structured fact (a tool's JSON: an identity operation's SCIM resource, say) is

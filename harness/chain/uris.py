@@ -11,17 +11,35 @@ spells it the same way::
 
 The object id is the rest of the path, so it may itself contain ``/``
 (``am7://chain/<plan>/context/<name>``).
+
+Named resources (prompt and chat configs, policies, character records) are reached by
+name or by URI through one resolver, ``resolve_name``, which the service request and
+the executor's steps share: a URI must name the caller's own organization and the
+right type, else the object is "not found" (404) — never "forbidden", so another
+organization's objects are not even confirmed to exist.
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from urllib.parse import quote, unquote
 
-__all__ = ["AM7_SCHEME", "Am7Uri", "plan_uri"]
+from harness.exceptions import HarnessError
+
+__all__ = ["AM7_SCHEME", "CHARACTER", "CHAT_CONFIG", "POLICY", "PROMPT_CONFIG", "Am7Uri", "UnknownReference",
+           "plan_uri", "resolve_name"]
 
 AM7_SCHEME = "am7://"
 _SAFE = "-._~/:@!$&'()*+,;="
+
+PROMPT_CONFIG = "prompt.config"
+CHAT_CONFIG = "chat.config"
+POLICY = "policy.policy"
+CHARACTER = "olio.charPerson"
+"""The ``am7://`` types of the named resources a chain uses (the seeds' model names)."""
+
+_LABELS = {PROMPT_CONFIG: "prompt config", CHAT_CONFIG: "chat config", POLICY: "policy", CHARACTER: "character"}
 
 
 @dataclass(frozen=True)
@@ -62,3 +80,26 @@ class Am7Uri:
 def plan_uri(organization: str, plan_id: str) -> str:
     """The URI a chain plan is known by (events, MCP resources)."""
     return str(Am7Uri(organization, "tool.plan", plan_id))
+
+
+class UnknownReference(HarnessError, LookupError):
+    """A name or ``am7://`` URI naming nothing the organization can see (a 404)."""
+
+
+def resolve_name(reference: str, type_: str, organization: str, known: Collection[str]) -> str:
+    """The name ``reference`` gives a resource of type ``type_`` among ``known`` (what
+    ``organization`` sees): ``reference`` itself when it is a plain name, the object id
+    of ``am7://<organization>/<type_>/<name>`` when it is a URI.
+
+    A malformed URI is a ``ValueError``; a URI of another organization or another type,
+    or a name not in ``known``, is ``UnknownReference`` — the same for all three, so a
+    caller learns nothing of another organization's resources.
+    """
+    if reference.startswith(AM7_SCHEME):
+        ref = Am7Uri.parse(reference)
+        if ref.organization != organization or ref.type != type_ or ref.object_id not in known:
+            raise UnknownReference(f"not found: {reference}")
+        return ref.object_id
+    if reference not in known:
+        raise UnknownReference(f"no {_LABELS.get(type_, type_)} named {reference!r}; known: {sorted(known)}")
+    return reference

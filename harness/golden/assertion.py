@@ -18,6 +18,8 @@ from syrupy.assertion import SnapshotAssertion
 
 from mockllm._engine import JournalEntry
 
+from harness.exceptions import HarnessError
+
 __all__ = ["FALLBACK_PREFIX", "FallbackRefused", "GoldenAssertion", "fallback_evidence"]
 
 FALLBACK_PREFIX = "mockllm fallback reply:"
@@ -25,7 +27,7 @@ FALLBACK_PREFIX = "mockllm fallback reply:"
 Journal = Callable[[], Sequence[JournalEntry]]
 
 
-class FallbackRefused(AssertionError):
+class FallbackRefused(HarnessError, AssertionError):
     """A golden would have recorded a mock fallback reply."""
 
 

@@ -3,12 +3,11 @@ memberships) in SQLite, the SCIM 2.0 adapter every door uses (``scim2-models``
 payloads and filters), SCIM bulk, discovery, and the identity tools for chain TOOL
 steps (seed 001 §6.4)."""
 
-from harness.identity.adapter import AM7_TYPES, ScimAdapter, scim_error
+from harness.identity.adapter import ScimAdapter, scim_error
 from harness.identity.bulk import run_bulk
 from harness.identity.store import DuplicateName, Member, SQLiteIdentityStore, StoredResource
 
 __all__ = [
-    "AM7_TYPES",
     "DuplicateName",
     "Member",
     "SQLiteIdentityStore",

@@ -25,12 +25,14 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal
 
+from harness.exceptions import HarnessError
+
 __all__ = ["DuplicateName", "Member", "ResourceKind", "SQLiteIdentityStore", "StoredResource"]
 
 ResourceKind = Literal["User", "Group"]
 
 
-class DuplicateName(Exception):
+class DuplicateName(HarnessError):
     """Another resource of the organization already has this ``userName``."""
 
 

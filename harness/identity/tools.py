@@ -30,6 +30,7 @@ from typing import Any
 
 from scim2_models import Context, SCIMException
 
+from harness.exceptions import HarnessError
 from harness.identity.adapter import ScimAdapter
 from harness.identity.bulk import run_bulk
 from harness.identity.store import SQLiteIdentityStore
@@ -43,7 +44,7 @@ _GROUP_SCHEMA = "urn:ietf:params:scim:schemas:core:2.0:Group"
 _PATCH_SCHEMA = "urn:ietf:params:scim:api:messages:2.0:PatchOp"
 
 
-class IdentityToolError(Exception):
+class IdentityToolError(HarnessError):
     """An identity operation the SCIM layer refused; says the status, as an endpoint would."""
 
     def __init__(self, exc: SCIMException) -> None:

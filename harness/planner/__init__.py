@@ -3,7 +3,6 @@
 from harness.planner.calculator import CalculationError, calculate
 from harness.planner.executor import PlanningResult, StepError, TaskExecutor, fallback_plan, interpolate
 from harness.planner.models import ActionStep, Plan, PlanValidationError, parse_plan
-from harness.planner.prompts import fallback_planner_prompt, planner_prompt
 
 __all__ = [
     "ActionStep",
@@ -15,8 +14,6 @@ __all__ = [
     "TaskExecutor",
     "calculate",
     "fallback_plan",
-    "fallback_planner_prompt",
     "interpolate",
     "parse_plan",
-    "planner_prompt",
 ]

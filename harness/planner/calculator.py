@@ -15,6 +15,8 @@ import operator
 from collections.abc import Callable
 from typing import Any
 
+from harness.exceptions import HarnessError
+
 __all__ = ["CalculationError", "MAX_INT_BITS", "calculate"]
 
 _BINARY: dict[type, Callable[[Any, Any], Any]] = {
@@ -30,7 +32,7 @@ MAX_INT_BITS = 1000
 Number = int | float
 
 
-class CalculationError(ValueError):
+class CalculationError(HarnessError, ValueError):
     """The expression is not plain arithmetic, or cannot be computed."""
 
 

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from harness.agent.emitter import EventEmitter
 from harness.agent.store import EventStore, InMemoryMessageQueue, SQLiteEventStore
 from harness.events import Event, Listener, Persistence
+from harness.exceptions import HarnessError
 from harness.llm import (
     AssistantTurn,
     ConversationItem,
@@ -58,7 +59,7 @@ _PLACEHOLDER = re.compile(r"\{\{\s*step(\d+)_result\s*\}\}")
 _FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.S)
 
 
-class StepError(Exception):
+class StepError(HarnessError):
     """A step could not run; the message says which and why."""
 
 

@@ -10,10 +10,12 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from harness.exceptions import HarnessError
+
 __all__ = ["Plan", "ActionStep", "PlanValidationError", "parse_plan"]
 
 
-class PlanValidationError(ValueError):
+class PlanValidationError(HarnessError, ValueError):
     """A plan the executor cannot run; the message names the step and the field."""
 
 

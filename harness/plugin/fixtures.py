@@ -18,18 +18,16 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
-
 from types import ModuleType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from harness.llm import ModelClient, http_library, model_client, sdk_for
+from harness.exceptions import HarnessError
+from harness.llm import ModelClient, http_library, model_client, require_sdk, sdk_for
 from harness.plugin.strict import assert_all_requests_scripted
 from mockllm._engine import JournalEntry, MockLLM, UnusedStep
 from mockllm._explain import explain
-from mockllm._optional import require
 from mockllm._scripts import as_chain, as_match
 from mockllm._transports import HTTPX2Transport, HTTPXTransport, import_httpx2
 
@@ -44,12 +42,8 @@ API_KEY = "test"
 SERVER_START_TIMEOUT_S = 30
 
 
-class UnusedStepsError(AssertionError):
+class UnusedStepsError(HarnessError, AssertionError):
     """Scripted instructions were never reached by any request."""
-
-
-def _sdk(name: str, feature: str) -> ModuleType:
-    return require(name, extra="agent", feature=feature)
 
 
 class _Clients:
@@ -123,7 +117,7 @@ class _Clients:
 
     def openai(self, *, is_async: bool = False, **kwargs: Any) -> Any:
         """An ``openai.OpenAI`` (or ``AsyncOpenAI``) client on the mock, openai 2.x or 3.x."""
-        openai = _sdk("openai", "mockllm.openai()")
+        openai = require_sdk("openai", needed_by="mockllm.openai()")
         cls = openai.AsyncOpenAI if is_async else openai.OpenAI
         kwargs.setdefault("max_retries", 0)
         return cls(api_key="test", base_url=self.openai_base_url,
@@ -131,7 +125,7 @@ class _Clients:
 
     def anthropic(self, *, is_async: bool = False, **kwargs: Any) -> Any:
         """An ``anthropic.Anthropic`` (or ``AsyncAnthropic``) client on the mock, any generation."""
-        anthropic = _sdk("anthropic", "mockllm.anthropic()")
+        anthropic = require_sdk("anthropic", needed_by="mockllm.anthropic()")
         cls = anthropic.AsyncAnthropic if is_async else anthropic.Anthropic
         kwargs.setdefault("max_retries", 0)
         return cls(api_key="test", base_url=self.anthropic_base_url,

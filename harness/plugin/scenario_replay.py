@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 from syrupy.terminal import disable_color
 
+from harness.exceptions import MissingExtra
 from harness.golden.assertion import GoldenAssertion
 from harness.golden.extension import ScenarioGoldenExtension
 from harness.golden.location import golden_extension
@@ -121,7 +122,7 @@ def replay_scenario(snapshot: Any, request: pytest.FixtureRequest) -> None:
         try:
             run = asyncio.run(run_scenario(scenario, protocol, mock, runner=runner,
                                            seed=base_settings(request.config).seed))
-        except MissingExtraError as exc:
+        except (MissingExtra, MissingExtraError) as exc:
             missing = f"{title}: runner {scenario.runner!r}: {exc}"
         else:
             missing = None

@@ -15,10 +15,12 @@ from collections.abc import Iterable, Sequence
 
 from mockllm._engine import JournalEntry
 
+from harness.exceptions import HarnessError
+
 __all__ = ["UnscriptedRequestsError", "assert_all_requests_scripted", "unscripted"]
 
 
-class UnscriptedRequestsError(AssertionError):
+class UnscriptedRequestsError(HarnessError, AssertionError):
     """Requests got the mock's fallback reply or an unscripted 4xx."""
 
 

@@ -33,9 +33,9 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationEr
 
 from harness.chain.models import ChainPlan, PlanStep
 from harness.chain.policy import Policy
+from harness.exceptions import HarnessError, missing_extra
 from harness.scenarios.contract import PROTOCOLS
 from mockllm._instructions import Instruction, InstructionChain
-from mockllm._optional import MissingExtraError, require
 
 __all__ = [
     "AttachmentSpec",
@@ -57,7 +57,7 @@ _RUNNER_REFERENCE = re.compile(r"^[A-Za-z_][\w-]*$|^[A-Za-z_]\w*(\.[A-Za-z_]\w*)
 FLOWS = ("simple_message", "extended_thinking", "tool_use", "approval", "error", "attachment", "chain")
 
 
-class ScenarioError(ValueError):
+class ScenarioError(HarnessError, ValueError):
     """A scenario file that cannot be used; the message says where and why."""
 
     def __init__(self, path: Path | str, line: int | None, reason: str) -> None:
@@ -110,10 +110,12 @@ def _organization_seed(value: Any) -> Any:
     # Imported here: the identity tools need scim2-models (the agent extra), and a
     # scenario without an identity section must load without it.
     try:
-        require("scim2_models", extra="agent", feature="a scenario's identity section")
-    except MissingExtraError as exc:
-        raise ValueError(str(exc)) from None
-    from harness.identity.seeding import OrganizationSeed
+        from harness.identity.seeding import OrganizationSeed
+    except ModuleNotFoundError as exc:
+        if exc.name != "scim2_models":
+            raise
+        raise ValueError(str(missing_extra("scim2_models", needed_by="a scenario's identity section",
+                                           extra="agent"))) from None
 
     return OrganizationSeed.model_validate(value)
 

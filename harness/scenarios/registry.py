@@ -17,6 +17,7 @@ import importlib.metadata
 from collections.abc import Mapping
 from typing import Any
 
+from harness.exceptions import HarnessError
 from harness.scenarios.contract import ScenarioRunner
 
 __all__ = ["BUNDLED_RUNNERS", "ENTRY_POINT_GROUP", "RunnerNotFound", "register_runner", "resolve_runner"]
@@ -30,7 +31,7 @@ BUNDLED_RUNNERS = {
 _REGISTERED: dict[str, ScenarioRunner] = {}
 
 
-class RunnerNotFound(LookupError):
+class RunnerNotFound(HarnessError, LookupError):
     """A scenario names a runner nobody provides; the message lists the known ones."""
 
 

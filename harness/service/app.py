@@ -32,7 +32,8 @@ from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 
-from harness.chain import TYPE_LABELS, ChainPlan, chain_chat_history
+from harness.chain import ChainPlan, chain_chat_history
+from harness.chain.export import MAGIC8_KEYS, TYPE_LABELS
 from harness.service.auth import TokenAuth
 from harness.service.core import ChainRequest, ChainService
 from harness.service.errors import BadRequest, ChainServiceError
@@ -48,18 +49,20 @@ PAGE_DIR = Path(__file__).parent / "page"
 
 def plan_result(status: ChainStatus, plan: ChainPlan) -> dict[str, Any]:
     """A finished chain as the doors answer it: its status, output, steps (number,
-    type and label, status, summary) and its chat history.
+    type and label, status, summary), its chat history, and its chat config and
+    characters (``chatConfigId``, ``systemCharacter``, ``userCharacter``).
 
     A gated chain has no output: the plan's output is then the very fact the gate
     denied, which must not reach the user as the answer (the chat history says the
     chain was halted instead).
     """
     output = None if status.status == "gated" else plan.model_dump(mode="json", include={"output"})["output"]
-    history = chain_chat_history(plan)["chatHistory"]
+    history = chain_chat_history(plan)  # with its chat config and characters (Group K)
     steps = [{"number": s.step_number, "type": s.step_type.value, "label": TYPE_LABELS[s.step_type],
               "status": s.step_status.value, "summary": s.summary_text or s.description,
               "toolName": s.tool_name, "dynamic": s.dynamic} for s in plan.steps]
-    return {**status.as_json(), "name": plan.name, "output": output, "steps": steps, "chatHistory": history}
+    return {**status.as_json(), "name": plan.name, "output": output, "steps": steps,
+            "chatHistory": history["chatHistory"], **{key: history[key] for key in MAGIC8_KEYS}}
 
 
 def _error(status: int, detail: str, headers: dict[str, str] | None = None) -> JSONResponse:

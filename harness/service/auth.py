@@ -1,7 +1,16 @@
-"""Who is asking: bearer tokens mapped to principals (a user in an organization).
+"""Who is asking: bearer tokens mapped to principals (a user in an organization, with
+its permissions).
 
 There are no built-in tokens: no token, no access. ``TokenAuth.from_env`` reads them
-from ``HARNESS_CHAIN_TOKENS`` (a JSON object, or a JSON file's path).
+from ``HARNESS_CHAIN_TOKENS`` (a JSON object, or a JSON file's path)::
+
+    {"tok-ada": {"user": "ada", "organization": "acme"},
+     "tok-kid": {"user": "kid", "organization": "acme",
+                 "permissions": {"tools": ["lookup", "find*"], "vectors": ["am7://acme/data.data/public-*"],
+                                 "data": []}}}
+
+A token without ``permissions`` (or a kind left out) may use everything of its
+organization, as before permissions existed; see ``harness.chain.access``.
 """
 
 from __future__ import annotations
@@ -16,20 +25,23 @@ from typing import Any
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from harness.chain.access import EVERYTHING, Permissions
 from harness.service.errors import Unauthorized
 
 __all__ = ["TOKENS_ENV", "Principal", "TokenAuth", "token_gate"]
 
 TOKENS_ENV = "HARNESS_CHAIN_TOKENS"
-"""Names a JSON file, or holds JSON: ``{"<token>": {"user": "...", "organization": "..."}}``."""
+"""Names a JSON file, or holds JSON: ``{"<token>": {"user": "...", "organization": "...", "permissions"?: {...}}}``."""
 
 
 @dataclass(frozen=True)
 class Principal:
-    """Who a request is made as: a user of an organization, which scopes what they see."""
+    """Who a request is made as: a user of an organization, which scopes what they see,
+    and their permissions, which decide what of it they may use."""
 
     user: str
     organization: str
+    permissions: Permissions = EVERYTHING
 
 
 class TokenAuth:
@@ -47,7 +59,8 @@ class TokenAuth:
         for token, who in data.items():
             if not isinstance(who, dict) or not who.get("user") or not who.get("organization"):
                 raise ValueError(f"{source}: token {token[:4]}…: needs 'user' and 'organization', got {who!r}")
-            tokens[token] = Principal(str(who["user"]), str(who["organization"]))
+            permissions = Permissions.from_json(who.get("permissions"), f"{source}: token {token[:4]}…: permissions")
+            tokens[token] = Principal(str(who["user"]), str(who["organization"]), permissions)
         return cls(tokens)
 
     @classmethod

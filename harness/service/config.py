@@ -8,7 +8,10 @@ Example (every key optional)::
     prompt_configs:
       brief: {system: "You are a helpful assistant. Answer briefly."}
     chat_configs:
-      casual: {protocol: openai-chat}
+      casual: {protocol: openai-chat, system_character: aria, user_character: sam}
+    characters:                         # character records (am7://<org>/olio.charPerson/<name>)
+      aria: {name: Aria, description: "A patient guide.", attributes: {voice: warm}}
+      sam: {name: Sam}
     tools:
       describeAllModels: mypackage.tools:describe_all_models
     policies:
@@ -17,6 +20,19 @@ Example (every key optional)::
     documents:
       acme:                             # organization
         - {uri: "am7://acme/data.data/doc-1", text: "..."}
+    organizations:                      # an organization's own resources
+      acme:
+        prompt_configs: {brief: {system: "Answer in one word."}}
+        chat_configs: {...}
+        policies: [...]
+        characters: {...}
+
+``prompt_configs``, ``chat_configs``, ``policies`` and ``characters`` at the top are the
+shared default every organization sees; ``organizations.<org>`` adds that
+organization's own, which replace shared ones of the same name for it alone, and which
+no other organization sees (``harness.service.resources``). The ``llm`` section is also
+the shared chat config ``default``, unless ``chat_configs`` names one so. A chat config's
+characters are names (of the characters that organization sees) or ``am7://`` URIs.
 
 Problems are ``ValueError``s naming the file and the key.
 """
@@ -31,10 +47,12 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from harness.chain import InMemoryVectorStore, Policy, PromptConfig, SQLitePlanStore
+from harness.chain import Am7Uri, Character, InMemoryVectorStore, Policy, PromptConfig, SQLitePlanStore
+from harness.chain.uris import AM7_SCHEME, CHARACTER
 from harness.identity import SQLiteIdentityStore
 from harness.llm import ModelClient, http_library, model_client, sdk_for
 from harness.service.core import ChainServiceConfig
+from harness.service.resources import ChatConfig, OrganizationResources
 from harness.validation_problems import validation_problems
 
 __all__ = ["LLMSettings", "ServiceFile", "load_service_config", "service_config"]
@@ -61,13 +79,23 @@ class _Document(_Strict):
     text: str
 
 
-class ServiceFile(_Strict):
-    llm: LLMSettings = Field(default_factory=LLMSettings)
+class _ChatSettings(LLMSettings):
+    system_character: str | None = None
+    user_character: str | None = None
+
+
+class _Resources(_Strict):
     prompt_configs: dict[str, _Prompt] = Field(default_factory=dict)
-    chat_configs: dict[str, LLMSettings] = Field(default_factory=dict)
-    tools: dict[str, str] = Field(default_factory=dict)
+    chat_configs: dict[str, _ChatSettings] = Field(default_factory=dict)
     policies: list[Policy] = Field(default_factory=list)
+    characters: dict[str, Character] = Field(default_factory=dict)
+
+
+class ServiceFile(_Resources):
+    llm: LLMSettings = Field(default_factory=LLMSettings)
+    tools: dict[str, str] = Field(default_factory=dict)
     documents: dict[str, list[_Document]] = Field(default_factory=dict)
+    organizations: dict[str, _Resources] = Field(default_factory=dict)
     database: str = ":memory:"
 
 
@@ -104,6 +132,34 @@ def _import(spec: str, key: str) -> Callable[..., Any]:
     return target
 
 
+def _check_characters(resources: _Resources, shared: _Resources, where: str) -> None:
+    """Each chat config's characters name a character its organization sees, or are
+    ``am7://`` character URIs (whose organization is checked when they are used)."""
+    seen = {**shared.characters, **resources.characters}
+    for name, chat in resources.chat_configs.items():
+        for key in ("system_character", "user_character"):
+            reference = getattr(chat, key)
+            if reference is None:
+                continue
+            if reference.startswith(AM7_SCHEME):
+                try:
+                    if Am7Uri.parse(reference).type != CHARACTER:
+                        raise ValueError(f"expected am7://<organization>/{CHARACTER}/<name>, got {reference!r}")
+                except ValueError as exc:
+                    raise ValueError(f"{where}chat_configs.{name}.{key}: {exc}") from exc
+            elif reference not in seen:
+                raise ValueError(f"{where}chat_configs.{name}.{key}: no character named {reference!r}; "
+                                 f"known: {sorted(seen)}")
+
+
+def _organization(resources: _Resources) -> OrganizationResources:
+    return OrganizationResources(
+        prompt_configs={name: PromptConfig(p.system, p.max_tokens) for name, p in resources.prompt_configs.items()},
+        chat_configs={name: ChatConfig(_client_factory(s), s.system_character, s.user_character)
+                      for name, s in resources.chat_configs.items()},
+        policies=list(resources.policies), characters=dict(resources.characters))
+
+
 def service_config(data: ServiceFile, *, base_url: str | None = None,
                    api_key: str | None = None) -> ChainServiceConfig:
     """Build the runtime configuration; ``base_url`` and ``api_key`` override ``llm``'s."""
@@ -114,14 +170,22 @@ def service_config(data: ServiceFile, *, base_url: str | None = None,
         store = stores.setdefault(organization, InMemoryVectorStore())
         for document in documents:
             store.add_document(document.uri, document.text)
+    _check_characters(data, data, "")
+    for organization, resources in data.organizations.items():
+        if not organization or "/" in organization:
+            raise ValueError(f"organizations: {organization!r} is not an organization name (non-empty, no '/')")
+        _check_characters(resources, data, f"organizations.{organization}.")
+    client = _client_factory(llm)
+    shared = _organization(data)
     return ChainServiceConfig(
-        client=_client_factory(llm),
+        client=client,
         tools={name: _import(spec, name) for name, spec in data.tools.items()},
-        prompt_configs={name: PromptConfig(p.system, p.max_tokens) for name, p in data.prompt_configs.items()},
+        prompt_configs=shared.prompt_configs,
         # "default" names the llm section's model, so am7://<org>/chat.config/default resolves.
-        chat_configs={"default": _client_factory(llm)} | {name: _client_factory(s)
-                                                          for name, s in data.chat_configs.items()},
-        policies=list(data.policies),
+        chat_configs={"default": client, **shared.chat_configs},
+        policies=shared.policies,
+        characters=shared.characters,
+        organizations={org: _organization(resources) for org, resources in data.organizations.items()},
         vector_stores=dict(stores),
         store=SQLitePlanStore(data.database),
         identity=SQLiteIdentityStore(data.database),
@@ -141,4 +205,7 @@ def load_service_config(path: str | Path | None = None, *, base_url: str | None 
         data = ServiceFile.model_validate(raw)
     except ValidationError as exc:
         raise ValueError(f"{path}: {validation_problems(exc, 'file')[0]}") from exc
-    return service_config(data, base_url=base_url, api_key=api_key)
+    try:
+        return service_config(data, base_url=base_url, api_key=api_key)
+    except ValueError as exc:  # a tool that does not import, a character that is not there
+        raise ValueError(f"{path}: {exc}") from exc

@@ -1,10 +1,13 @@
 """The chain service's core, shared by its doors (REST, WebSocket, MCP).
 
-For a ``Principal`` (``harness.service.auth``: a user and an organization) it turns a
-``ChainRequest`` into a plan, runs it on a ``ChainExecutor`` scoped to the caller's
-organization — synchronously or in the background — and answers status
-(``harness.service.status``), cancel and plan reads. Everything is scoped: a plan of
-another organization is ``NotFound`` (404), never "forbidden", and never its data.
+For a ``Principal`` (``harness.service.auth``: a user and an organization, and its
+permissions) it turns a ``ChainRequest`` into a plan, runs it on a ``ChainExecutor``
+scoped to the caller's organization — synchronously or in the background — and answers
+status (``harness.service.status``), cancel and plan reads. Everything is scoped: a
+plan, document, config, policy or character of another organization is ``NotFound``
+(404), never "forbidden", and never its data; what the caller's own organization has
+but its permissions deny is ``Forbidden`` (403) — at the request, or, met by a step,
+that step fails saying so.
 
 Errors are ``harness.service.errors.ChainServiceError``s carrying the HTTP status and
 a ``detail`` sentence.
@@ -25,25 +28,33 @@ from harness.chain import (
     ChainEvent,
     ChainExecutor,
     ChainPlan,
+    Character,
+    CharacterError,
     InMemoryVectorStore,
     PlanExecutionError,
     PlanStep,
     Policy,
     PromptConfig,
     SQLitePlanStore,
-    StepType,
+    UnknownReference,
     VectorStore,
+    character_tools,
     plan_uri,
+    read_character,
+    resolve_name,
+    save_context,
 )
+from harness.chain.access import forbidden
+from harness.chain.uris import CHAT_CONFIG, PROMPT_CONFIG
 from harness.events import Listener, notify
 from harness.identity import SQLiteIdentityStore
 from harness.identity.tools import identity_tools
 from harness.llm import ModelClient
 from harness.service.auth import Principal
-from harness.service.errors import BadRequest, NotFound
+from harness.service.errors import BadRequest, Forbidden, NotFound
+from harness.service.resources import ChatConfig, ClientFactory, OrganizationResources, ScopedResources, resources_for
 from harness.service.status import ChainStatus, derive_status
 from harness.validation_problems import validation_problems
-from mockllm._instructions import strip_instructions
 from mockllm._limits import nested_deeper_than, surrogate_path
 
 __all__ = ["KEEP_FINISHED", "ChainRequest", "ChainService", "ChainServiceConfig"]
@@ -51,8 +62,8 @@ EventCallback = Listener[ChainEvent]
 
 
 class ChainRequest(BaseModel):
-    """What a caller asks for: a query, and optionally the steps (else the service
-    plans: one RAG step per data reference, then an LLM step answering the query)."""
+    """What a caller asks for: a query, and optionally the steps (else the model plans
+    them from the query as the run's first call, told of the data references)."""
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
@@ -90,14 +101,21 @@ MAX_NESTING = 64
 @dataclass
 class ChainServiceConfig:
     """What chains run with. ``client`` builds the model client (called once, lazily,
-    in the event loop that runs chains); ``chat_configs`` name other clients."""
+    in the event loop that runs chains); ``chat_configs`` name other clients.
+
+    ``prompt_configs``, ``chat_configs``, ``policies`` and ``characters`` are the shared
+    default every organization sees; ``organizations`` holds each organization's own,
+    which add to them and replace them by name (``harness.service.resources``).
+    """
 
     client: Callable[[], ModelClient]
     tools: dict[str, Callable[..., Any]] = field(default_factory=dict)
     prompt_configs: dict[str, PromptConfig] = field(default_factory=dict)
-    chat_configs: dict[str, Callable[[], ModelClient]] = field(default_factory=dict)
+    chat_configs: dict[str, ClientFactory] = field(default_factory=dict)
     policies: list[Policy] = field(default_factory=list)
     vector_stores: dict[str, VectorStore] = field(default_factory=dict)  # per organization
+    characters: dict[str, Character] = field(default_factory=dict)
+    organizations: dict[str, OrganizationResources] = field(default_factory=dict)
     store: SQLitePlanStore = field(default_factory=SQLitePlanStore)
     identity: SQLiteIdentityStore = field(default_factory=SQLiteIdentityStore)  # served at /scim/v2
 
@@ -122,92 +140,138 @@ class ChainService:
 
     def __init__(self, config: ChainServiceConfig) -> None:
         self.config = config
-        self._clients: dict[str, ModelClient] = {}
+        self._clients: dict[ClientFactory, ModelClient] = {}
         self._live: dict[tuple[str, str], _Live] = {}
 
     # -- planning ------------------------------------------------------------------------
 
-    def _client(self, name: str | None) -> ModelClient:
-        key = name or ""
-        if key not in self._clients:
-            self._clients[key] = (self.config.client if name is None else self.config.chat_configs[name])()
-        return self._clients[key]
+    def _client(self, factory: ClientFactory) -> ModelClient:
+        """The client ``factory`` builds, built once (a chat config shared by every
+        organization is one client; an organization's own is its own)."""
+        if factory not in self._clients:
+            self._clients[factory] = factory()
+        return self._clients[factory]
+
+    def resources(self, principal: Principal) -> ScopedResources:
+        """The named resources ``principal``'s organization sees: the shared default,
+        its own over them by name; never another organization's."""
+        config = self.config
+        shared = OrganizationResources(config.prompt_configs, config.chat_configs, config.policies, config.characters)
+        return resources_for(principal.organization, shared, config.organizations.get(principal.organization))
 
     @staticmethod
     def _config_name(principal: Principal, name: str | None, uri: str | None, kind: str,
                      known: Mapping[str, Any]) -> str | None:
-        """The config a request names (``<kind>ConfigName``) or points at (``<kind>ConfigUri``,
-        ``am7://<org>/<kind>.config/<name>``); an unknown one, or another organization's, is NotFound."""
-        if uri:
-            try:
-                ref = Am7Uri.parse(uri)
-            except ValueError as exc:
-                raise BadRequest(f"{kind}ConfigUri: {exc}") from exc
-            if ref.organization != principal.organization or ref.type != f"{kind}.config" or ref.object_id not in known:
-                raise NotFound(f"{kind}ConfigUri: not found: {uri}")
-            return ref.object_id
-        if name is not None and name not in known:
-            raise NotFound(f"{kind}ConfigName: no {kind} config named {name!r}")
-        return name
+        """The config a request names (``<kind>ConfigName``: a name, or a URI) or points at
+        (``<kind>ConfigUri``, ``am7://<org>/<kind>.config/<name>``), resolved as a step's is
+        (``harness.chain.resolve_name``); an unknown one, or another organization's, is NotFound."""
+        field_name, reference = (f"{kind}ConfigUri", uri) if uri else (f"{kind}ConfigName", name)
+        if reference is None:
+            return None
+        try:
+            if uri:
+                Am7Uri.parse(uri)  # the URI field takes URIs only
+            return resolve_name(reference, CHAT_CONFIG if kind == "chat" else PROMPT_CONFIG,
+                                principal.organization, known)
+        except ValueError as exc:
+            raise BadRequest(f"{field_name}: {exc}") from exc
+        except UnknownReference as exc:
+            raise NotFound(f"{field_name}: {exc}") from exc
 
-    def make_plan(self, principal: Principal, request: ChainRequest) -> ChainPlan:
-        """The plan ``request`` asks for, with a fresh id; a ``ChainServiceError`` if not."""
-        chat = self._config_name(principal, request.chat_config, request.chat_config_uri, "chat",
-                                 self.config.chat_configs)
-        prompt = self._config_name(principal, request.prompt_config, request.prompt_config_uri, "prompt",
-                                   self.config.prompt_configs)
+    def _check_data_references(self, principal: Principal, references: list[str]) -> None:
+        """Each data reference is a document of the caller's organization (else NotFound)
+        that the caller may read (else Forbidden)."""
         store = self.config.vector_stores.get(principal.organization)
-        for ref in request.data_references:
+        for ref in references:
             try:
                 parsed = Am7Uri.parse(ref)
             except ValueError as exc:
                 raise BadRequest(f"dataReferences: {exc}") from exc
             if parsed.organization != principal.organization or store is None or not store.contains(ref):
                 raise NotFound(f"dataReferences: not found: {ref}")
-        if request.steps is not None:
-            steps = [s.model_copy(deep=True) for s in request.steps]
-        else:
-            steps = [PlanStep(step_type=StepType.RAG_QUERY, rag_query=strip_instructions(request.query), vector_reference_uri=ref,
-                              output_name=f"citations{i}", description=f"search {ref}")
-                     for i, ref in enumerate(request.data_references, start=1)]
-            steps.append(PlanStep(step_type=StepType.LLM, description="answer the query",
-                                  inputs={"prompt": "Answer the query using the context above."},
-                                  prompt_config_name=prompt, chat_config_name=chat))
+            if not principal.permissions.may_read(ref):
+                raise Forbidden(f"dataReferences: {forbidden(ref, 'data')}")
+
+    def _chat_context(self, principal: Principal, resources: ScopedResources, chat: str | None) -> dict[str, Any]:
+        """The chain context a plan starts with: its chat config and the config's two
+        characters as full records (Group K); empty when there is no chat config."""
+        chat = chat if chat is not None else ("default" if "default" in resources.chat_configs else None)
+        if chat is None:
+            return {}
+        config = resources.chat_configs[chat]
+        context: dict[str, Any] = {"chatConfigId": chat}
+        if isinstance(config, ChatConfig):
+            for key, reference in (("systemCharacter", config.system_character),
+                                   ("userCharacter", config.user_character)):
+                if reference is None:
+                    continue
+                try:
+                    context[key] = read_character(reference, principal.organization, resources.characters,
+                                                  principal.permissions)
+                except CharacterError as exc:
+                    error = Forbidden if exc.status == 403 else NotFound
+                    raise error(f"chat config {chat!r}: {key}: {exc}") from exc
+                except ValueError as exc:  # a malformed URI in the configuration
+                    raise NotFound(f"chat config {chat!r}: {key}: {exc}") from exc
+        return context
+
+    def make_plan(self, principal: Principal, request: ChainRequest) -> ChainPlan:
+        """The plan ``request`` asks for, with a fresh id; a ``ChainServiceError`` if not."""
+        resources = self.resources(principal)
+        chat = self._config_name(principal, request.chat_config, request.chat_config_uri, "chat",
+                                 resources.chat_configs)
+        prompt = self._config_name(principal, request.prompt_config, request.prompt_config_uri, "prompt",
+                                   resources.prompt_configs)
+        self._check_data_references(principal, request.data_references)
+        context = self._chat_context(principal, resources, chat)
+        # No steps: the executor has the model plan them (seed 001 §2.3, createChainPlan).
+        steps = [s.model_copy(deep=True) for s in request.steps or ()]
         for number, step in enumerate(steps, start=1):
             step.step_number = number
-            if step.step_type is StepType.LLM:
-                step.chat_config_name = step.chat_config_name or chat
-                step.prompt_config_name = step.prompt_config_name or prompt
-        return ChainPlan(object_id=uuid.uuid4().hex, name=request.name, plan_query=request.query,
-                         max_steps=request.max_steps, chain_mode=True, steps=steps)
+        plan = ChainPlan(object_id=uuid.uuid4().hex, name=request.name, plan_query=request.query,
+                         max_steps=request.max_steps, chain_mode=True, steps=steps, chat_config_name=chat,
+                         prompt_config_name=prompt, data_references=list(request.data_references))
+        if context:  # the chain's chat config and characters (Group K), readable by its steps
+            plan.context_blocks = save_context(context, plan.object_id or "")
+        return plan
 
     def executor(self, principal: Principal) -> ChainExecutor:
-        store = self.config.vector_stores.get(principal.organization)
-        # The identity tools act in the caller's organization; a configured tool of the same name wins.
-        tools = {**identity_tools(self.config.identity, principal.organization), **self.config.tools}
+        """An executor that sees what ``principal``'s organization sees, and lets it do
+        what its permissions allow."""
+        organization, resources = principal.organization, self.resources(principal)
+        store = self.config.vector_stores.get(organization)
+        # The identity and character tools act in the caller's organization; a configured
+        # tool of the same name wins.
+        tools = {**identity_tools(self.config.identity, organization),
+                 **character_tools(resources.characters, organization, principal.permissions), **self.config.tools}
         return ChainExecutor(
-            self._client(None), tools=tools, prompt_configs=self.config.prompt_configs,
-            chat_configs={name: self._client(name) for name in self.config.chat_configs},
-            policies=self.config.policies, vector_store=store if store is not None else InMemoryVectorStore(),
-            store=self.config.store, organization=principal.organization)
+            self._client(self.config.client), tools=tools, prompt_configs=resources.prompt_configs,
+            chat_configs={name: self._client(factory) for name, factory in resources.chat_configs.items()},
+            policies=resources.policies, vector_store=store if store is not None else InMemoryVectorStore(),
+            store=self.config.store, organization=organization, permissions=principal.permissions)
 
     # -- running -------------------------------------------------------------------------
 
     async def run(self, principal: Principal, request: ChainRequest,
-                  on_event: EventCallback | None = None) -> ChainPlan:
+                  on_event: EventCallback | None = None, *, stream_session_id: str | None = None,
+                  mcp_session_id: str | None = None) -> ChainPlan:
         """Run to the end and return the plan (a failed step's plan too: see its steps).
 
         Cancelling the caller cancels the chain (what an MCP tool call's cancellation
         means); a door that must outlive its caller uses ``start`` and ``wait``.
         """
-        plan_id = self.start(principal, request, on_event)
+        plan_id = self.start(principal, request, on_event, stream_session_id=stream_session_id,
+                             mcp_session_id=mcp_session_id)
         live = self._live[(principal.organization, plan_id)]
         assert live.task is not None
         return await live.task
 
-    def start(self, principal: Principal, request: ChainRequest, on_event: EventCallback | None = None) -> str:
-        """Start a run in the background; returns the plan id at once."""
+    def start(self, principal: Principal, request: ChainRequest, on_event: EventCallback | None = None, *,
+              stream_session_id: str | None = None, mcp_session_id: str | None = None) -> str:
+        """Start a run in the background; returns the plan id at once. A door names its
+        session: the WebSocket's (``stream_session_id``) or the MCP client's."""
         plan = self.make_plan(principal, request)
+        plan.stream_session_id, plan.mcp_session_id = stream_session_id, mcp_session_id
         assert plan.object_id is not None
         # Stored before it is registered: a plan that cannot be stored leaves nothing behind.
         self.config.store.save(plan, principal.organization)  # readable (and cancellable) at once

@@ -5,6 +5,7 @@
     ChainServiceError (500)
     ├── BadRequest (400)
     ├── Unauthorized (401)
+    ├── Forbidden (403)     the caller's permissions deny it (never for another organization's)
     └── NotFound (404)      an unknown plan and another organization's read the same
 
 The doors render them as ``{"status": ..., "detail": ...}`` (the SCIM error form).
@@ -14,10 +15,12 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["BadRequest", "ChainServiceError", "NotFound", "Unauthorized"]
+from harness.exceptions import HarnessError
+
+__all__ = ["BadRequest", "ChainServiceError", "Forbidden", "NotFound", "Unauthorized"]
 
 
-class ChainServiceError(Exception):
+class ChainServiceError(HarnessError):
     """A request the service answers with ``status`` and ``detail``."""
 
     status = 500
@@ -36,6 +39,10 @@ class BadRequest(ChainServiceError):
 
 class Unauthorized(ChainServiceError):
     status = 401
+
+
+class Forbidden(ChainServiceError):
+    status = 403
 
 
 class NotFound(ChainServiceError):

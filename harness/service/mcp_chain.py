@@ -16,6 +16,7 @@ principal's organization: another organization's plan is "not found", never its 
 from __future__ import annotations
 
 import importlib.metadata
+import uuid
 from typing import Any
 
 import anyio
@@ -74,6 +75,7 @@ class _ChainHandlers:
         self.service = service
         self.fixed = principal
         self.subscriptions = PlanSubscriptions(service)
+        self.stdio_session_id = uuid.uuid4().hex  # a stdio server has one client session: its process's
 
     def principal(self, ctx: Context) -> Principal:
         request = ctx.request
@@ -92,6 +94,13 @@ class _ChainHandlers:
         if ctx.request is None:
             return "stdio"
         return f"http:{ctx.request.headers.get('mcp-session-id')}"
+
+    def session_id(self, ctx: Context) -> str | None:
+        """The MCP session ``ctx`` came in, as its plans record it (``mcpSessionId``): the
+        HTTP transport's ``mcp-session-id``; over stdio, the one session of the process."""
+        if ctx.request is None:
+            return self.stdio_session_id
+        return ctx.request.headers.get("mcp-session-id")
 
     # -- tools ---------------------------------------------------------------------------
 
@@ -125,8 +134,9 @@ class _ChainHandlers:
     async def execute(self, ctx: Context, principal: Principal, arguments: dict[str, Any] | None
                       ) -> types.CallToolResult:
         request, wait = execute_request(arguments)
+        session = self.session_id(ctx)
         if not wait:
-            plan_id = self.service.start(principal, request)
+            plan_id = self.service.start(principal, request, mcp_session_id=session)
             return started_result(self.service.status(principal, plan_id))
         events = 0
 
@@ -137,7 +147,7 @@ class _ChainHandlers:
             step = f" step {event.step_number} of {event.total_steps}" if event.step_number else ""
             await ctx.session.report_progress(events, None, f"{event.event_type}{step}: {event.mcp_context_uri}")
 
-        plan_id = self.service.start(principal, request, report)
+        plan_id = self.service.start(principal, request, report, mcp_session_id=session)
         try:
             plan = await self.service.wait(principal, plan_id)
         except anyio.get_cancelled_exc_class():

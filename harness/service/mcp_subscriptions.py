@@ -28,6 +28,7 @@ from mcp.server.session import ServerSession
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ResourceUpdated
 
 from harness.chain import ChainEvent, plan_uri
+from harness.chain.models import CHAIN_ENDINGS
 from harness.service.auth import Principal
 from harness.service.core import ChainService
 
@@ -37,7 +38,7 @@ logger = logging.getLogger(__name__)
 
 # After these events a run emits nothing more (a stepError is always followed by the
 # run failing), so what was kept for it can go.
-_LAST_EVENTS = frozenset({"chainComplete", "chainMaxSteps", "chainCancelled", "stepError"})
+_LAST_EVENTS = CHAIN_ENDINGS | {"stepError"}
 
 
 class PlanSubscriptions:

@@ -21,7 +21,8 @@ import mcp_types as types
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
-from harness.chain import TYPE_LABELS, ChainPlan
+from harness.chain import ChainPlan
+from harness.chain.export import TYPE_LABELS
 from harness.service.core import ChainRequest
 from harness.service.errors import BadRequest, ChainServiceError
 from harness.service.status import ChainStatus
@@ -119,7 +120,8 @@ def _plan_link(status: ChainStatus) -> types.ResourceLink:
 def chain_result(plan: ChainPlan, status: ChainStatus) -> types.CallToolResult:
     """What ``am7_chain_execute`` answers when the chain has ended: output, step summaries, planUri.
 
-    A failed chain is a tool error; a cancelled, gated or step-limited one is not.
+    A failed chain is a tool error; a cancelled, gated, step-limited or stalled one is
+    not (it ran, and stopped as it should: ``status`` says how).
     """
     steps = _step_summaries(plan)
     lines = [f"Chain {status.status}: {status.plan_uri}"]

@@ -10,6 +10,7 @@ an outcome fall back to the step statuses and the run's last event::
     cancelled   the run was cancelled (a SKIPPED step, or chainCancelled)
     gated       a policy gate denied (a GATED step)
     maxSteps    the chain stopped at its step limit
+    stalled     two LLM steps in a row gave the same output
     completed   the run ended otherwise
     pending     stored, never run
 """
@@ -20,12 +21,13 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from harness.chain import ChainEvent, ChainPlan, StepStatus
+from harness.chain.models import CHAIN_ENDINGS
 
 __all__ = ["ENDINGS", "ChainState", "ChainStatus", "derive_status"]
 
-ChainState = Literal["running", "completed", "failed", "cancelled", "gated", "maxSteps", "pending"]
+ChainState = Literal["running", "completed", "failed", "cancelled", "gated", "maxSteps", "stalled", "pending"]
 
-ENDINGS = frozenset({"chainComplete", "chainMaxSteps", "chainCancelled"})
+ENDINGS = CHAIN_ENDINGS
 """The events that end a run."""
 
 
@@ -47,7 +49,7 @@ class ChainStatus:
                 "error": self.error}
 
 
-_RECORDED: frozenset[str] = frozenset({"completed", "failed", "cancelled", "gated", "maxSteps"})
+_RECORDED: frozenset[str] = frozenset({"completed", "failed", "cancelled", "gated", "maxSteps", "stalled"})
 CUT_OFF = "the run was cut off before it ended (the service stopped or crashed while it ran)"
 
 
@@ -67,6 +69,8 @@ def _state(plan: ChainPlan, running: bool, last: str | None) -> ChainState:
         return "gated"
     if last == "chainMaxSteps":
         return "maxSteps"
+    if last == "chainStalled":
+        return "stalled"
     return "completed" if plan.executed else "pending"
 
 

@@ -14,8 +14,10 @@ Messages are JSON objects. From the client:
 From the server:
 
 - ``{"type": "authenticated", "user": ..., "organization": ...}``;
-- ``{"type": "chainStarted", "planId", "planUri", "name", "totalSteps", "steps"}`` — the
-  plan about to run, its steps as in the result (all ``PENDING``);
+- ``{"type": "chainStarted", "planId", "planUri", "name", "totalSteps", "steps",
+  "streamSessionId"}`` — the plan about to run, its steps as in the result (all
+  ``PENDING``; none yet when the model is to plan them), and this connection's session
+  id, which the plan records as its ``streamSessionId``;
 - ``{"chirps": ["chainEvent", <eventType>, <event JSON text>]}`` for every chain event,
   in order, as it happens (the seed's chirp form);
 - ``{"type": "chainResult", ...}`` once the chain has ended, however it ended: the plan
@@ -34,6 +36,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -78,6 +81,7 @@ class ChainSocket:
         self.principal: Principal | None = None
         self.outbox: asyncio.Queue[dict[str, Any] | _Close] = asyncio.Queue()
         self.chains: dict[str, _Followed] = {}
+        self.session_id = uuid.uuid4().hex  # the plans this connection starts stream to it
 
     @classmethod
     def endpoint(cls, service: ChainService, auth: TokenAuth,
@@ -189,10 +193,12 @@ class ChainSocket:
         self.outbox.put_nowait({"chirps": ["chainEvent", event.event_type, event.to_json()]})
 
     def _start(self, principal: Principal, fields: dict[str, Any]) -> None:
-        plan_id = self.service.start(principal, ChainRequest.parse(fields), self._forward)
+        plan_id = self.service.start(principal, ChainRequest.parse(fields), self._forward,
+                                     stream_session_id=self.session_id)
         # The run has not begun yet (it starts at our next await), so this comes first.
         planned = self.result(self.service.status(principal, plan_id), self.service.plan(principal, plan_id))
-        self.outbox.put_nowait({"type": "chainStarted", **{key: planned[key] for key in _STARTED}})
+        self.outbox.put_nowait({"type": "chainStarted", **{key: planned[key] for key in _STARTED},
+                                "streamSessionId": self.session_id})
         self._follow(principal, plan_id, subscribe=False)
 
     def _follow(self, principal: Principal, plan_id: str, *, subscribe: bool) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.scenarios.contract import RunnerContext, speaks
+from harness import RunnerContext, speaks
 
 from my_agent.agent import run_agent
 

@@ -6,10 +6,12 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.exceptions import HarnessError
+
 __all__ = ["GitError", "GoldenChange", "changed_goldens"]
 
 
-class GitError(RuntimeError):
+class GitError(HarnessError, RuntimeError):
     """git could not say what changed (not a repository, git missing)."""
 
 

@@ -40,7 +40,9 @@ class ChainStream {
     this.currentStep = 0;
     this.totalSteps = started.totalSteps ?? this.steps.size;
     this.isRunning = true;
-    this.note = "";
+    this.ended = "";  // how the chain ended, once its ending event has come
+    this.finished = false;  // its result has come: the progress view gives way to it
+    this.note = this.steps.size ? "" : "The model is planning the steps.";
   }
 
   step(event, status, summary) {
@@ -69,12 +71,14 @@ class ChainStream {
 
   onstepsInserted(event) {
     // New steps go right after the current one: the planned steps after it move down.
+    // Step 0 is the plan itself: the model planned the steps of a query-only request.
     const added = event.totalSteps - this.totalSteps;
     const moved = [...this.steps].filter(([number]) => number > event.stepNumber);
     for (const [number] of moved) this.steps.delete(number);
     for (const [number, step] of moved) this.steps.set(number + added, step);
+    const summary = event.stepNumber ? "inserted by the model" : "planned by the model";
     for (let n = 1; n <= added; n += 1) {
-      this.steps.set(event.stepNumber + n, { type: "UNKNOWN", status: "PENDING", summary: "inserted by the model" });
+      this.steps.set(event.stepNumber + n, { type: "UNKNOWN", status: "PENDING", summary });
     }
     this.totalSteps = event.totalSteps;
     this.note = event.stepSummary ?? "";
@@ -84,18 +88,22 @@ class ChainStream {
     this.note = event.errorMessage ?? "";
   }
 
-  end(event) {
+  // The endings: the progress view says how the chain ended (and why) until its result comes.
+  end(event, how) {
     this.isRunning = false;
+    this.ended = how;
     this.note = event.errorMessage ?? "";
   }
 
-  onchainComplete(event) { this.end(event); }
+  onchainComplete(event) { this.end(event, event.errorMessage ? "Halted" : "Completed"); }
 
-  onchainMaxSteps(event) { this.end(event); }
+  onchainMaxSteps(event) { this.end(event, "Stopped at the step limit"); }
+
+  onchainStalled(event) { this.end(event, "Stalled"); }
 
   onchainCancelled(event) {
     for (const step of this.steps.values()) if (step.status === "EXECUTING") step.status = "SKIPPED";
-    this.end(event);
+    this.end(event, "Cancelled");
   }
 }
 
@@ -218,12 +226,14 @@ class ChainPage {
 
   renderProgress() {
     const stream = this.stream;
-    $("progress").hidden = !stream.isRunning;
+    $("progress").hidden = stream.finished;
+    $("cancel").hidden = !stream.isRunning;
     const total = Math.max(stream.totalSteps, stream.currentStep, 1);
     const bar = $("progress-bar");
     bar.max = total;
     bar.value = stream.currentStep;
-    $("progress-text").textContent = `Step ${stream.currentStep} of ${total}`;
+    const at = `Step ${stream.currentStep} of ${total}`;
+    $("progress-text").textContent = stream.ended ? `${stream.ended} at ${at.toLowerCase()}` : at;
     $("progress-note").textContent = filterPreview(stream.note);
     const items = [];
     for (let number = 1; number <= total; number += 1) {
@@ -236,6 +246,7 @@ class ChainPage {
 
   finish(result) {
     this.stream.isRunning = false;
+    this.stream.finished = true;
     $("progress").hidden = true;
     $("send").disabled = false;
     const messages = result.chatHistory?.messages ?? [];
@@ -246,6 +257,7 @@ class ChainPage {
     else if (result.status === "gated") text = `The chain was halted by a policy gate: ${result.error}`;
     else if (result.status === "cancelled") text = "The chain was cancelled.";
     else if (result.status === "maxSteps") text = `The chain stopped at its step limit: ${result.error}`;
+    else if (result.status === "stalled") text = `The chain stalled: ${result.error}`;
     else text = `The chain failed: ${result.error ?? "no reason given"}`;
     const reasoning = answer ? filterContext(answer.content).reasoning.length : 0;
     const notes = [];

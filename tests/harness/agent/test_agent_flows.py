@@ -12,7 +12,6 @@ import pytest
 
 from harness import invariants as inv
 from harness.agent import (
-    REJECTED,
     AgentOptions,
     AgentResult,
     AgentRunner,
@@ -20,6 +19,7 @@ from harness.agent import (
     FileStore,
     ToolRegistry,
 )
+from harness.agent.runner import REJECTED
 from harness.events import Event
 from harness.llm import model_client
 from mockllm import InstructionChain, MockLLM

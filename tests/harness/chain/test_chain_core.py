@@ -229,12 +229,38 @@ def test_the_absolute_ceiling_caps_a_larger_max_steps() -> None:
     assert done.total_executed_steps == 50
 
 
-def test_identical_llm_output_twice_stops_the_chain() -> None:
+def test_g3_the_same_llm_output_twice_in_a_row_is_a_stall_with_its_own_end(tmp_path: Path) -> None:
+    with SQLitePlanStore(tmp_path / "plans.db") as store:
+        b = Bench(store=store)
+        done = b.run(ChainPlan(plan_query=answers("q", "same", "same", "other"), steps=[
+            step(i, stepType="LLM", inputs={"prompt": f"p{i}"}) for i in range(1, 4)]))
+        stored = store.load(done.object_id, "default")
+    assert [s.step_status for s in done.steps] == [StepStatus.COMPLETED, StepStatus.COMPLETED, StepStatus.PENDING]
+    assert b.kinds()[-2:] == ["stepComplete", "chainStalled"] and "chainComplete" not in b.kinds()
+    assert b.events[-1].error_message == "steps 1 and 2 gave the same LLM output twice in a row"
+    assert (done.outcome, done.error, done.executed) == (
+        "stalled", "steps 1 and 2 gave the same LLM output twice in a row", True)
+    assert stored == done
+    assert len(b.bodies) == 3  # answer, routing, answer: no routing after the stall
+
+
+@pytest.mark.parametrize(("between", "third"), [
+    (step(2, toolName="describeAllModels"), llm(3)),  # a TOOL step between the two
+    (llm(2), llm(3)),  # an LLM step with another output between the two
+], ids=["tool-between", "other-llm-output-between"])
+def test_g3_only_consecutive_llm_outputs_count_as_a_stall(between: PlanStep, third: PlanStep) -> None:
     b = Bench()
-    done = b.run(ChainPlan(plan_query=answers("q", "same", "same", "other"), steps=[
-        step(i, stepType="LLM", inputs={"prompt": f"p{i}"}) for i in range(1, 4)]))
-    assert done.steps[2].step_status is StepStatus.PENDING
-    assert b.events[-1].error_message == "stalled: the same LLM output twice in a row"
+    middle = ("different",) if between.step_type is StepType.LLM else ()
+    done = b.run(ChainPlan(plan_query=answers("q", "same", *middle, "same"), steps=[llm(1), between, third]))
+    assert [s.step_status for s in done.steps] == [StepStatus.COMPLETED] * 3
+    assert b.kinds()[-1] == "chainComplete" and done.outcome == "completed"
+
+
+def test_the_executor_marks_every_plan_it_runs_as_chain_mode() -> None:
+    plan = ChainPlan(steps=[step(1, toolName="describeAllModels")])
+    assert plan.chain_mode is False
+    assert Bench().run(plan).chain_mode is True
+    assert plan.chain_mode is False  # the caller's plan is left as it was
 
 
 def test_events_go_to_every_listener_with_increasing_timestamps() -> None:

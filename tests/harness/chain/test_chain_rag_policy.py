@@ -96,8 +96,8 @@ def test_rag_scope_by_vector_reference_uri() -> None:
 
 
 @pytest.mark.parametrize(("uri", "message"), [
-    ("am7://other-org/data.data/people", "not found: am7://other-org/data.data/people (404"),
-    ("am7://default/data.data/missing", "not found: am7://default/data.data/missing (404"),
+    ("am7://other-org/data.data/people", "not found: am7://other-org/data.data/people (status 404"),
+    ("am7://default/data.data/missing", "not found: am7://default/data.data/missing (status 404"),
     ("https://example.com/doc", "vectorReferenceUri: not an am7:// URI"),
 ])
 def test_rag_scope_outside_the_organization_is_not_found(uri: str, message: str) -> None:

@@ -117,6 +117,39 @@ def test_j3_a_finished_plan_round_trips_through_sqlite(tmp_path: Path) -> None:
     assert parse_context(loaded.context_blocks).blocks[0].data["value"] == "a"
 
 
+def test_j4_a_planned_plan_uses_what_the_plan_was_asked_with() -> None:
+    """Seed 001 §2.3/§3.4: the planner is told the plan's data references; the LLM steps
+    it plans, and those routing inserts, take the plan's prompt config."""
+    census = "am7://default/data.data/census"
+    plan_reply = json.dumps({"steps": [
+        {"stepType": "RAG_QUERY", "ragQuery": "population", "vectorReferenceUri": census, "outputName": "facts"},
+        {"stepType": "LLM", "inputs": {"prompt": "How many? {{facts}}"}}]})
+    b = Bench()
+    done = b.run(ChainPlan(prompt_config_name="brief", data_references=[census], plan_query=query(
+        "How many live in the valley?", plan_reply, "About 4,200.", route({"stepType": "LLM", "inputs": {"prompt": "Say more."}}),
+        "Most of them farm.", DONE)))
+    assert "data sources named for this query: am7://default/data.data/census" in b.prompts()[0]
+    assert [(s.step_type, s.prompt_config_name, s.step_status) for s in done.steps] == [
+        (StepType.RAG_QUERY, None, StepStatus.COMPLETED), (StepType.LLM, "brief", StepStatus.COMPLETED),
+        (StepType.LLM, "brief", StepStatus.COMPLETED)]
+    found = parse_context(done.steps[0].output).blocks[0].data["results"]
+    assert found and {hit["uri"] for hit in found} == {census}  # the search was scoped to the reference
+    brief = "You are a helpful assistant. Answer briefly."
+    assert [body.get("system") for body in b.bodies] == [None, brief, None, brief, None]  # plan, answer, route, ...
+    assert done.output == "Most of them farm." and done.chain_mode
+
+
+def test_j5_a_planned_plan_longer_than_max_steps_ends_at_the_step_limit() -> None:
+    """The model was asked for at most maxSteps steps; more are kept, and the run stops at
+    the limit as any plan does (seed testMaxStepsPlanLevel), never "completed"."""
+    b = Bench()
+    planned = json.dumps({"steps": [{"toolName": "describeAllModels", "description": f"t{i}"} for i in range(1, 5)]})
+    done = b.run(ChainPlan(max_steps=2, plan_query=query("q", planned)))
+    assert [s.step_status for s in done.steps] == [StepStatus.COMPLETED] * 2 + [StepStatus.PENDING] * 2
+    assert b.kinds()[-1] == "chainMaxSteps" and (done.outcome, done.error) == ("maxSteps", "the chain stopped at 2 steps")
+    assert "at most 2" in b.prompts()[0]
+
+
 # -- cancellation ---------------------------------------------------------------------
 
 def test_a_cancel_event_stops_before_the_next_step() -> None:

@@ -18,11 +18,10 @@ from harness.planner import (
     StepError,
     TaskExecutor,
     calculate,
-    fallback_planner_prompt,
     interpolate,
     parse_plan,
-    planner_prompt,
 )
+from harness.planner.prompts import fallback_planner_prompt, planner_prompt
 from mockllm import InstructionChain, MockLLM
 from tests.http_support import sdk_http_client
 

@@ -86,19 +86,32 @@ def _text(text: str) -> dict[str, Any]:
     return {"messages": [{"text_message": {"text": text}}]}
 
 
-def answer_query(answer: str, question: str = "What is the capital of France?") -> str:
-    """A query whose one LLM step answers ``answer`` and then routes to the end."""
+def planned_query(question: str, steps: list[dict[str, Any]], *replies: str) -> str:
+    """A query the model plans as ``steps`` (its first reply), then answers with ``replies``
+    (each LLM step: its answer, then a routing decision)."""
     return InstructionChain.model_validate({"instruction_chain": [
-        _text(answer), _text('{"complete": true}')]}).tagged(question)
+        _text(json.dumps({"steps": steps})), *map(_text, replies)]}).tagged(question)
+
+
+def llm_step(prompt: str) -> dict[str, Any]:
+    return {"stepType": "LLM", "inputs": {"prompt": prompt}}
+
+
+def answer_query(answer: str, question: str = "What is the capital of France?") -> str:
+    """A query the model plans as a RAG step over ``PARIS_DOC`` and an LLM step that
+    answers ``answer`` and then routes to the end."""
+    search = {"stepType": "RAG_QUERY", "ragQuery": "capital of France", "vectorReferenceUri": PARIS_DOC}
+    return planned_query(question, [search, llm_step("Answer the query using the context above.")],
+                         answer, '{"complete": true}')
 
 
 def gated_query(port: int, tools: int = 1) -> str:
-    """A query whose LLM step routes to ``tools`` TOOL steps that each wait at the gate on ``port``."""
+    """A query planned as one LLM step that routes to ``tools`` TOOL steps that each wait
+    at the gate on ``port``."""
     steps = [{"stepType": "TOOL", "toolName": "waitForRelease", "inputs": {"port": port},
               "description": f"wait at the gate ({n})"} for n in range(1, tools + 1)]
-    return InstructionChain.model_validate({"instruction_chain": [
-        _text("Asking the gate."),
-        _text(json.dumps({"complete": False, "reason": "the gate decides", "nextSteps": steps}))]}).tagged("Gate?")
+    return planned_query("Gate?", [llm_step("Ask the gate.")], "Asking the gate.",
+                         json.dumps({"complete": False, "reason": "the gate decides", "nextSteps": steps}))
 
 
 async def wait_for_release(port: int) -> str:
@@ -173,11 +186,13 @@ class McpClient:
 
     ``notifications_ready`` returns once server-initiated notifications can reach the
     client (at once on stdio; over HTTP, once the session's GET stream is open).
+    ``transport_session`` is the ``mcp-session-id`` the HTTP server gave (None on stdio).
     """
 
     session: ClientSession
     updates: Updates
     notifications_ready: Callable[[], Awaitable[None]]
+    transport_session: Callable[[], str | None] = lambda: None
 
     async def call(self, tool: str, **arguments: Any) -> types.CallToolResult:
         return await self.session.call_tool(tool, arguments)
@@ -267,8 +282,11 @@ def http_client(token: str | None, on_response: Any = None) -> httpx2.AsyncClien
 async def http_mcp(url: str, token: str, *, modern: bool = False) -> AsyncIterator[McpClient]:
     """An SDK client session of ``token``'s principal: the 2025 handshake, or 2026-07-28's discover."""
     stream_open = anyio.Event()
+    session_ids: list[str] = []
 
     async def watch(response: httpx2.Response) -> None:
+        if "mcp-session-id" in response.headers:
+            session_ids.append(response.headers["mcp-session-id"])
         if response.request.method == "GET" and response.status_code == 200:
             stream_open.set()  # the session's GET stream, which carries its notifications
 
@@ -280,4 +298,4 @@ async def http_mcp(url: str, token: str, *, modern: bool = False) -> AsyncIterat
     async with http_client(token, watch) as http, streamable_http_client(url, http_client=http) as (read, write):
         async with ClientSession(read, write, message_handler=updates) as session:
             await (session.discover() if modern else session.initialize())
-            yield McpClient(session, updates, notifications_ready)
+            yield McpClient(session, updates, notifications_ready, lambda: session_ids[0] if session_ids else None)

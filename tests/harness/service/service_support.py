@@ -22,7 +22,8 @@ import uvicorn
 from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
-from harness.chain import CITATION_SCHEMA, InMemoryVectorStore, McpContextBuilder, Policy, SQLitePlanStore
+from harness.chain import InMemoryVectorStore, McpContextBuilder, Policy, SQLitePlanStore
+from harness.chain.mcp_context import CITATION_SCHEMA
 from harness.llm import model_client
 from harness.service.app import create_app
 from harness.service.auth import TokenAuth
@@ -114,6 +115,32 @@ def tool_chain(tool: str, **fields: Any) -> dict[str, Any]:
         {"stepType": "POLICY_GATE", "policyName": "no-secrets", "description": "no secrets out"}], **fields}
 
 
+STALL = "steps 1 and 2 gave the same LLM output twice in a row"
+
+
+def stalling_chain(**fields: Any) -> dict[str, Any]:
+    """Two LLM steps that give the same answer (a stall, seed Group G), then a step the
+    stall keeps from running."""
+    return {"planQuery": scripted("Say it twice", "Same answer.", "Same answer."), "name": "stall", "steps": [
+        {"stepType": "LLM", "inputs": {"prompt": "Say it."}, "description": "say it"},
+        {"stepType": "LLM", "inputs": {"prompt": "Say it again."}, "description": "say it again"},
+        {"stepType": "TOOL", "toolName": "lookup", "inputs": {"topic": "France"}, "description": "look up facts"},
+    ], **fields}
+
+
+def replies(question: str, *texts: str) -> str:
+    """``question`` scripting the model's replies, in order, as they are asked for."""
+    return InstructionChain.model_validate({"instruction_chain": [
+        {"messages": [{"text_message": {"text": t}}]} for t in texts]}).tagged(question)
+
+
+def planned_chain(question: str, steps: list[dict[str, Any]], *answers: str, **fields: Any) -> dict[str, Any]:
+    """A query-only request: the model plans ``steps`` (its first reply), then each LLM
+    step answers from ``answers`` and routes to the end."""
+    plan = json.dumps({"steps": steps})
+    return {"planQuery": replies(question, plan, *(x for a in answers for x in (a, DONE))), **fields}
+
+
 class ServiceBench:
     """A chain service with the tools above, its app, and the tools' handles."""
 
@@ -125,9 +152,16 @@ class ServiceBench:
         store.add_document(ATLAS, "Paris is the capital of France. Lyon is its third largest city.")
         policy = Policy.model_validate({"name": "no-secrets", "rules": [{"condition": "NONE", "patterns": [
             {"type": "expression", "check": "contains", "value": "secret", "ignoreCase": True}]}]})
+        self.prompts: list[str] = []  # the newest user message of each model request
+
+        async def record(request: httpx2.Request) -> None:
+            content = json.loads(request.content)["messages"][-1]["content"]
+            self.prompts.append(content if isinstance(content, str) else "".join(b.get("text", "") for b in content))
+
         self.config = ChainServiceConfig(
             client=lambda: model_client("anthropic-messages", http_client=httpx2.AsyncClient(
-                transport=HTTPX2Transport(MockLLM()), base_url="http://mockllm.invalid")),
+                transport=HTTPX2Transport(MockLLM()), base_url="http://mockllm.invalid",
+                event_hooks={"request": [record]})),
             tools={"lookup": self.lookup, "compose": self.compose, "leak": self.leak, "explode": explode},
             policies=[policy], vector_stores={"acme": store}, store=SQLitePlanStore())
         self.service = ChainService(self.config)

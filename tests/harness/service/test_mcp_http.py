@@ -74,6 +74,7 @@ async def test_a_2026_client_listens_to_a_running_chain(url: str, tokens: Tokens
                     if (plan := await alice.read_plan(uri))["executed"]:
                         break
         assert plan["output"] == "done"
+        assert (plan["chainMode"], plan["mcpSessionId"]) == (True, None)  # this protocol version has no sessions
         async with http_mcp(url, tokens.bob, modern=True) as bob:
             with pytest.raises(MCPError, match=f"not found: {uri}"):
                 async with listen(bob.session, resource_subscriptions=[uri]):

@@ -31,12 +31,16 @@ from tests.harness.service.mcp_support import (
     answer_query,
     gated_query,
     http_mcp,
+    llm_step,
+    planned_query,
     serving,
     stdio_mcp,
     write_config,
 )
 
 pytestmark = pytest.mark.anyio
+
+DONE = '{"complete": true}'
 
 
 @dataclass
@@ -234,3 +238,53 @@ async def test_a_caller_that_stops_waiting_for_its_chain_cancels_it(alice: McpCl
             pass
     assert plan["executed"] is False and plan["steps"][1]["summaryText"] == "cancelled while running"
     assert (await client.ok(STATUS, planUri=uri))["status"] == "cancelled"
+
+
+async def test_step_limited_and_stalled_chains_end_with_their_own_status(alice: McpClient) -> None:
+    """Seed Group G through the MCP door: neither is a tool error (the chain ran and was
+    stopped as it should be); the status says how it ended, and why."""
+    client = alice
+    capped = await client.call(EXECUTE, chatConfigUri=CHAT, maxSteps=1, query=planned_query(
+        "Two answers?", [llm_step("one"), llm_step("two")], "One.", DONE))
+    assert not capped.is_error and isinstance(capped.structured_content, dict)
+    body = capped.structured_content
+    assert (body["status"], body["error"], body["executed"], body["totalExecutedSteps"]) == (
+        "maxSteps", "the chain stopped at 1 steps", True, 1)
+    assert [s["status"] for s in body["steps"]] == ["COMPLETED", "PENDING"]
+    text = capped.content[0]
+    assert isinstance(text, types.TextContent)
+    assert text.text.splitlines()[:2] == [f"Chain maxSteps: {body['planUri']}", "Error: the chain stopped at 1 steps"]
+    assert (await client.ok(STATUS, planUri=body["planUri"]))["status"] == "maxSteps"
+
+    progress: list[str] = []
+
+    async def on_progress(done: float, total: float | None, message: str | None) -> None:
+        progress.append(message or "")
+
+    stalled = await client.session.call_tool(EXECUTE, {"chatConfigUri": CHAT, "query": planned_query(
+        "Again?", [llm_step("first"), llm_step("second"), llm_step("third")], "Same.", DONE, "Same.", DONE)},
+        progress_callback=on_progress)
+    assert not stalled.is_error and isinstance(stalled.structured_content, dict)
+    body = stalled.structured_content
+    why = "steps 1 and 2 gave the same LLM output twice in a row"
+    assert (body["status"], body["error"], body["output"]) == ("stalled", why, "Same.")
+    assert [s["status"] for s in body["steps"]] == ["COMPLETED", "COMPLETED", "PENDING"]
+    assert progress[-1] == f"chainStalled: {body['planUri']}"
+    status = await client.ok(STATUS, planUri=body["planUri"])
+    assert (status["status"], status["error"], status["stepNumber"], status["totalSteps"]) == ("stalled", why, 2, 3)
+
+
+async def test_plans_record_the_mcp_session_that_started_them(alice: McpClient, door: Door) -> None:
+    """Seed 001 §1.4: ``mcpSessionId`` is the session of the ``am7_chain_execute`` call
+    (over HTTP the transport's ``mcp-session-id``); every plan is in chain mode."""
+    first = await alice.ok(EXECUTE, query=answer_query("Paris."), chatConfigUri=CHAT, dataReferences=[PARIS_DOC])
+    second = await alice.ok(EXECUTE, query=answer_query("Paris."), chatConfigUri=CHAT, wait=False)
+    async with door.connect(door.tokens.alice) as again:
+        third = await again.ok(EXECUTE, query=answer_query("Paris."), chatConfigUri=CHAT)
+        plans = [await alice.read_plan(started["planUri"]) for started in (first, second, third)]
+        other_session = again.transport_session()
+    sessions = [plan["mcpSessionId"] for plan in plans]
+    assert sessions[0] and sessions[0] == sessions[1] != sessions[2] and sessions[2]
+    if alice.transport_session() is not None:  # HTTP: the very id the transport uses
+        assert sessions[:2] == [alice.transport_session()] * 2 and sessions[2] == other_session
+    assert {(plan["chainMode"], plan["streamSessionId"]) for plan in plans} == {(True, None)}

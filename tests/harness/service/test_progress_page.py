@@ -16,11 +16,22 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from playwright.sync_api import Browser, Locator, Page, expect
+from playwright.sync_api import Browser, Locator, Page, WebSocketRoute, expect
 
 from tests.harness.browser_support import ARTIFACTS, PNG_SIGNATURE, browser  # noqa: F401 - browser is a fixture
-from tests.harness.service.service_support import ANSWER, ATLAS, REASONING, capital_chain, composed_answer, tool_chain
-from harness.chain import CITATION_SCHEMA, McpContextBuilder, filter_context
+from tests.harness.service.service_support import (
+    ANSWER,
+    ATLAS,
+    REASONING,
+    STALL,
+    capital_chain,
+    composed_answer,
+    replies,
+    stalling_chain,
+    tool_chain,
+)
+from harness.chain import McpContextBuilder, filter_context
+from harness.chain.mcp_context import CITATION_SCHEMA
 
 if TYPE_CHECKING:
     from service_support import LiveServer, ServiceBench
@@ -47,10 +58,10 @@ def open_page(page: Page, live: LiveServer, token: str = "tok-ada") -> None:
 def send(page: Page, request: dict[str, Any]) -> None:
     """Type the request into the form and send it, as a user would."""
     page.locator("#query").fill(request["planQuery"])
-    if request.get("steps"):
-        page.locator("#chain-form details summary").click()
-        page.locator("#steps-json").fill(json.dumps(request["steps"]))
-        page.locator("#chain-form details summary").click()
+    page.locator("#chain-form details summary").click()
+    page.locator("#steps-json").fill(json.dumps(request["steps"]) if request.get("steps") else "")
+    page.locator("#max-steps").fill(str(request.get("maxSteps", 20)))
+    page.locator("#chain-form details summary").click()
     page.locator("#send").click()
 
 
@@ -154,6 +165,114 @@ def test_failed_gated_and_cancelled_chains_show_their_icons_and_say_why(bench: S
     expect(cancelled.locator(".content")).to_have_text("The chain was cancelled.")
     expect_step(cancelled, 1, "SKIPPED", "skipped", "Tool", "cancelled while running")
     expect(page.locator("#progress")).to_be_hidden()
+
+
+def test_steps_the_model_plans_and_inserts_appear_as_the_chain_runs(bench: ServiceBench, live: LiveServer,
+                                                                   page: Page) -> None:
+    """A query without steps: the model plans one LLM step, whose routing inserts two
+    TOOL steps after it (the page's onstepsInserted, for the plan and for the insertion)."""
+    lookups = [{"stepType": "TOOL", "toolName": "lookup", "inputs": {"topic": topic}} for topic in ("France", "Paris")]
+    query = replies("What is the capital of France?",
+                    json.dumps({"steps": [{"stepType": "LLM", "inputs": {"prompt": "Answer."}}]}), ANSWER,
+                    json.dumps({"complete": False, "reason": "check the facts", "nextSteps": lookups}))
+    bench.lookup.hold()
+    open_page(page, live)
+    send(page, {"planQuery": query})
+    bench.lookup.wait_for_calls(1)
+    progress = page.locator("#progress")
+    expect(page.locator("#progress-text")).to_have_text("Step 2 of 3")
+    expect(page.locator("#progress-note")).to_have_text("2 step(s) inserted after step 1: check the facts")
+    expect_step(progress, 1, "COMPLETED", "done", "LLM", ANSWER)
+    expect_step(progress, 2, "EXECUTING", "running", "Tool", "inserted by the model")
+    expect_step(progress, 3, "PENDING", "pending", "Step", "inserted by the model")
+    expect(progress.locator(".spinner")).to_have_count(1)
+
+    bench.lookup.release.set()
+    answer = page.locator(".message.assistant")
+    expect(answer).to_have_attribute("data-status", "completed")
+    expect(answer.locator(".content")).to_have_text("facts about Paris: its capital is Paris")
+    answer.locator("details summary").click()
+    expect(answer.locator("details summary")).to_have_text("3 steps (completed)")
+    expect_step(answer, 3, "COMPLETED", "done", "Tool", "lookup returned facts about Paris: its capital is Paris")
+
+
+class HeldResults:
+    """A proxy between the page and the service's WebSocket that holds the chainResult
+    messages until ``release``: what the page shows after a chain's ending event and
+    before its result can then be seen. (Its callbacks run on the test's thread, inside
+    Playwright calls.)"""
+
+    def __init__(self) -> None:
+        self.route: WebSocketRoute | None = None
+        self.held: list[str | bytes] = []
+        self.holding = True
+
+    def __call__(self, route: WebSocketRoute) -> None:
+        self.route = route
+        route.connect_to_server().on_message(self.from_server)
+
+    def from_server(self, message: str | bytes) -> None:
+        assert self.route is not None
+        if self.holding and '"chainResult"' in str(message):
+            self.held.append(message)
+        else:
+            self.route.send(message)
+
+    def release(self) -> None:
+        """Pass the held results on, and the next ones at once; ``hold`` to hold again."""
+        assert self.route is not None
+        self.holding = False
+        for message in self.held:
+            self.route.send(message)
+        self.held.clear()
+
+    def hold(self) -> None:
+        self.holding = True
+
+
+def test_a_chain_stopped_at_its_step_limit_or_stalled_says_how_it_ended(bench: ServiceBench, live: LiveServer,
+                                                                       page: Page) -> None:
+    """The ending events (the page's onchainMaxSteps and onchainStalled) stop the
+    progress view with the reason; the result then says it as the assistant's message."""
+    results = HeldResults()
+    page.route_web_socket(re.compile(r"/chat/chain/ws$"), results)
+    open_page(page, live)
+    progress, answers = page.locator("#progress"), page.locator(".message.assistant")
+
+    send(page, tool_chain("lookup", maxSteps=1))
+    expect(page.locator("#progress-text")).to_have_text("Stopped at the step limit at step 1 of 2")
+    expect(page.locator("#progress-note")).to_have_text("the chain stopped at 1 steps")
+    expect(progress).to_be_visible()
+    expect(progress.locator(".spinner")).to_have_count(0)
+    expect(page.locator("#cancel")).to_be_hidden()
+    expect_step(progress, 1, "COMPLETED", "done", "Tool", "lookup returned facts about lookup: its capital is Paris")
+    expect_step(progress, 2, "PENDING", "pending", "Gate", "no secrets out")
+    expect(answers).to_have_count(0)
+    results.release()
+    capped = answers.nth(0)
+    expect(capped).to_have_attribute("data-status", "maxSteps")
+    expect(capped.locator(".content")).to_have_text("The chain stopped at its step limit: the chain stopped at 1 steps")
+    expect(progress).to_be_hidden()
+    expect(page.locator("#status")).to_have_text("The chain ended: maxSteps.")
+
+    results.hold()
+    send(page, stalling_chain())
+    expect(page.locator("#progress-text")).to_have_text("Stalled at step 2 of 3")
+    expect(page.locator("#progress-note")).to_have_text(STALL)
+    expect(progress.locator(".spinner")).to_have_count(0)
+    expect_step(progress, 1, "COMPLETED", "done", "LLM", "Same answer.")
+    expect_step(progress, 2, "COMPLETED", "done", "LLM", "Same answer.")
+    expect_step(progress, 3, "PENDING", "pending", "Tool", "look up facts")
+    expect(answers).to_have_count(1)
+    results.release()
+    stalled = answers.nth(1)
+    expect(stalled).to_have_attribute("data-status", "stalled")
+    expect(stalled.locator(".content")).to_have_text(f"The chain stalled: {STALL}")
+    stalled.locator("details summary").click()
+    expect(stalled.locator("details summary")).to_have_text("3 steps (stalled)")
+    expect_step(stalled, 3, "PENDING", "pending", "Tool", "look up facts")
+    expect(progress).to_be_hidden()
+    expect(page.locator("#status")).to_have_text("The chain ended: stalled.")
 
 
 def test_an_unknown_token_is_shown_as_an_error(live: LiveServer, page: Page) -> None:

@@ -1,0 +1,324 @@
+"""The public surfaces of ``mockllm`` and ``harness`` (httpx's test_exported_members).
+
+A name added to or dropped from either ``__all__`` fails here until this list changes
+with it: the export lists are the API users import from.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import importlib
+import inspect
+import pkgutil
+import re
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+import harness
+import mockllm
+from harness import HarnessError
+from harness.exceptions import MissingExtra, missing_extra
+from mockllm import MockLLMError
+
+MOCKLLM_EXPORTS = [
+    "INSTRUCTION_END",
+    "INSTRUCTION_START",
+    "PROTOCOLS",
+    "ContentSpec",
+    "ErrorSpec",
+    "HTTPX2Transport",
+    "HTTPXTransport",
+    "Instruction",
+    "InstructionChain",
+    "InvalidScript",
+    "JournalEntry",
+    "Limits",
+    "MockLLM",
+    "MockLLMError",
+    "MockResponse",
+    "RegisteredScript",
+    "RequestRejected",
+    "ScriptMatch",
+    "TextMessage",
+    "TimingSpec",
+    "ToolCallMessage",
+    "ToolCallSpec",
+    "UnknownProtocol",
+    "UnmockedRequestError",
+    "UnusedStep",
+    "__version__",
+    "create_app",
+    "explain",
+    "intercept",
+    "serve",
+]
+
+HARNESS_EXPORTS = [
+    "AgentOptions",
+    "AgentResult",
+    "AgentRunner",
+    "ChainEvent",
+    "ChainExecutor",
+    "ChainPlan",
+    "FallbackRefused",
+    "GoldenExtension",
+    "HarnessError",
+    "InMemoryVectorStore",
+    "InvariantError",
+    "MissingExtra",
+    "MockClients",
+    "ModelClient",
+    "ModelError",
+    "PlanExecutionError",
+    "PlanStep",
+    "Policy",
+    "RunnerContext",
+    "RunnerNotFound",
+    "ScenarioError",
+    "ScenarioGoldenExtension",
+    "ScenarioRun",
+    "ScenarioRunner",
+    "TaskExecutor",
+    "Tool",
+    "ToolError",
+    "ToolRegistry",
+    "UnscriptedRequestsError",
+    "UnusedStepsError",
+    "VectorStore",
+    "check_approval_flow",
+    "check_approval_ordering",
+    "check_attachment_flow",
+    "check_chain_flow",
+    "check_common",
+    "check_error_flow",
+    "check_event_indexes",
+    "check_extended_thinking_flow",
+    "check_final_content_matches_chunks",
+    "check_persistence_states",
+    "check_sequence_numbers",
+    "check_simple_message_flow",
+    "check_terminal_event",
+    "check_thinking_before_text",
+    "check_tool_pairing",
+    "check_tool_use_flow",
+    "check_user_message_first",
+    "model_client",
+    "register_runner",
+    "speaks",
+]
+
+# Prompts and constants stay in their modules, out of the packages' ``__all__``.
+CONSTANTS = {
+    "harness.agent": ["PERSISTENCE", "REJECTED"],
+    "harness.chain": ["ABSOLUTE_MAX_STEPS", "CITATION_SCHEMA", "MAX_INSERTED_PER_DECISION", "ROUTE_PROMPT",
+                      "TYPE_LABELS"],
+    "harness.identity": ["AM7_TYPES"],
+    "harness.planner": ["fallback_planner_prompt", "planner_prompt"],
+}
+
+OPTIONAL_SDKS = ("openai", "anthropic", "mcp")
+
+
+def _modules(package) -> list[str]:
+    return [info.name for info in pkgutil.walk_packages(package.__path__, package.__name__ + ".")
+            if not info.name.endswith(".__main__")]  # __main__ runs the CLI on import
+
+
+def _exception_classes(package) -> dict[str, type[BaseException]]:
+    """The public exception classes defined anywhere in ``package``, by qualified name."""
+    found = {}
+    for name in _modules(package):
+        module = importlib.import_module(name)
+        for attribute, value in vars(module).items():
+            if (inspect.isclass(value) and issubclass(value, BaseException)
+                    and value.__module__ == name and not attribute.startswith("_")):
+                found[f"{name}.{attribute}"] = value
+    return found
+
+
+def _run(code: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
+                          timeout=120)
+
+
+# -- the lists -------------------------------------------------------------------------
+
+def test_mockllm_exports_exactly_its_doors() -> None:
+    assert mockllm.__all__ == MOCKLLM_EXPORTS
+
+
+def test_harness_exports_exactly_its_doors() -> None:
+    assert harness.__all__ == HARNESS_EXPORTS
+
+
+def test_mockllm_exports_every_public_name_it_binds() -> None:
+    """httpx's check: what ``mockllm/__init__`` binds without a ``_`` is in ``__all__``
+    (less ``annotations`` from the future import, and pytest's ``@py_`` rewrite helpers)."""
+    bound = {name for name in vars(mockllm) if not name.startswith(("_", "@")) and name != "annotations"}
+    assert bound | {"__version__"} == set(mockllm.__all__)
+
+
+@pytest.mark.parametrize("package", [mockllm, harness], ids=["mockllm", "harness"])
+def test_every_export_resolves(package) -> None:
+    for name in package.__all__:
+        assert getattr(package, name) is not None, name
+        namespace: dict[str, object] = {}
+        exec(f"from {package.__name__} import {name}", namespace)
+        assert namespace[name] is getattr(package, name)
+
+
+def test_mockllm_exports_come_from_private_modules() -> None:
+    """Each exported class and function is defined in a ``_``-private module (httpx's
+    layout), so users have one door and the internals can move."""
+    for name in mockllm.__all__:
+        module = getattr(getattr(mockllm, name), "__module__", None)
+        if isinstance(module, str) and module.startswith("mockllm"):
+            assert module.split(".")[1].startswith("_"), f"mockllm.{name} is defined in public {module}"
+
+
+def test_harness_exports_are_the_objects_their_modules_define() -> None:
+    """A door is the object its module defines under the same name, not a copy or alias."""
+    for name in harness.__all__:
+        value = getattr(harness, name)
+        module = importlib.import_module(value.__module__)
+        assert value.__module__.startswith("harness"), name
+        assert getattr(module, name) is value, f"harness.{name} is not {value.__module__}.{name}"
+
+
+def test_type_checkers_see_the_doors_the_runtime_loads() -> None:
+    """The ``if TYPE_CHECKING:`` imports of ``harness/__init__`` name the same module for
+    each door as its lazy loader, so editors and mypy resolve what users run."""
+    tree = ast.parse(inspect.getsource(harness))
+    block = next(node for node in tree.body if isinstance(node, ast.If)
+                 and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING")
+    typed = {alias.name: node.module for node in block.body if isinstance(node, ast.ImportFrom)
+             for alias in node.names}
+    lazy = {name: inspect.getmodule(getattr(harness, name)).__name__ for name in harness.__all__
+            if name not in {"HarnessError", "MissingExtra"}}
+    assert typed == lazy
+
+
+def test_unknown_harness_name_is_an_attribute_error() -> None:
+    with pytest.raises(AttributeError, match="has no attribute 'Nope'"):
+        harness.Nope  # noqa: B018
+    assert set(harness.__all__) <= set(dir(harness))
+
+
+@pytest.mark.parametrize("package_name", sorted(CONSTANTS))
+def test_prompts_and_constants_stay_out_of_subpackage_exports(package_name: str) -> None:
+    package = importlib.import_module(package_name)
+    names = CONSTANTS[package_name]
+    assert not set(names) & set(package.__all__)
+    assert not set(names) & set(vars(package))
+    for name in names:  # still importable from their own modules
+        assert any(hasattr(importlib.import_module(module), name) for module in _modules(package)), name
+
+
+def test_mockllm_has_no_public_module_but_init_and_main() -> None:
+    public = [name for name in _modules(mockllm) if not name.split(".")[1].startswith("_")]
+    assert public == []
+
+
+# -- the exception trees -----------------------------------------------------------------
+
+def test_every_mockllm_exception_derives_from_mockllm_error() -> None:
+    classes = _exception_classes(mockllm)
+    assert "mockllm._exceptions.UnknownProtocol" in classes
+    assert [name for name, cls in classes.items() if not issubclass(cls, MockLLMError)] == []
+
+
+def test_every_harness_exception_derives_from_harness_error_and_is_drawn_in_the_tree() -> None:
+    classes = _exception_classes(harness)
+    assert "harness.service.errors.NotFound" in classes
+    assert [name for name, cls in classes.items() if not issubclass(cls, HarnessError)] == []
+    tree = harness.exceptions.__doc__ or ""
+    assert [name for name, cls in classes.items() if not re.search(rf"\b{cls.__name__}\b", tree)] == []
+
+
+@pytest.mark.parametrize(("name", "builtin"), [
+    ("PlanningError", "harness.chain.planning:ValueError"),
+    ("RoutingError", "harness.chain.routing:ValueError"),
+    ("PlanValidationError", "harness.planner.models:ValueError"),
+    ("CalculationError", "harness.planner.calculator:ValueError"),
+    ("ScenarioError", "harness.scenarios.model:ValueError"),
+    ("RunnerNotFound", "harness.scenarios.registry:LookupError"),
+    ("ToolArgumentsError", "harness.tool_calls:TypeError"),
+    ("FileAccessDenied", "harness.agent.files:PermissionError"),
+    ("GitError", "harness.golden.review.changes:RuntimeError"),
+    ("InvariantError", "harness.invariants:AssertionError"),
+    ("FallbackRefused", "harness.golden.assertion:AssertionError"),
+    ("UnusedStepsError", "harness.plugin.fixtures:AssertionError"),
+    ("UnscriptedRequestsError", "harness.plugin.strict:AssertionError"),
+    ("MissingExtra", "harness.exceptions:ModuleNotFoundError"),
+    ("UnknownReference", "harness.chain.uris:LookupError"),
+    ("CharacterError", "harness.chain.characters:LookupError"),
+])
+def test_harness_exceptions_keep_their_builtin_base(name: str, builtin: str) -> None:
+    """``except ValueError`` (and the rest) still catch what they caught before the root."""
+    module, _, base = builtin.partition(":")
+    cls = getattr(importlib.import_module(module), name)
+    assert issubclass(cls, getattr(builtins, base))
+    assert issubclass(cls, HarnessError)
+
+
+# -- import cost and optional extras ------------------------------------------------------
+
+def test_import_harness_loads_nothing_but_the_standard_library() -> None:
+    result = _run("""
+        import sys
+        before = set(sys.modules)
+        import harness
+        loaded = {name.partition(".")[0] for name in set(sys.modules) - before}
+        print(sorted(loaded - set(sys.stdlib_module_names) - {"harness"}))
+    """)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"
+
+
+def test_harness_and_its_plugin_do_not_import_the_optional_sdks() -> None:
+    result = _run(f"""
+        import sys
+        import harness, harness.plugin, harness.plugin.hooks
+        print(sorted(name for name in sys.modules if name.partition(".")[0] in {OPTIONAL_SDKS!r}))
+    """)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"
+
+
+def test_every_harness_export_resolves_without_the_optional_sdks() -> None:
+    """What a core install (no openai, anthropic or mcp) can import from ``harness``."""
+    result = _run(f"""
+        import sys
+        for name in {OPTIONAL_SDKS!r}:
+            sys.modules[name] = None  # 'import openai' now fails as if not installed
+        import harness
+        for name in harness.__all__:
+            getattr(harness, name)
+        print("ok")
+    """)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "ok"
+
+
+def test_a_door_whose_extra_is_missing_names_the_extra(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
+    (tmp_path / "needs_mcp_door.py").write_text("import mcp.server\nDoor = object\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setitem(sys.modules, "mcp", None)
+    monkeypatch.setitem(harness._LAZY, "Door", "needs_mcp_door")
+    with pytest.raises(MissingExtra) as caught:
+        harness.Door  # noqa: B018
+    assert str(caught.value) == ('harness.Door needs the \'mcp\' package, which is not installed. '
+                                 'Install it with: pip install "mockllm-harness[service]"')
+    assert isinstance(caught.value, ModuleNotFoundError) and caught.value.name == "mcp"
+    assert isinstance(caught.value.__cause__, ModuleNotFoundError)
+
+
+def test_missing_extra_names_the_extra_of_the_package() -> None:
+    error = missing_extra("openai", needed_by="the OpenAI model client")
+    assert str(error) == ('the OpenAI model client needs the \'openai\' package, which is not installed. '
+                          'Install it with: pip install "mockllm-harness[agent]"')
+    assert isinstance(error, HarnessError) and isinstance(error, ModuleNotFoundError)
