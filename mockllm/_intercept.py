@@ -53,22 +53,25 @@ from mockllm._engine import MockLLM
 from mockllm._exceptions import UnmockedRequestError
 from mockllm._transports import HTTPX2Transport, HTTPXTransport, import_httpx2
 
-__all__ = ["DEFAULT_HOSTS", "UnmockedRequestError", "intercept"]
+__all__ = ["CLIENT_LIBRARIES", "DEFAULT_HOSTS", "UnmockedRequestError", "intercept"]
 
 DEFAULT_HOSTS: tuple[str, ...] = ("api.openai.com", "api.anthropic.com")
+CLIENT_LIBRARIES: tuple[str, ...] = ("httpx", "httpx2")
+"""The client libraries ``intercept`` can cover."""
 
 @dataclass(eq=False)
 class _Interception:
     mock: MockLLM
     hosts: frozenset[str]
-    libraries: frozenset[str]
+    clients: frozenset[str]
+    """The client libraries it covers: "httpx", "httpx2"."""
     block_unmocked: bool = False
     blocked: list[str] = field(default_factory=list)
     transports: dict[str, Any] = field(init=False)
 
     def __post_init__(self) -> None:
         self.transports = {"httpx": HTTPXTransport(self.mock)}
-        if "httpx2" in self.libraries:
+        if "httpx2" in self.clients:
             self.transports["httpx2"] = HTTPX2Transport(self.mock)
 
 
@@ -86,7 +89,7 @@ class _Registry:
 
     def find(self, host: str, *, library: str) -> _Interception | None:
         for entry in reversed(self.entries):
-            if library in entry.libraries and host in entry.hosts:
+            if library in entry.clients and host in entry.hosts:
                 return entry
         return None
 
@@ -94,7 +97,7 @@ class _Registry:
         """Raise for a request no interception serves, if one blocks unmocked hosts
         (respx's ``assert_all_mocked``); the blocker also remembers it for its exit."""
         blocker = next((e for e in reversed(self.entries)
-                        if e.block_unmocked and library in e.libraries), None)
+                        if e.block_unmocked and library in e.clients), None)
         if blocker is None:
             return
         shown = f"{method} {url}"
@@ -107,7 +110,7 @@ class _Registry:
 
     def add(self, entry: _Interception) -> None:
         with self.lock:
-            for library in entry.libraries:
+            for library in entry.clients:
                 if library not in self.patches:
                     self.patches[library] = _TransportPatch.install(self, library)
             self.entries = (*self.entries, entry)
@@ -116,7 +119,7 @@ class _Registry:
         with self.lock:
             self.entries = tuple(e for e in self.entries if e is not entry)
             for library in list(self.patches):
-                if not any(library in e.libraries for e in self.entries):
+                if not any(library in e.clients for e in self.entries):
                     self.patches.pop(library).uninstall()
 
 
@@ -124,7 +127,7 @@ _registry = _Registry()
 
 
 def _module(library: str) -> ModuleType:
-    return httpx if library == "httpx" else import_httpx2("intercept(httpx2=True)")
+    return httpx if library == "httpx" else import_httpx2('intercept(clients=("httpx2",))')
 
 
 @dataclass
@@ -192,18 +195,31 @@ def _checked_hosts(hosts: Any) -> frozenset[str]:
     return frozenset(checked)
 
 
+def _checked_clients(clients: Any) -> frozenset[str]:
+    if isinstance(clients, str) or not isinstance(clients, Iterable):
+        raise TypeError(f"clients must be a tuple of client library names such as ('httpx2',), not {clients!r}.")
+    checked = frozenset(clients)
+    unknown = sorted(map(repr, checked - set(CLIENT_LIBRARIES)))
+    if unknown:
+        raise ValueError(f"clients names {', '.join(unknown)}; intercept covers {list(CLIENT_LIBRARIES)}.")
+    if not checked:
+        raise ValueError(f"clients is empty, so nothing would be intercepted; name at least one of "
+                         f"{list(CLIENT_LIBRARIES)}.")
+    return checked
+
+
 @contextmanager
 def intercept(
     mock: MockLLM | None = None,
     *,
     hosts: Iterable[str] = DEFAULT_HOSTS,
-    httpx: bool = True,
-    httpx2: bool = True,
+    clients: Iterable[str] = CLIENT_LIBRARIES,
     block_unmocked: bool = False,
 ) -> Iterator[MockLLM]:
     """Serve every request to ``hosts`` from ``mock`` (a new ``MockLLM`` if None) while
-    the block runs, for ``httpx`` and/or ``httpx2`` clients (httpx2 where it is
-    installed); yield the mock in use so that the test can read ``mock.journal``.
+    the block runs, for the client libraries named in ``clients`` (``"httpx"``,
+    ``"httpx2"``, both by default; httpx2 where it is installed); yield the mock in use
+    so that the test can read ``mock.journal``.
 
     ``block_unmocked=True`` refuses a request to any other host with an
     ``UnmockedRequestError`` that shows it, and, in case the code under test caught that
@@ -212,17 +228,13 @@ def intercept(
         mock = MockLLM()
     elif not isinstance(mock, MockLLM):
         raise TypeError(f"mock must be a MockLLM or None, not {mock!r}.")
-    if not (httpx or httpx2):
-        raise ValueError(
-            "httpx and httpx2 are both False, so nothing would be intercepted; enable at least one."
-        )
+    covered = _checked_clients(clients)
     # Without httpx2 installed no httpx2 client exists, so there is nothing to catch.
-    libraries = {"httpx"} if httpx else set()
-    if httpx2 and importlib.util.find_spec("httpx2") is not None:
-        libraries.add("httpx2")
-    elif not libraries:
-        import_httpx2("intercept(httpx=False)")  # says how to install it
-    entry = _Interception(mock, _checked_hosts(hosts), frozenset(libraries), block_unmocked=bool(block_unmocked))
+    if "httpx2" in covered and importlib.util.find_spec("httpx2") is None:
+        if covered == {"httpx2"}:
+            import_httpx2('intercept(clients=("httpx2",))')  # says how to install it
+        covered -= {"httpx2"}
+    entry = _Interception(mock, _checked_hosts(hosts), covered, block_unmocked=bool(block_unmocked))
     _registry.add(entry)
     try:
         yield mock

@@ -52,7 +52,7 @@ def test_intercept_without_httpx2_still_serves_httpx_clients(monkeypatch: pytest
                             json={"model": "m", "messages": [{"role": "user", "content": chain.tagged("hi")}]})
     assert reply.json()["choices"][0]["message"]["content"] == "Served."
     assert len(mock.journal) == 1
-    with pytest.raises(ImportError, match=r'pip install "mockllm-harness\[httpx2\]"'), intercept(httpx=False):
+    with pytest.raises(ImportError, match=r'pip install "mockllm-harness\[httpx2\]"'), intercept(clients=("httpx2",)):
         pass
 
 

@@ -225,6 +225,21 @@ def _stop_reason(plan: ReplyPlan) -> str:
     return _STOP_REASONS.get(plan.stop_reason, "end_turn")
 
 
+def _message(plan: ReplyPlan, body: dict[str, Any], content: list[dict[str, Any]], stop_reason: str | None,
+             output_tokens: int) -> dict[str, Any]:
+    """A ``Message``: the whole reply, or (no content, no stop reason) the one ``message_start`` opens."""
+    return {
+        "id": f"msg_{plan.response_id}",
+        "type": "message",
+        "role": "assistant",
+        "model": body.get("model"),
+        "content": content,
+        "stop_reason": stop_reason,
+        "stop_sequence": None,
+        "usage": _usage(plan, output_tokens),
+    }
+
+
 def _usage(plan: ReplyPlan, output_tokens: int) -> dict[str, int]:
     return {
         "input_tokens": max(1, plan.usage.input_tokens),
@@ -344,16 +359,7 @@ class AnthropicMessagesCodec(StreamRenderer):
 
     def render_json(self, plan: ReplyPlan, body: dict[str, Any]) -> bytes:
         """The non-streaming ``Message``."""
-        message = {
-            "id": f"msg_{plan.response_id}",
-            "type": "message",
-            "role": "assistant",
-            "model": body.get("model"),
-            "content": _content_blocks(plan),
-            "stop_reason": _stop_reason(plan),
-            "stop_sequence": None,
-            "usage": _usage(plan, plan.usage.output_tokens),
-        }
+        message = _message(plan, body, _content_blocks(plan), _stop_reason(plan), plan.usage.output_tokens)
         return dumps(message).encode()
 
     def render_stream(self, plan: ReplyPlan, body: dict[str, Any]) -> EventBatches:
@@ -372,16 +378,7 @@ class AnthropicMessagesCodec(StreamRenderer):
         return _event(_error_object(status, type, message))
 
     def _events(self, plan: ReplyPlan, body: dict[str, Any]) -> EventBatches:
-        start = {
-            "id": f"msg_{plan.response_id}",
-            "type": "message",
-            "role": "assistant",
-            "model": body.get("model"),
-            "content": [],
-            "stop_reason": None,
-            "stop_sequence": None,
-            "usage": _usage(plan, min(1, plan.usage.output_tokens)),
-        }
+        start = _message(plan, body, [], None, min(1, plan.usage.output_tokens))
         yield [_event({"type": "message_start", "message": start}), _event({"type": "ping"})]
         for index, block in enumerate(_content_blocks(plan)):
             yield from _block_events(index, block, plan.chunk_words)

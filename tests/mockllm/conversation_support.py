@@ -19,16 +19,11 @@ from collections.abc import Callable
 from typing import Any
 
 from mockllm import INSTRUCTION_END, INSTRUCTION_START, PROTOCOLS
-
 from mockllm._conversation import Conversation, Message
-
 from mockllm._explain import select
-
-from mockllm._replies import build_reply_plan
-
+from mockllm._replies import build_reply_plan, fallback_text
 from mockllm._selection import Selection
 from mockllm._plan import ReplyPlan
-from mockllm._replies import fallback_text
 from mockllm._wire.registry import codec_named
 
 __all__ = [

@@ -17,167 +17,28 @@ transport gives the server's bytes.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import json
-from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from types import ModuleType
 from typing import Any
 
 import pytest
 
 from mockllm._engine import MockLLM
-from mockllm._transports import HTTPX2Transport
-from tests.mockllm.sdk_support import SYNC_ASYNC
+from mockllm._transports import HTTPX2Transport, HTTPXTransport
+from tests.mockllm.sdk_adapters_support import ADAPTERS
+from tests.mockllm.sdk_support import SYNC_ASYNC, Neutral, SDKAdapter, Turn
 from tests.mockllm.sdk_support import script as _script
 
-httpx2 = pytest.importorskip("httpx2", reason="httpx2 is not installed (the httpx2 extra)")
-
-OPENAI_MODEL = "gpt-mock"
-ANTHROPIC_MODEL = "claude-mock-1"
-PROTOCOLS = ("openai-chat", "anthropic-messages", "openai-responses")
-
-
-
+PROTOCOLS = tuple(ADAPTERS)
 
 
 def script(*instructions: dict[str, Any], prompt: str = "Work through this.") -> str:
     return _script(*instructions, prompt=prompt)
 
 
-@dataclass(frozen=True)
-class Neutral:
-    """A reply reduced to what every protocol can say."""
-
-    reasoning: str | None
-    parts: tuple[tuple[Any, ...], ...]
-    """("text", text) once, with all text joined, then ("tool", name, args) per call."""
-    stop: str
-
-    @staticmethod
-    def of(reasoning: str | None, texts: list[str], calls: list[tuple[str, dict[str, Any]]],
-           stop: str) -> Neutral:
-        text = "".join(texts)
-        parts: list[tuple[Any, ...]] = [("text", text)] if text else []
-        parts += [("tool", name, args) for name, args in calls]
-        return Neutral(reasoning or None, tuple(parts), stop)
-
-    @property
-    def calls(self) -> list[tuple[str, dict[str, Any]]]:
-        return [(p[1], p[2]) for p in self.parts if p[0] == "tool"]
-
-
-_CHAT_STOP = {"stop": "end_turn", "tool_calls": "tool_use", "length": "max_tokens",
-              "content_filter": "content_filter"}
-
-
-def neutral_chat(completion: Any) -> Neutral:
-    choice = completion.choices[0]
-    message = choice.message
-    calls = [(c.function.name, json.loads(c.function.arguments)) for c in message.tool_calls or ()]
-    return Neutral.of(getattr(message, "reasoning_content", None), [message.content or ""], calls,
-                      _CHAT_STOP[choice.finish_reason])
-
-
-def neutral_anthropic(message: Any) -> Neutral:
-    thinking = [b.thinking for b in message.content if b.type == "thinking"]
-    texts = [b.text for b in message.content if b.type == "text"]
-    calls = [(b.name, b.input) for b in message.content if b.type == "tool_use"]
-    return Neutral.of("".join(thinking), texts, calls, message.stop_reason)
-
-
-def neutral_responses(response: Any) -> Neutral:
-    reasoning = "".join(s.text for item in response.output if item.type == "reasoning" for s in item.summary)
-    texts = [c.text for item in response.output if item.type == "message" for c in item.content]
-    calls = [(item.name, json.loads(item.arguments)) for item in response.output if item.type == "function_call"]
-    if response.status == "incomplete":
-        stop = {"max_output_tokens": "max_tokens"}.get(response.incomplete_details.reason,
-                                                       response.incomplete_details.reason)
-    else:
-        stop = "tool_use" if calls else "end_turn"
-    return Neutral.of(reasoning, texts, calls, stop)
-
-
-@dataclass
-class Clients:
-    openai: Any
-    anthropic: Any
-    is_async: bool
-
-
-@contextlib.asynccontextmanager
-async def clients(door: Any, is_async: bool) -> AsyncIterator[Clients]:
-    if is_async:
-        async with door.openai(is_async=True) as oa, door.anthropic(is_async=True) as an:
-            yield Clients(oa, an, True)
-    else:
-        with door.openai() as oa, door.anthropic() as an:
-            yield Clients(oa, an, False)
-
-
-async def _maybe(value: Any) -> Any:
-    return await value if asyncio.iscoroutine(value) else value
-
-
-async def ask(c: Clients, protocol: str, history: list[Any], *, stream: bool,
-              thinking: bool = False) -> tuple[Any, Neutral]:
-    """One model call in ``protocol``; the SDK's reply object and its neutral form."""
-    if protocol == "openai-chat":
-        kwargs = {"model": OPENAI_MODEL, "messages": history}
-        if not stream:
-            completion = await _maybe(c.openai.chat.completions.create(**kwargs))
-        elif c.is_async:
-            async with c.openai.chat.completions.stream(**kwargs) as s:
-                completion = await s.get_final_completion()
-        else:
-            with c.openai.chat.completions.stream(**kwargs) as s:
-                completion = s.get_final_completion()
-        return completion, neutral_chat(completion)
-    if protocol == "anthropic-messages":
-        kwargs = {"model": ANTHROPIC_MODEL, "max_tokens": 2048, "messages": history}
-        if thinking:
-            kwargs["thinking"] = {"type": "enabled", "budget_tokens": 1024}
-        if not stream:
-            message = await _maybe(c.anthropic.messages.create(**kwargs))
-        elif c.is_async:
-            async with c.anthropic.messages.stream(**kwargs) as s:
-                message = await s.get_final_message()
-        else:
-            with c.anthropic.messages.stream(**kwargs) as s:
-                message = s.get_final_message()
-        return message, neutral_anthropic(message)
-    kwargs = {"model": OPENAI_MODEL, "input": history}
-    if not stream:
-        response = await _maybe(c.openai.responses.create(**kwargs))
-    elif c.is_async:
-        async with c.openai.responses.stream(**kwargs) as s:
-            response = await s.get_final_response()
-    else:
-        with c.openai.responses.stream(**kwargs) as s:
-            response = s.get_final_response()
-    return response, neutral_responses(response)
-
-
-def append_turn(protocol: str, history: list[Any], reply: Any,
-                results: dict[str, str]) -> None:
-    """Append the assistant turn and the results of its calls, in the protocol's form.
-
-    ``results`` maps a tool name to its output (the dummy tools here are pure).
-    """
-    if protocol == "openai-chat":
-        message = reply.choices[0].message
-        history.append(message.model_dump(include={"role", "content", "tool_calls"}, exclude_none=True))
-        for call in message.tool_calls or ():
-            history.append({"role": "tool", "tool_call_id": call.id, "content": results[call.function.name]})
-    elif protocol == "anthropic-messages":
-        history.append({"role": "assistant", "content": reply.content})
-        answers = [{"type": "tool_result", "tool_use_id": b.id, "content": results[b.name]}
-                   for b in reply.content if b.type == "tool_use"]
-        if answers:
-            history.append({"role": "user", "content": answers})
-    else:
-        history.extend(reply.output)
-        history.extend({"type": "function_call_output", "call_id": item.call_id, "output": results[item.name]}
-                       for item in reply.output if item.type == "function_call")
+async def ask(sdk: SDKAdapter, client: Any, history: list[Any], *, stream: bool, thinking: bool = False) -> Turn:
+    """One model call in ``sdk``'s protocol (``stream``: through the SDK's stream helper)."""
+    return await sdk.turn(client, "helper" if stream else "json", history,
+                          **(sdk.reasoning_options if thinking else {}))
 
 
 # -- one reply, three protocols ----------------------------------------------------------
@@ -222,13 +83,12 @@ def test_one_script_gives_the_same_content_in_every_protocol(door: Any, is_async
 
     async def main() -> None:
         forms: dict[tuple[str, bool], Neutral] = {}
-        async with clients(door, is_async) as c:
-            for protocol in PROTOCOLS:
+        for protocol, sdk in ADAPTERS.items():
+            async with sdk.client(door, is_async) as client:
                 # The chat stream helper refuses a "length" finish; use plain create there.
                 for stream in (False, True) if name != "max-tokens" else (False,):
-                    history = [{"role": "user", "content": chain}]
-                    _, forms[protocol, stream] = await ask(c, protocol, history, stream=stream,
-                                                           thinking="reasoning" in name)
+                    turn = await ask(sdk, client, sdk.start(chain)[0], stream=stream, thinking="reasoning" in name)
+                    forms[protocol, stream] = turn.neutral()
         reference = forms["openai-chat", False]
         different = {key: form for key, form in forms.items() if form != reference}
         assert not different, f"differs from Chat Completions {reference}: {different}"
@@ -264,15 +124,15 @@ def test_a_three_turn_tool_loop_runs_turn_by_turn_alike(door: Any, is_async: boo
     async def main() -> None:
         door.reset_journal()
         runs: dict[str, list[Neutral]] = {}
-        async with clients(door, is_async) as c:
-            for protocol in PROTOCOLS:
-                history: list[Any] = [{"role": "user", "content": LOOP}]
-                turns = runs[protocol] = []
+        for protocol, sdk in ADAPTERS.items():
+            async with sdk.client(door, is_async) as client:
+                history, _ = sdk.start(LOOP)
+                forms = runs[protocol] = []
                 for _ in range(5):
-                    reply, form = await ask(c, protocol, history, stream=stream, thinking=True)
-                    turns.append(form)
-                    append_turn(protocol, history, reply, LOOP_RESULTS)
-                    if form.stop != "tool_use":
+                    turn = await ask(sdk, client, history, stream=stream, thinking=True)
+                    forms.append(turn.neutral())
+                    sdk.append(history, turn, [(c.id, LOOP_RESULTS[c.name]) for c in turn.calls])
+                    if turn.stop != "tool_use":
                         break
 
         chat = runs["openai-chat"]
@@ -304,12 +164,12 @@ CHAIN = script({"reasoning": {"length": 5},
 
 REQUESTS = {
     "openai-chat": ("/v1/chat/completions",
-                    {"model": OPENAI_MODEL, "messages": [{"role": "user", "content": CHAIN}],
+                    {"model": ADAPTERS["openai-chat"].model, "messages": [{"role": "user", "content": CHAIN}],
                      "stream_options": {"include_usage": True}}),
     "anthropic-messages": ("/v1/messages",
-                           {"model": ANTHROPIC_MODEL, "max_tokens": 2048,
+                           {"model": ADAPTERS["anthropic-messages"].model, "max_tokens": 2048,
                             "messages": [{"role": "user", "content": CHAIN}]}),
-    "openai-responses": ("/v1/responses", {"model": OPENAI_MODEL, "input": CHAIN}),
+    "openai-responses": ("/v1/responses", {"model": ADAPTERS["openai-responses"].model, "input": CHAIN}),
 }
 
 
@@ -321,20 +181,32 @@ def _request(protocol: str, stream: bool) -> tuple[str, dict[str, Any]]:
     return path, body
 
 
-def _post(client: httpx2.Client, url: str, body: dict[str, Any]) -> httpx2.Response:
+LIBRARIES = ["httpx", "httpx2"]
+
+
+def _library(name: str) -> tuple[ModuleType, type]:
+    """The client library and its in-process transport; httpx2 is optional (its extra)."""
+    if name == "httpx":
+        return pytest.importorskip("httpx"), HTTPXTransport
+    return pytest.importorskip("httpx2", reason="httpx2 is not installed (the httpx2 extra)"), HTTPX2Transport
+
+
+def _post(client: Any, url: str, body: dict[str, Any]) -> Any:
     response = client.post(url, json=body, headers={"anthropic-version": "2023-06-01"})
     assert response.status_code == 200, response.text
     return response
 
 
+@pytest.mark.parametrize("library", LIBRARIES)
 @pytest.mark.parametrize("stream", [False, True], ids=["json", "sse"])
 @pytest.mark.parametrize("protocol", PROTOCOLS)
-def test_the_same_request_twice_gives_the_same_bytes(door: Any, protocol: str, stream: bool) -> None:
+def test_the_same_request_twice_gives_the_same_bytes(door: Any, protocol: str, stream: bool, library: str) -> None:
+    module, transport = _library(library)
     path, body = _request(protocol, stream)
     if door.mock is not None:
-        client = httpx2.Client(transport=HTTPX2Transport(door.mock), base_url=door.base_url)
+        client = module.Client(transport=transport(door.mock), base_url=door.base_url)
     else:
-        client = httpx2.Client(base_url=door.base_url)
+        client = module.Client(base_url=door.base_url)
     with client:
         first, second = _post(client, path, body), _post(client, path, body)
     assert first.content == second.content
@@ -344,12 +216,15 @@ def test_the_same_request_twice_gives_the_same_bytes(door: Any, protocol: str, s
     assert first.headers["content-type"].startswith("text/event-stream" if stream else "application/json")
 
 
+@pytest.mark.parametrize("library", LIBRARIES)
 @pytest.mark.parametrize("stream", [False, True], ids=["json", "sse"])
 @pytest.mark.parametrize("protocol", PROTOCOLS)
-def test_in_process_and_server_give_the_same_bytes(mock_server_url: str, protocol: str, stream: bool) -> None:
+def test_in_process_and_server_give_the_same_bytes(mock_server_url: str, protocol: str, stream: bool,
+                                                   library: str) -> None:
+    module, transport = _library(library)
     path, body = _request(protocol, stream)
-    with httpx2.Client(transport=HTTPX2Transport(MockLLM()), base_url="http://mockllm.test") as local, \
-            httpx2.Client(base_url=mock_server_url) as remote:
+    with module.Client(transport=transport(MockLLM()), base_url="http://mockllm.test") as local, \
+            module.Client(base_url=mock_server_url) as remote:
         in_process, served = _post(local, path, body), _post(remote, path, body)
     assert in_process.content == served.content
     for name in ("content-type", "x-mockllm-chain", "x-mockllm-turn", "x-mockllm-instruction", "x-mockllm-protocol"):
@@ -361,10 +236,10 @@ def test_sdk_replies_are_identical_when_asked_twice(door: Any, is_async: bool) -
     """Ids, timestamps and words are all derived from the script: nothing drifts."""
 
     async def main() -> None:
-        async with clients(door, is_async) as c:
-            for protocol in PROTOCOLS:
-                first, _ = await ask(c, protocol, [{"role": "user", "content": CHAIN}], stream=False, thinking=True)
-                second, _ = await ask(c, protocol, [{"role": "user", "content": CHAIN}], stream=False, thinking=True)
-                assert first.model_dump() == second.model_dump(), protocol
+        for protocol, sdk in ADAPTERS.items():
+            async with sdk.client(door, is_async) as client:
+                first = await ask(sdk, client, sdk.start(CHAIN)[0], stream=False, thinking=True)
+                second = await ask(sdk, client, sdk.start(CHAIN)[0], stream=False, thinking=True)
+            assert first.raw.model_dump() == second.raw.model_dump(), protocol
 
     asyncio.run(main())

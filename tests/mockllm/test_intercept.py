@@ -17,15 +17,15 @@ from typing import Any
 import httpx
 import pytest
 
-# This file drives the httpx2 generation of the SDKs (openai>=3, anthropic>=1); the
-# httpx-only path has tests of its own (test_intercept_httpx_only.py).
-httpx2 = pytest.importorskip("httpx2", reason="httpx2 is not installed (the httpx2 extra)")
-openai = pytest.importorskip("openai", minversion="3", reason="openai>=3 (built on httpx2) is not installed")
-anthropic = pytest.importorskip("anthropic", minversion="1", reason="anthropic>=1 (built on httpx2) is not installed")
-
 from mockllm import InstructionChain
 from mockllm._engine import MockLLM
 from mockllm._intercept import intercept
+
+# This file drives the httpx2 generation of the SDKs (openai>=3, anthropic>=1); the
+# httpx-only path is tested in tests/test_optional_dependencies.py and the lean CI run.
+httpx2 = pytest.importorskip("httpx2", reason="httpx2 is not installed (the httpx2 extra)")
+openai = pytest.importorskip("openai", minversion="3", reason="openai>=3 (built on httpx2) is not installed")
+anthropic = pytest.importorskip("anthropic", minversion="1", reason="anthropic>=1 (built on httpx2) is not installed")
 
 ORIGINAL_HTTPX2_SYNC = httpx2.HTTPTransport.handle_request
 ORIGINAL_HTTPX2_ASYNC = httpx2.AsyncHTTPTransport.handle_async_request
@@ -190,7 +190,7 @@ def test_anthropic_async_messages_streaming_and_not_are_served_by_the_mock() -> 
 
 
 def test_openai_sdk_with_a_legacy_httpx_client_is_served() -> None:
-    with intercept(httpx2=False) as mock, httpx.Client() as http_client:
+    with intercept(clients=("httpx",)) as mock, httpx.Client() as http_client:
         client = openai.OpenAI(api_key="test", max_retries=0, http_client=http_client)
         reply = client.chat.completions.create(
             model="gpt-mock", messages=[{"role": "user", "content": script(GREETING)}]
@@ -203,7 +203,7 @@ def test_openai_sdk_with_a_legacy_httpx_client_is_served() -> None:
 
 
 def test_plain_httpx_client_is_served_by_the_httpx_patch() -> None:
-    with intercept(httpx2=False) as mock, httpx.Client() as client:
+    with intercept(clients=("httpx",)) as mock, httpx.Client() as client:
         response = client.post("https://api.openai.com/v1/chat/completions", json=chat_body())
     assert response.status_code == 200
     assert response.json()["choices"][0]["message"]["content"] == GREETING
@@ -212,7 +212,7 @@ def test_plain_httpx_client_is_served_by_the_httpx_patch() -> None:
 
 
 def test_plain_httpx2_client_is_served_by_the_httpx2_patch() -> None:
-    with intercept(httpx=False) as mock, httpx2.Client() as client:
+    with intercept(clients=("httpx2",)) as mock, httpx2.Client() as client:
         response = client.post("https://api.openai.com/v1/chat/completions", json=chat_body())
     assert response.status_code == 200
     assert response.json()["choices"][0]["message"]["content"] == GREETING
@@ -300,9 +300,9 @@ def test_patches_are_in_place_only_inside_the_block() -> None:
 
 
 def test_disabled_library_is_not_patched() -> None:
-    with intercept(httpx2=False):
+    with intercept(clients=("httpx",)):
         assert httpx2.HTTPTransport.handle_request is ORIGINAL_HTTPX2_SYNC
-    with intercept(httpx=False):
+    with intercept(clients=("httpx2",)):
         assert httpx.HTTPTransport.handle_request is ORIGINAL_HTTPX_SYNC
 
 
@@ -377,14 +377,25 @@ def test_a_url_as_host_is_rejected() -> None:
 def test_intercepting_neither_library_is_rejected() -> None:
     with (
         pytest.raises(ValueError, match="nothing would be intercepted"),
-        intercept(httpx=False, httpx2=False),
+        intercept(clients=()),
     ):
         pass
 
 
+@pytest.mark.parametrize(("clients", "error", "message"), [
+    (("httpx", "requests"), ValueError, r"clients names 'requests'; intercept covers \['httpx', 'httpx2'\]"),
+    ("httpx2", TypeError, r"clients must be a tuple of client library names"),
+])
+def test_an_unknown_client_library_is_rejected(clients: Any, error: type[Exception], message: str) -> None:
+    with pytest.raises(error, match=message), intercept(clients=clients):
+        pass
+    assert_patches_removed()
+
+
 def test_a_respx_mock_of_another_host_still_sees_its_requests() -> None:
-    respx = pytest.importorskip("respx", reason="respx is not installed (a dev dependency)")
-    with respx.mock(assert_all_called=True) as router, intercept(httpx2=False) as mock, httpx.Client() as client:
+    respx = pytest.importorskip("respx", reason="respx is not installed (a test dependency)")
+    with respx.mock(assert_all_called=True) as router, intercept(clients=("httpx",)) as mock, \
+            httpx.Client() as client:
         router.get("https://example.test/ping").respond(200, text="pong from respx")
         served = client.post("https://api.openai.com/v1/chat/completions", json=chat_body())
         mocked = client.get("https://example.test/ping")

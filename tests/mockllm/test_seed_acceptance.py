@@ -9,13 +9,10 @@ and the seed's flows are in ``test_seed_acceptance_loops.py``.
 
 from __future__ import annotations
 
-
 import pytest
 
 from mockllm._explain import select
-
-from mockllm._replies import build_reply_plan
-from mockllm._replies import fallback_text
+from mockllm._replies import build_reply_plan, fallback_text
 from tests.mockllm.conversation_support import (
     ABC, PREFIX, PROTOCOLS, assistant, chain, is_fallback, results, run_agent, selection_of,
     tagged, text_step, to_chat, to_responses, user

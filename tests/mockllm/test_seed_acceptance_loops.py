@@ -16,9 +16,7 @@ from typing import Any
 import pytest
 
 from mockllm import INSTRUCTION_END, INSTRUCTION_START, explain
-
 from mockllm._explain import select
-
 from mockllm._replies import build_reply_plan
 from tests.mockllm.conversation_support import (
     ABC, PREFIX, PROTOCOLS, RENDER, assistant, chain, is_fallback, results, run_agent,

@@ -21,9 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mockllm import INSTRUCTION_END, INSTRUCTION_START, explain
-
 from mockllm._explain import read_conversation, select
-
 from mockllm._replies import build_reply_plan
 from mockllm._pairing import find_pairing_problem
 from mockllm._script import Script, parse_script
@@ -35,6 +33,7 @@ from tests.mockllm.conversation_support import (
     Turn,
     reference_reading,
     renderings,
+    tagged,
 )
 
 FAST = settings(max_examples=60, deadline=None)
@@ -71,13 +70,9 @@ FINGERPRINTS = [_fingerprint(s) for s in SCRIPTS]
 FOREIGN = "0badc0de"
 
 
-def tag(block: str, prompt: str = "") -> str:
-    return f"{prompt}\n{INSTRUCTION_START}\n{block}\n{INSTRUCTION_END}"
-
-
-tagged_scripts = st.builds(lambda s, p: tag(json.dumps(s), p), st.sampled_from(SCRIPTS), st.text(max_size=8))
+tagged_scripts = st.builds(lambda s, p: tagged(json.dumps(s), p), st.sampled_from(SCRIPTS), st.text(max_size=8))
 broken_blocks = st.builds(
-    lambda s, cut, p: tag(json.dumps(s)[:cut], p), st.sampled_from(SCRIPTS), st.integers(0, 40),
+    lambda s, cut, p: tagged(json.dumps(s)[:cut], p), st.sampled_from(SCRIPTS), st.integers(0, 40),
     st.text(max_size=5),
 )
 odd_tags = st.sampled_from([

@@ -15,6 +15,7 @@ from mockllm._conversation import Message
 from mockllm._plan import ErrorPlan, ReplyPlan, TextPart, ToolCallPart, Usage
 from mockllm._wire.anthropic_messages import anthropic_messages as codec
 from mockllm._wire.base import RequestRejected, dumps
+from tests.mockllm.wire.wire_support import rendered
 
 httpx2 = pytest.importorskip("httpx2", reason="httpx2 is not installed (the httpx2 extra)")
 
@@ -38,16 +39,7 @@ def serve(plan: ReplyPlan, seen: list[dict[str, Any]] | None = None):
         body = json.loads(request.content)
         if seen is not None:
             seen.append(body)
-        try:
-            codec.read_request(body, lenient=False)
-        except RequestRejected as exc:
-            return httpx2.Response(exc.status, headers={"content-type": "application/json"},
-                                   content=codec.render_error(exc.status, exc.type, exc.message))
-        if codec.wants_stream(body):
-            return httpx2.Response(200, headers={"content-type": "text/event-stream"},
-                                   content=b"".join(codec.render_events(plan, body)))
-        return httpx2.Response(200, headers={"content-type": "application/json"},
-                               content=codec.render_json(plan, body))
+        return rendered(codec, plan, body)
 
     return handler
 

@@ -11,6 +11,7 @@ import pytest
 from mockllm._plan import ErrorPlan, ReplyPart, ReplyPlan, TextPart, ToolCallPart, Usage
 from mockllm._wire.base import RequestRejected
 from mockllm._wire.openai_chat import openai_chat
+from tests.mockllm.wire.wire_support import rendered
 
 httpx2 = pytest.importorskip("httpx2", reason="httpx2 is not installed (the httpx2 extra)")
 
@@ -61,13 +62,10 @@ class Recorder:
             return httpx2.Response(self.status, headers={"content-type": "application/json",
                                                          "x-request-id": "req_1"},
                                    content=self.error_body)
-        openai_chat.read_request(body, lenient=False)
-        if openai_chat.wants_stream(body):
-            self.events = openai_chat.render_events(self.plan, body)
-            return httpx2.Response(200, headers={"content-type": "text/event-stream"},
-                                   content=b"".join(self.events))
-        return httpx2.Response(200, headers={"content-type": "application/json"},
-                               content=openai_chat.render_json(self.plan, body))
+        response = rendered(openai_chat, self.plan, body)
+        if openai_chat.wants_stream(body) and response.status_code == 200:
+            self.events = openai_chat.render_events(self.plan, body)  # the same bytes again
+        return response
 
     def chunks(self) -> list[dict[str, Any]]:
         """The JSON payloads of the streamed events, ``[DONE]`` left out."""

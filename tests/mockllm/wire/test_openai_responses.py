@@ -16,6 +16,7 @@ from mockllm._conversation import Message
 from mockllm._plan import ErrorPlan, ReplyPlan, TextPart, ToolCallPart, Usage
 from mockllm._wire.base import RequestRejected
 from mockllm._wire.openai_responses import OpenAIResponsesCodec, openai_responses as codec
+from tests.mockllm.wire.wire_support import rendered
 
 httpx2 = pytest.importorskip("httpx2", reason="httpx2 is not installed (the httpx2 extra)")
 
@@ -45,13 +46,7 @@ Handler = Callable[[httpx2.Request], httpx2.Response]
 def replying(plan: ReplyPlan) -> Handler:
     """A handler answering as the engine would: SSE when asked, JSON otherwise."""
     def handler(request: httpx2.Request) -> httpx2.Response:
-        body = json.loads(request.content)
-        codec.read_request(body, lenient=False)
-        if codec.wants_stream(body):
-            return httpx2.Response(200, headers={"content-type": "text/event-stream"},
-                                   content=b"".join(codec.render_events(plan, body)))
-        return httpx2.Response(200, headers={"content-type": "application/json"},
-                               content=codec.render_json(plan, body))
+        return rendered(codec, plan, json.loads(request.content))
     return handler
 
 

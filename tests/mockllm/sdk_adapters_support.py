@@ -1,0 +1,17 @@
+"""The three protocol adapters of the SDK tests, and the mark that runs a test with each."""
+
+from __future__ import annotations
+
+import pytest
+
+from mockllm import PROTOCOLS
+from tests.mockllm.sdk_anthropic_support import MESSAGES
+from tests.mockllm.sdk_chat_support import CHAT
+from tests.mockllm.sdk_responses_support import RESPONSES
+from tests.mockllm.sdk_support import SDKAdapter
+
+ADAPTERS: dict[str, SDKAdapter] = {sdk.protocol: sdk for sdk in (CHAT, MESSAGES, RESPONSES)}
+assert tuple(ADAPTERS) == tuple(PROTOCOLS), "a new codec needs an SDK adapter here"
+
+EACH_PROTOCOL = pytest.mark.parametrize("sdk", list(ADAPTERS.values()), ids=list(ADAPTERS))
+"""Run a test with each protocol's adapter, as the ``sdk`` argument."""

@@ -1,0 +1,25 @@
+"""What the codec tests share: a reply plan rendered by a codec as the engine sends it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx2
+
+from mockllm._plan import ReplyPlan
+from mockllm._wire.base import RequestRejected, WireCodec
+
+JSON = {"content-type": "application/json"}
+SSE = {"content-type": "text/event-stream"}
+
+
+def rendered(codec: WireCodec, plan: ReplyPlan, body: dict[str, Any]) -> httpx2.Response:
+    """``body`` validated strictly, then ``plan`` rendered for it: SSE when the body asks
+    to stream, JSON otherwise; a rejected body is the codec's error reply."""
+    try:
+        codec.read_request(body, lenient=False)
+    except RequestRejected as exc:
+        return httpx2.Response(exc.status, headers=JSON, content=codec.render_error(exc.status, exc.type, exc.message))
+    if codec.wants_stream(body):
+        return httpx2.Response(200, headers=SSE, content=b"".join(codec.render_events(plan, body)))
+    return httpx2.Response(200, headers=JSON, content=codec.render_json(plan, body))
