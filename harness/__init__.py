@@ -30,6 +30,8 @@ keeps pytest from warning that it could not.
 from __future__ import annotations
 
 import importlib
+import importlib.util
+import sys
 from typing import TYPE_CHECKING, Any
 
 from harness.exceptions import EXTRAS as _EXTRAS
@@ -195,12 +197,21 @@ def __getattr__(name: str) -> Any:
     except ModuleNotFoundError as exc:
         # Only a missing top-level package is a missing extra; a missing submodule of an
         # installed one is a version problem, better shown as Python reports it.
-        if isinstance(exc, MissingExtra) or exc.name not in _EXTRAS:
+        package = (exc.name or "").partition(".")[0]
+        if isinstance(exc, MissingExtra) or package not in _EXTRAS or _installed(package):
             raise
-        raise _missing_extra(exc.name, needed_by=f"harness.{name}") from exc
+        raise _missing_extra(package, needed_by=f"harness.{name}") from exc
     value = getattr(module, name)
     globals()[name] = value  # later lookups skip this function
     return value
+
+
+def _installed(package: str) -> bool:
+    """Whether the top-level ``package`` can be imported (``None`` in ``sys.modules``
+    blocks it, as a test or an embedding application may do)."""
+    if package in sys.modules:
+        return sys.modules[package] is not None
+    return importlib.util.find_spec(package) is not None
 
 
 def __dir__() -> list[str]:

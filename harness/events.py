@@ -35,9 +35,10 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["Event", "EventClock", "EventRecord", "Listener", "Persistence", "notify"]
+__all__ = ["Event", "EventClock", "EventRecord", "Listener", "Persistence", "notify", "settled"]
 
 E = TypeVar("E")
+T = TypeVar("T")
 
 Listener = Callable[[E], "None | Awaitable[None]"]
 """Hears a run's events: a plain function or a coroutine function."""
@@ -108,9 +109,16 @@ class EventClock:
         return self._last_ms
 
 
+async def settled(outcome: T | Awaitable[T]) -> T:
+    """``outcome`` itself, or what it resolves to when it is awaitable: how the harness
+    calls user code (listeners, tools, runners, vector stores, deciders) that may be
+    sync or async."""
+    if inspect.isawaitable(outcome):
+        return await outcome
+    return outcome
+
+
 async def notify(listeners: Iterable[Listener[E]], event: E) -> None:
     """Hand ``event`` to each listener in order, awaiting those that are async."""
     for listener in listeners:
-        outcome = listener(event)
-        if inspect.isawaitable(outcome):
-            await outcome
+        await settled(listener(event))

@@ -15,6 +15,7 @@ from typing import Any
 
 from pydantic import PydanticUserError, ValidationError, validate_call
 
+from harness.events import settled
 from harness.exceptions import HarnessError
 from harness.validation_problems import validation_problems
 
@@ -50,6 +51,4 @@ class CheckedTool:
         except ValidationError as exc:
             problems = "; ".join(validation_problems(exc, "arguments", show_input=True))
             raise ToolArgumentsError(f"tool {self.name!r}: {problems}") from exc
-        if inspect.isawaitable(result):
-            result = await result
-        return result
+        return await settled(result)

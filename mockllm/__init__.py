@@ -25,6 +25,7 @@ from mockllm._exceptions import (
     InvalidScript,
     MockLLMError,
     RequestRejected,
+    ScriptLimitReached,
     UnknownProtocol,
     UnmockedRequestError,
 )
@@ -68,6 +69,7 @@ __all__ = [
     "MockResponse",
     "RegisteredScript",
     "RequestRejected",
+    "ScriptLimitReached",
     "ScriptMatch",
     "TextMessage",
     "TimingSpec",

@@ -1,7 +1,8 @@
 """``python -m mockllm``: serve the mock, or explain a request body.
 
     python -m mockllm serve [--host 127.0.0.1] [--port 8000] [--seed 0] [--lenient]
-                            [--max-output-bytes N] [--max-delay-ms MS]
+                            [--max-output-bytes N] [--max-delay-ms MS] [--max-body-bytes N]
+                            [--max-scripts N] [--max-scripts-bytes N] [--max-sessions N]
     python -m mockllm explain request.json [--protocol openai-chat]
 """
 
@@ -35,6 +36,14 @@ def _parser() -> argparse.ArgumentParser:
                             "saying why (default 8 MiB)")
     serve.add_argument("--max-delay-ms", type=float, default=Limits.max_delay_ms, metavar="MS",
                        help="longest scripted streaming delay; longer ones are shortened (default 30000)")
+    serve.add_argument("--max-body-bytes", type=int, default=Limits.max_body_bytes, metavar="N",
+                       help="largest request body; past it the reply is a 413 (default 4 MiB)")
+    serve.add_argument("--max-scripts", type=int, default=Limits.max_scripts, metavar="N",
+                       help="most registered scripts a mock (or session) keeps; past it a 409 (default 1000)")
+    serve.add_argument("--max-scripts-bytes", type=int, default=Limits.scripts_bytes, metavar="N",
+                       help="most bytes of registered scripts a mock (or session) keeps (default 8 MiB)")
+    serve.add_argument("--max-sessions", type=int, default=Limits.max_sessions, metavar="N",
+                       help="most sessions open at once; past it a 409 (default 256)")
 
     explain_ = verbs.add_parser("explain", help="say which instruction a request body would run")
     explain_.add_argument("body", help="a JSON request body file, or - for standard input")
@@ -50,16 +59,29 @@ def _announce(base_url: str) -> None:
     print(f"  journal: {base_url}/_mockllm/requests   (Ctrl+C stops)", flush=True)
 
 
+def _limits_problem(args: argparse.Namespace) -> str | None:
+    """What is wrong with the limit flags, if anything."""
+    if not 0 <= args.max_delay_ms < float("inf"):
+        return f"--max-delay-ms must be a finite number of milliseconds, 0 or more; got {args.max_delay_ms}."
+    for flag, least in (("max_output_bytes", 1024), ("max_body_bytes", 1024), ("max_scripts", 0),
+                        ("max_scripts_bytes", 0), ("max_sessions", 0)):
+        if getattr(args, flag) < least:
+            return f"--{flag.replace('_', '-')} must be at least {least}; got {getattr(args, flag)}."
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.verb == "serve":
         from mockllm._server import serve
 
-        if args.max_output_bytes < 1024 or not 0 <= args.max_delay_ms < float("inf"):
-            print("mockllm: --max-output-bytes must be at least 1024 and --max-delay-ms a finite "
-                  "number of milliseconds, 0 or more.", file=sys.stderr)
+        problem = _limits_problem(args)
+        if problem is not None:
+            print(f"mockllm: {problem}", file=sys.stderr)
             return 2
-        limits = Limits(max_output_bytes=args.max_output_bytes, max_delay_ms=args.max_delay_ms)
+        limits = Limits(max_output_bytes=args.max_output_bytes, max_delay_ms=args.max_delay_ms,
+                        max_body_bytes=args.max_body_bytes, max_scripts=args.max_scripts,
+                        scripts_bytes=args.max_scripts_bytes, max_sessions=args.max_sessions)
         try:
             serve(MockLLM(seed=args.seed, lenient=args.lenient, limits=limits), host=args.host,
                   port=args.port, on_ready=_announce)

@@ -43,8 +43,11 @@ from mockllm._wire.registry import CODECS, codec_for_path, codec_named
 __all__ = ["JournalEntry", "MockLLM", "MockResponse", "UnusedStep"]
 
 JOURNAL_SIZE = 1000
-# The unused-step table keeps at most this many chains (the oldest seen go first).
+# The unused-step table keeps at most this many chains and this many bytes of their step
+# labels (the oldest seen go first).
 CHAIN_TABLE_SIZE = 1000
+CHAIN_TABLE_BYTES = 4 * 1024 * 1024
+_LABEL_OVERHEAD = 64  # a label's str object and its tuple slot, beyond its characters
 _JOURNAL_TEXT_MAX = 1000
 _JOURNAL_WARNINGS_MAX = 20
 
@@ -117,12 +120,13 @@ class MockLLM:
         self._lock = threading.Lock()
         # chain id -> (step labels, turn indexes served): what unused_steps() reports.
         self._chains: dict[str, tuple[tuple[str, ...], set[int]]] = {}
+        self._chain_bytes = 0
         self._attempts = AttemptCounter()
         self._threads = ThreadStore()
         self._responses = ResponseStore()
         # protocol -> the server-held conversations it may name.
         self._held = {"anthropic-messages": self._threads, "openai-responses": self._responses}
-        self.scripts = ScriptRegistry()
+        self.scripts = ScriptRegistry(self.limits)
         """Chains for conversations without instruction tags (see ``script``)."""
 
     def script(self, chain: Any, match: MatchLike = None) -> RegisteredScript:
@@ -131,7 +135,7 @@ class MockLLM:
         for ``unused_steps`` from now on."""
         entry = self.scripts.add(chain, match)
         with self._lock:
-            self._chains.setdefault(entry.script.fingerprint, (entry.step_labels, set()))
+            self._table_chain(entry.script.fingerprint, entry.step_labels)
         return entry
 
     # -- journal ---------------------------------------------------------------------
@@ -151,6 +155,7 @@ class MockLLM:
         with self._lock:
             self._journal.clear()
             self._chains.clear()
+            self._chain_bytes = 0
             self.scripts.clear()
             self._counter = itertools.count()
         clear_script_cache()
@@ -166,12 +171,23 @@ class MockLLM:
         if selection.chain_id is None:
             return
         with self._lock:
-            if selection.chain_id not in self._chains and len(self._chains) >= CHAIN_TABLE_SIZE:
-                del self._chains[next(iter(self._chains))]
-            labels, served = self._chains.setdefault(
-                selection.chain_id, (tuple(clip_text(label, 200) for label in selection.step_labels), set()))
+            labels, served = self._table_chain(selection.chain_id, selection.step_labels)
             if selection.turn_index is not None and selection.turn_index < len(labels):
                 served.add(selection.turn_index)
+
+    def _table_chain(self, chain_id: str, step_labels: tuple[str, ...]) -> tuple[tuple[str, ...], set[int]]:
+        """The unused-step table's row for ``chain_id``, added if new; the oldest rows go
+        past ``CHAIN_TABLE_SIZE`` chains or ``CHAIN_TABLE_BYTES``. Called under the lock."""
+        row = self._chains.get(chain_id)
+        if row is not None:
+            return row
+        labels = tuple(clip_text(label, 200) for label in step_labels)
+        row = self._chains[chain_id] = (labels, set())
+        self._chain_bytes += _row_bytes(labels)
+        while len(self._chains) > 1 and (len(self._chains) > CHAIN_TABLE_SIZE
+                                         or self._chain_bytes > CHAIN_TABLE_BYTES):
+            self._chain_bytes -= _row_bytes(self._chains.pop(next(iter(self._chains)))[0])
+        return row
 
     def _record(self, **fields: Any) -> None:
         # Everything a request sent is clipped (and made encodable) before it is kept:
@@ -194,6 +210,8 @@ class MockLLM:
         past the recursion limit) is a 400 naming where it was; a bug of the mock's own
         is a JSON 500 carrying the request id, in the protocol's error shape.
         """
+        if len(body) > self.limits.max_body_bytes:
+            return self.too_large(method, path, len(body))
         try:
             return self._handle(method, path, headers, body)
         except (UnicodeError, RecursionError) as exc:
@@ -206,6 +224,19 @@ class MockLLM:
                        f"this is a bug in mockllm, please report it with request id {request_id}.")
             self._record(method=method, path=path, protocol=codec.name, status=500, error=message)
             return self._error_response(codec, 500, None, message, None, extra)
+
+    def too_large(self, method: str, path: str, size: int, *, at_least: bool = False) -> MockResponse:
+        """The 413 for a body of ``size`` bytes (``at_least``: the server stopped reading
+        there) past ``limits.max_body_bytes``, in the protocol's error shape."""
+        codec = codec_for_path(path) or CODECS[0]
+        cap = self.limits.max_body_bytes
+        message = (f"The request body is {'more than ' if at_least else ''}{size} bytes, over the mock's cap "
+                   f"of {cap} bytes per request; send less, or raise it with serve --max-body-bytes "
+                   "(Limits(max_body_bytes=...)).")
+        self._record(method=method, path=path, protocol=codec.name, status=413, error=message)
+        # Not derived from the body, which the server may not have read whole.
+        return self._error_response(codec, 413, None, message, None,
+                                    _rejection_headers(codec, f"{method} {path} {size}".encode()))
 
     def _unrepresentable(self, method: str, path: str, body: bytes, exc: Exception) -> MockResponse:
         codec = codec_for_path(path) or CODECS[0]
@@ -385,10 +416,15 @@ def _reject_constant(name: str) -> Any:
 
 
 def _entry_bytes(entry: JournalEntry) -> int:
-    """A journal entry's weight for the byte budget: its text, roughly."""
-    texts = (entry.path, entry.model, entry.error, entry.fallback_reason, entry.instruction_id,
-             entry.chain_id, *entry.warnings)
-    return 256 + sum(len(t) for t in texts if t)
+    """A journal entry's weight for the byte budget: its text and the object, roughly."""
+    texts = (entry.method, entry.path, entry.model, entry.error, entry.fallback_reason, entry.instruction_id,
+             entry.chain_id, entry.script_id, entry.explanation, entry.rebuilt_from, *entry.warnings)
+    return 1024 + sum(len(t) + 64 for t in texts if t)
+
+
+def _row_bytes(labels: tuple[str, ...]) -> int:
+    """An unused-step table row's weight for ``CHAIN_TABLE_BYTES``."""
+    return 256 + sum(len(label) + _LABEL_OVERHEAD for label in labels)
 
 
 def _model_of(body: Any) -> str | None:

@@ -9,6 +9,8 @@
     │                              (mockllm._responses_state)
     ├── UnknownProtocol            a protocol name no codec speaks (also a ValueError)
     ├── InvalidScript              a script or match of the wrong type (also a TypeError)
+    ├── ScriptLimitReached         ``MockLLM.script`` past ``Limits.max_scripts`` or
+    │                              ``Limits.scripts_bytes`` (reset or remove scripts)
     ├── UnmockedRequestError       ``intercept(block_unmocked=True)`` saw a request to a
     │                              host it does not serve (also an AssertionError)
     └── MissingExtraError          an optional package (httpx2) is not installed; the
@@ -23,7 +25,8 @@ an HTTP reply. They reach the caller of the Python API (``explain``, ``MockLLM.s
 
 from __future__ import annotations
 
-__all__ = ["InvalidScript", "MockLLMError", "RequestRejected", "UnknownProtocol", "UnmockedRequestError"]
+__all__ = ["InvalidScript", "MockLLMError", "RequestRejected", "ScriptLimitReached", "UnknownProtocol",
+           "UnmockedRequestError"]
 
 
 class MockLLMError(Exception):
@@ -52,6 +55,12 @@ class UnknownProtocol(MockLLMError, ValueError):
 
 class InvalidScript(MockLLMError, TypeError):
     """A script (or its match) given to ``MockLLM.script`` in a form it cannot use."""
+
+
+class ScriptLimitReached(MockLLMError):
+    """Registering one more script would pass the mock's limits (``Limits.max_scripts``
+    scripts or ``Limits.scripts_bytes`` of their JSON); the server answers it with a 409.
+    ``MockLLM.reset`` or removing scripts makes room."""
 
 
 class UnmockedRequestError(MockLLMError, AssertionError):

@@ -2,8 +2,9 @@
 turn hostile input into a clear 4xx instead of a crash.
 
 - ``Limits``: the output cap of one reply (bytes, estimated before any word is
-  generated), the longest scripted delay, and the journal's byte budget. ``serve``
-  flags and ``MockLLM`` arguments set them (see docs/reliability.md).
+  generated), the longest scripted delay, the journal's byte budget, the largest
+  request body, and how many registered scripts and server sessions one mock keeps.
+  ``serve`` flags and ``MockLLM`` arguments set them (see docs/reliability.md).
 - ``estimated_output_bytes``: an upper estimate of what an instruction makes, streamed
   or not, computed from the script alone (a 3 KB script may ask for gigabytes).
 - ``surrogate_path`` / ``non_finite_path``: where in a JSON value a lone UTF-16
@@ -39,14 +40,30 @@ MIB = 1024 * 1024
 
 @dataclass(frozen=True)
 class Limits:
-    """``max_output_bytes``: the largest reply one request may script (past it the
-    reply is a fallback saying so); ``max_delay_ms``: the longest any one scripted
-    streaming delay may be (longer ones are shortened, with a warning);
-    ``journal_bytes``: the journal's budget (oldest entries go first)."""
+    """What one mock lets a request (and its clients) make it hold.
+
+    - ``max_output_bytes``: the largest reply one request may script; past it the reply
+      is a fallback saying so.
+    - ``max_delay_ms``: the longest any one scripted streaming delay may be (longer ones
+      are shortened, with a warning).
+    - ``journal_bytes``: the journal's budget (oldest entries go first).
+    - ``max_body_bytes``: the largest request body; past it the reply is a 413 in the
+      protocol's error shape (the server stops reading at the cap). Parsed JSON takes up
+      to ~27 times its text, so this bounds one request's memory too.
+    - ``max_scripts`` / ``scripts_bytes``: how many registered scripts (``MockLLM.script``,
+      ``POST /_mockllm/scripts``) and how many bytes of their JSON one mock keeps; one
+      more raises ``ScriptLimitReached`` (a 409 from the server).
+    - ``max_sessions``: how many server sessions (``POST /_mockllm/sessions``) may be
+      open at once; one more is a 409.
+    """
 
     max_output_bytes: int = 8 * MIB
     max_delay_ms: float = 30_000
     journal_bytes: int = 8 * MIB
+    max_body_bytes: int = 4 * MIB
+    max_scripts: int = 1000
+    scripts_bytes: int = 8 * MIB
+    max_sessions: int = 256
 
 
 # The longest word of the generator's vocabulary, plus a space and a period.

@@ -113,11 +113,22 @@ def _fingerprint(obj: Any) -> str:
 MAX_NESTING = 100
 """Deepest nesting of arrays and objects an instruction block may use."""
 
+MAX_VALUES = 50_000
+"""Most JSON values an instruction block may hold, counted from its text as its ``{``,
+``[`` and ``,`` (so before any parsing): parsed and validated, each value costs a few
+hundred bytes, so this bounds what one block makes the mock hold (~30 MB)."""
+_VALUE_BYTES = 600  # what one value costs parsed and validated, at most (measured)
 
-CACHE_BYTES = 16 * 1024 * 1024
-"""The parse cache keeps blocks of at most this many characters in all (oldest go first)."""
+
+def _values_in(block: str) -> int:
+    return block.count("{") + block.count("[") + block.count(",")
+
+
+CACHE_BYTES = 32 * 1024 * 1024
+"""The parse cache keeps at most this weight of parsed blocks (their characters plus
+``_VALUE_BYTES`` a value; oldest go first)."""
 _CACHE_ENTRIES = 512
-_cache: OrderedDict[str, Script | ScriptFailure] = OrderedDict()
+_cache: OrderedDict[str, tuple[Script | ScriptFailure, int]] = OrderedDict()  # block -> (parsed, weight)
 _cache_lock = threading.Lock()
 _cache_size = 0
 
@@ -132,21 +143,27 @@ def clear_script_cache() -> None:
 
 def parse_script(block: str) -> Script | ScriptFailure:
     """Parse the JSON text of an instruction block (memoised: a pure function of it; the
-    memo is bounded in entries and in characters)."""
+    memo is bounded in entries and in bytes, ``CACHE_BYTES``)."""
     global _cache_size
     with _cache_lock:
         found = _cache.get(block)
         if found is not None:
             _cache.move_to_end(block)
-            return found
+            return found[0]
+    values = _values_in(block)
+    if values > MAX_VALUES:
+        return ScriptFailure(f"the instruction block holds about {values} JSON values (counting its "
+                             f"braces, brackets and commas), more than the {MAX_VALUES} one block may; "
+                             "script fewer steps, messages or arguments")
     parsed = _parse_script(block)
-    if len(block) <= CACHE_BYTES // 4:
+    weight = len(block) + _VALUE_BYTES * values  # what keeping it costs
+    if weight <= CACHE_BYTES // 4:
         with _cache_lock:
             if block not in _cache:
-                _cache[block] = parsed
-                _cache_size += len(block)
+                _cache[block] = (parsed, weight)
+                _cache_size += weight
             while len(_cache) > _CACHE_ENTRIES or _cache_size > CACHE_BYTES:
-                _cache_size -= len(_cache.popitem(last=False)[0])
+                _cache_size -= _cache.popitem(last=False)[1][1]
     return parsed
 
 

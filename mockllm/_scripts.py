@@ -27,8 +27,9 @@ from typing import Any, Union
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from mockllm._conversation import Conversation
-from mockllm._exceptions import InvalidScript
+from mockllm._exceptions import InvalidScript, ScriptLimitReached
 from mockllm._instructions import INSTRUCTION_END, INSTRUCTION_START, Instruction, InstructionChain
+from mockllm._limits import Limits
 from mockllm._script import Script, parse_script
 from mockllm._selection import Selection, select_in_conversation
 
@@ -150,12 +151,15 @@ class RegisteredScript:
 
 
 class ScriptRegistry:
-    """The registered scripts of one mock, in registration order (the first fit wins)."""
+    """The registered scripts of one mock, in registration order (the first fit wins),
+    at most ``limits.max_scripts`` of them and ``limits.scripts_bytes`` of their JSON."""
 
-    def __init__(self) -> None:
+    def __init__(self, limits: Limits | None = None) -> None:
         self._lock = threading.Lock()
         self._scripts: tuple[RegisteredScript, ...] = ()
         self._ids = itertools.count(1)
+        self._limits = limits if limits is not None else Limits()
+        self._bytes = 0
 
     def __bool__(self) -> bool:
         return bool(self._scripts)
@@ -164,14 +168,33 @@ class ScriptRegistry:
         return iter(self._scripts)
 
     def add(self, chain: Any, match: MatchLike = None) -> RegisteredScript:
+        """Register ``chain``; ``ScriptLimitReached`` when the registry is full."""
         checked = as_chain(chain)
-        block = checked.model_dump_json(exclude_none=True)
+        try:
+            block = checked.model_dump_json(exclude_none=True)
+        except ValueError as exc:  # lone surrogates, nesting past pydantic's limit
+            raise InvalidScript(f"The chain cannot be written as JSON, so it cannot be registered: {exc}; "
+                                "use well-formed text and nest tool arguments less deeply.") from exc
         script = parse_script(block)
-        assert isinstance(script, Script), script  # a validated chain always parses
+        if not isinstance(script, Script):  # a validated chain only fails past MAX_VALUES
+            raise ScriptLimitReached(f"This script is too large to register: {script.reason}.")
         with self._lock:
+            self._make_room_for(len(block))
             entry = RegisteredScript(f"script-{next(self._ids)}", checked, as_match(match), script, block)
             self._scripts = (*self._scripts, entry)
+            self._bytes += len(block)
         return entry
+
+    def _make_room_for(self, size: int) -> None:
+        count, budget = self._limits.max_scripts, self._limits.scripts_bytes
+        if len(self._scripts) < count and self._bytes + size <= budget:
+            return
+        held = (f"{len(self._scripts)} scripts, the most it keeps" if len(self._scripts) >= count else
+                f"{self._bytes} bytes of scripts and this one is {size} more, past its {budget}")
+        raise ScriptLimitReached(
+            f"The mock holds {held} (Limits(max_scripts={count}, scripts_bytes={budget}); "
+            "serve --max-scripts and --max-scripts-bytes). Remove scripts a test no longer needs "
+            "(DELETE /_mockllm/scripts/{id}) or reset the mock (MockLLM.reset, POST /_mockllm/reset).")
 
     def get(self, script_id: str) -> RegisteredScript | None:
         return next((s for s in self._scripts if s.id == script_id), None)
@@ -179,12 +202,15 @@ class ScriptRegistry:
     def remove(self, script_id: str) -> RegisteredScript | None:
         with self._lock:
             found = self.get(script_id)
-            self._scripts = tuple(s for s in self._scripts if s.id != script_id)
+            if found is not None:
+                self._scripts = tuple(s for s in self._scripts if s.id != script_id)
+                self._bytes -= len(found.block)
         return found
 
     def clear(self) -> None:
         with self._lock:
             self._scripts = ()
+            self._bytes = 0
 
     def select(self, conversation: Conversation, protocol: str, *, model: str | None,
                headers: Mapping[str, str]) -> tuple[Selection, RegisteredScript] | None:

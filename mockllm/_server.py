@@ -6,7 +6,8 @@ This is the only module that imports Starlette. Routes:
   provider protocols (any path prefix, so ``/v1`` and ``/api/v1`` both work);
 - ``GET /_mockllm/health`` — 200 when serving;
 - ``GET /_mockllm/requests`` — the request journal, newest last;
-- ``POST /_mockllm/reset`` — forget the journal, used steps and registered scripts;
+- ``POST /_mockllm/reset`` — forget the journal, used steps and registered scripts
+  (of that mock: a session's reset is its own, and the server's leaves sessions be);
 - ``GET /_mockllm/unused`` — scripted steps no request reached;
 - ``POST /_mockllm/scripts`` (a chain and a ``match``; 201 with its ``id``), ``GET
   /_mockllm/scripts``, ``GET``/``DELETE /_mockllm/scripts/{id}`` — registered scripts
@@ -14,7 +15,12 @@ This is the only module that imports Starlette. Routes:
 - ``POST /_mockllm/sessions`` (``{"seed": 0, "lenient": false}``) and ``DELETE
   /_mockllm/sessions/{id}`` — a session is a mock of its own (journal, scripts, settings)
   served under ``/_mockllm/sessions/{id}/``, every route above included; the pytest
-  plugin gives each test one, so that no test sees another's requests.
+  plugin gives each test one, so that no test sees another's requests. At most
+  ``Limits.max_sessions`` are open at once (409 past it).
+
+A body past ``Limits.max_body_bytes`` is a 413 (in the protocol's error shape on the
+provider routes), refused as soon as its Content-Length or its bytes so far pass the
+cap, never buffered past it.
 
 Every reply is what ``MockLLM.handle`` returns. A complete reply with no pacing goes out
 in one write, with a Content-Length; with pacing each event is its own write, after its
@@ -28,11 +34,13 @@ the request.
 from __future__ import annotations
 
 import contextlib
+import itertools
+import json
+import logging
 import signal
 import socket
 import threading
-import itertools
-import json
+import uuid
 from collections.abc import Awaitable, Callable, Iterator
 from types import FrameType
 from typing import Any
@@ -40,13 +48,17 @@ from typing import Any
 import anyio
 from pydantic import BaseModel, ConfigDict, ValidationError
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.types import Receive, Scope, Send
 
 from mockllm._engine import MockLLM, MockResponse
+from mockllm._exceptions import ScriptLimitReached
 from mockllm._instructions import InstructionChain
+from mockllm._limits import nested_deeper_than, non_finite_path, surrogate_path
+from mockllm._script import MAX_NESTING
 from mockllm._scripts import ScriptRequest, validation_problems
 
 __all__ = ["create_app", "serve"]
@@ -110,13 +122,104 @@ def _refused(status: int, message: str, problems: list[str] | None = None) -> JS
     return JSONResponse({"error": error}, status_code=status)
 
 
-async def _validated(request: Request, model: type[BaseModel]) -> BaseModel | JSONResponse:
-    """The request's JSON body as ``model``, or the 400 that says what is wrong."""
+class _TooLarge(Exception):
+    """A request body past ``Limits.max_body_bytes``: ``size`` bytes (or more, ``at_least``)."""
+
+    def __init__(self, size: int, at_least: bool) -> None:
+        self.size = size
+        self.at_least = at_least
+
+
+async def _body(request: Request, cap: int) -> bytes:
+    """The request body, counted as it arrives and never held past ``cap`` bytes
+    (``_TooLarge`` then). uvicorn drops what the client still sends after the reply, so
+    the keep-alive connection stays usable."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > cap:
+        raise _TooLarge(int(declared), at_least=False)
+    pieces, size = [], 0
+    async for piece in request.stream():
+        size += len(piece)
+        if size > cap:
+            raise _TooLarge(size, at_least=True)
+        pieces.append(piece)
+    return b"".join(pieces)
+
+
+def _too_large(exc: _TooLarge, cap: int) -> JSONResponse:
+    return _refused(413, f"The request body is {'more than ' if exc.at_least else ''}{exc.size} bytes, over "
+                         f"the mock's cap of {cap} bytes per request; send less, or raise it with serve "
+                         "--max-body-bytes.")
+
+
+async def _validated(request: Request, model: type[BaseModel], cap: int) -> BaseModel | JSONResponse:
+    """The request's JSON body as ``model``, or the 400 (413) that says what is wrong."""
     try:
-        return model.model_validate(json.loads(await request.body() or b"{}"))
+        raw = await _body(request, cap)
+    except _TooLarge as exc:
+        return _too_large(exc, cap)
+    try:
+        parsed = json.loads(raw or b"{}")
+        problem = _unkeepable(parsed)
+        if problem is not None:
+            return _refused(400, f"invalid request: {problem}", [problem])
+        return model.model_validate(parsed)
     except ValueError as exc:  # bad JSON and ValidationError alike
         problems = validation_problems(exc) if isinstance(exc, ValidationError) else [f"body: {exc}"]
         return _refused(400, "invalid request: " + "; ".join(problems), problems)
+    except RecursionError:
+        return _refused(400, "invalid request: the body is nested too deeply to read",
+                        ["body: nested too deeply to read"])
+
+
+def _unkeepable(value: Any) -> str | None:
+    """What in a parsed body the mock could not keep and give back as JSON, if anything."""
+    if nested_deeper_than(value, MAX_NESTING):
+        return f"body: nested more than {MAX_NESTING} levels deep"
+    where = surrogate_path(value)
+    if where is not None:
+        return f"{where}: holds a lone UTF-16 surrogate, which is not valid Unicode"
+    where = non_finite_path(value)
+    if where is not None:
+        return f"{where}: not a finite number (JSON has no Infinity or NaN)"
+    return None
+
+
+_log = logging.getLogger("mockllm.server")
+
+
+class _LastGuard:
+    """Whatever fails inside the app, the client gets a JSON 500 carrying a request id
+    (logged with the traceback) and the keep-alive connection stays usable: Starlette's
+    own last handler re-raises, and uvicorn then closes the connection."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def watched(message: Any) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, receive, watched)
+        except Exception:
+            request_id = f"req_{uuid.uuid4().hex[:24]}"
+            _log.exception("mockllm failed on %s %s (request id %s)", scope.get("method"), scope.get("path"),
+                           request_id)
+            if started:  # part of a reply is out: nothing sound can follow it
+                raise
+            detail = (f"mockllm failed on this request; this is a bug in mockllm, please report it with "
+                      f"request id {request_id}.")
+            await JSONResponse({"error": {"message": detail, "type": "server_error", "param": None,
+                                          "code": None}}, status_code=500,
+                               headers={"x-request-id": request_id})(scope, receive, send)
 
 
 EngineHandler = Callable[[Request, MockLLM], Awaitable[Response]]
@@ -138,8 +241,11 @@ def _engine_routes(engine_of: Callable[[Request], MockLLM | None]) -> list[Route
         return endpoint
 
     async def provider(request: Request, engine: MockLLM) -> Response:
-        body = await request.body()
         path = "/" + request.path_params["path"]
+        try:
+            body = await _body(request, engine.limits.max_body_bytes)
+        except _TooLarge as exc:
+            return _reply_response(engine.too_large(request.method, path, exc.size, at_least=exc.at_least))
         # handle() never raises; this guard keeps even a failure in delivery (a header
         # that will not encode) a JSON 500, so the keep-alive connection stays usable.
         try:
@@ -160,12 +266,15 @@ def _engine_routes(engine_of: Callable[[Request], MockLLM | None]) -> list[Route
         return JSONResponse([vars(step) for step in engine.unused_steps()])
 
     async def add_script(request: Request, engine: MockLLM) -> Response:
-        checked = await _validated(request, ScriptRequest)
+        checked = await _validated(request, ScriptRequest, engine.limits.max_body_bytes)
         if isinstance(checked, JSONResponse):
             return checked
         assert isinstance(checked, ScriptRequest)
         chain = InstructionChain(instruction_chain=checked.instruction_chain)
-        return JSONResponse(engine.script(chain, checked.match).as_json(), status_code=201)
+        try:
+            return JSONResponse(engine.script(chain, checked.match).as_json(), status_code=201)
+        except ScriptLimitReached as exc:
+            return _refused(409, str(exc))
 
     async def list_scripts(request: Request, engine: MockLLM) -> Response:
         return JSONResponse([entry.as_json() for entry in engine.scripts])
@@ -199,10 +308,15 @@ def create_app(mock: MockLLM | None = None) -> Starlette:
         return JSONResponse({"status": "ok"})
 
     async def create_session(request: Request) -> Response:
-        checked = await _validated(request, _SessionRequest)
+        checked = await _validated(request, _SessionRequest, engine.limits.max_body_bytes)
         if isinstance(checked, JSONResponse):
             return checked
         assert isinstance(checked, _SessionRequest)
+        if len(sessions) >= engine.limits.max_sessions:
+            return _refused(409, f"{len(sessions)} mock sessions are open on this server, the most it keeps "
+                                 f"(serve --max-sessions). Delete the ones you are done with "
+                                 "(DELETE /_mockllm/sessions/{id}; the pytest plugin deletes a test's "
+                                 "session when the test ends).")
         session = f"s{next(session_ids)}"
         sessions[session] = MockLLM(seed=checked.seed, lenient=checked.lenient, limits=engine.limits)
         return JSONResponse({"id": session, "path": f"/_mockllm/sessions/{session}"}, status_code=201)
@@ -214,6 +328,7 @@ def create_app(mock: MockLLM | None = None) -> Starlette:
         return JSONResponse({"id": session, "status": "deleted"})
 
     app = Starlette(
+        middleware=[Middleware(_LastGuard)],
         routes=[
             Route("/_mockllm/health", health, methods=["GET"]),
             Route("/_mockllm/sessions", create_session, methods=["POST"]),

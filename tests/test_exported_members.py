@@ -42,6 +42,7 @@ MOCKLLM_EXPORTS = [
     "MockResponse",
     "RegisteredScript",
     "RequestRejected",
+    "ScriptLimitReached",
     "ScriptMatch",
     "TextMessage",
     "TimingSpec",

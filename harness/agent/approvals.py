@@ -14,6 +14,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from harness.events import settled
+
 __all__ = ["ApprovalDecision", "ApprovalManager", "ApprovalRequest"]
 
 
@@ -32,7 +34,7 @@ class ApprovalDecision:
     reason: str  # "approved", "rejected" or "timeout"
 
 
-Decider = Callable[[ApprovalRequest], "bool | None | Awaitable[bool | None]"]
+Decider = Callable[[ApprovalRequest], bool | None | Awaitable[bool | None]]
 
 
 class ApprovalManager:
@@ -71,9 +73,7 @@ class ApprovalManager:
             self._pending[request.approval_id] = (loop, future)
         try:
             if self._decide is not None:
-                decision = self._decide(request)
-                if asyncio.iscoroutine(decision) or isinstance(decision, Awaitable):
-                    decision = await decision
+                decision = await settled(self._decide(request))
                 if decision is not None:
                     self.resolve(request.approval_id, bool(decision))
             approved = await asyncio.wait_for(future, self.timeout_s)

@@ -48,6 +48,7 @@ __all__ = [
     "SQLitePlanStore",
     "StepStatus",
     "StepType",
+    "UnknownReference",
     "VectorHit",
     "VectorStore",
     "chain_chat_history",

@@ -13,7 +13,6 @@ documents a RAG_QUERY step searches; a refusal is "forbidden (status 403)".
 
 from __future__ import annotations
 
-import inspect
 import json
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
@@ -26,6 +25,7 @@ from harness.chain.models import PlanStep, PromptConfig, StepStatus, StepType
 from harness.chain.policy import Policy, evaluate_policy
 from harness.chain.uris import AM7_SCHEME, CHAT_CONFIG, POLICY, PROMPT_CONFIG, Am7Uri, UnknownReference, resolve_name
 from harness.chain.vectors import VectorHit, VectorStore
+from harness.events import settled
 from harness.llm import ModelClient
 from harness.tool_calls import ToolArgumentsError
 from mockllm._instructions import strip_instructions
@@ -167,10 +167,7 @@ async def _search(store: VectorStore, query: str, limit: int, scope: str | None,
     has no more."""
     wanted = max(limit, 1)
     while True:
-        found = store.search(query, wanted, scope)
-        if inspect.isawaitable(found):
-            found = await found
-        hits = list(found)
+        hits = list(await settled(store.search(query, wanted, scope)))
         kept = [h for h in hits if allowed(h.uri)]
         if len(kept) >= limit or len(hits) < wanted:
             return kept[:limit]

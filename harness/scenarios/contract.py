@@ -31,10 +31,11 @@ contract too (``harness.scenarios.runners``).
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, Union
+
+from harness.events import settled
 
 if TYPE_CHECKING:
     from harness.llm import ModelClient
@@ -155,9 +156,8 @@ class RunnerContext:
         """Close every client handed out (the runner need not)."""
         for client in reversed(self._opened):
             close = getattr(client, "aclose", None) or getattr(client, "close", None)
-            outcome = close() if close is not None else None
-            if inspect.isawaitable(outcome):
-                await outcome
+            if close is not None:
+                await settled(close())
         self._opened.clear()
 
 
@@ -165,9 +165,7 @@ async def play(runner: ScenarioRunner, context: RunnerContext) -> ScenarioRun:
     """Run ``runner`` on ``context`` (awaiting it if async), close its clients, and
     return its result as a ``ScenarioRun``."""
     try:
-        result = runner(context)
-        if inspect.isawaitable(result):
-            result = await result
+        result = await settled(runner(context))
     finally:
         await context.aclose()
     if isinstance(result, ScenarioRun):

@@ -2,7 +2,7 @@
 progress door and the progress page.
 
 - ``POST /chat/chain`` — run a chain to its end. 200 with the plan result, whatever the
-  chain's end: a failed, gated, cancelled or step-limited chain is a result too, told
+  chain's end: a failed, gated, cancelled, step-limited or stalled chain is a result too, told
   apart by its ``status`` (the request was fine; the chain ran).
 - ``GET /chat/chain/status/{planId}`` — the chain's status.
 - ``WS /chat/chain/ws`` — run chains and hear their events as they happen
@@ -15,22 +15,31 @@ progress door and the progress page.
 Every error is ``{"status": ..., "detail": ...}`` with that HTTP status: 400 for a body
 that is not JSON or not a valid chain request, 401 for a missing or unknown bearer
 token, 404 for an unknown plan — another organization's plan included, never 403 — or
-an unknown route, 405 for a wrong method.
+an unknown route, 405 for a wrong method, 413 for a body past ``MAX_BODY_BYTES``. A bug
+of the service's own is a 500 of the same shape whose detail carries a request id (also
+in ``x-request-id``, and logged with the traceback); the connection stays usable, and a
+WebSocket is closed with code 1011.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
+import uuid
+from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from harness.chain import ChainPlan, chain_chat_history
 from harness.chain.export import MAGIC8_KEYS, TYPE_LABELS
@@ -41,10 +50,18 @@ from harness.service.scim import scim_mount
 from harness.service.status import ChainStatus
 from harness.service.websocket import ChainSocket
 
-__all__ = ["PAGE_DIR", "create_app", "plan_result"]
+__all__ = ["MAX_BODY_BYTES", "PAGE_DIR", "create_app", "plan_result"]
 
 PAGE_DIR = Path(__file__).parent / "page"
 """The progress page's static files (no build step)."""
+
+MAX_BODY_BYTES = 1024 * 1024
+"""The largest chain request body; a longer one is a 413, refused before it is all read."""
+
+INTERNAL_ERROR = 1011
+"""The WebSocket close code after a bug of the service's own."""
+
+_log = logging.getLogger("harness.service")
 
 
 def plan_result(status: ChainStatus, plan: ChainPlan) -> dict[str, Any]:
@@ -86,9 +103,56 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     return _error(exc.status_code, detail, dict(exc.headers or {}))
 
 
-async def _internal_error(request: Request, exc: Exception) -> Response:
-    return _error(500, f"the chain service failed on {request.method} {request.url.path}: "
-                       f"{type(exc).__name__}: {exc}")
+class _LastGuard:
+    """Whatever fails inside the app, an HTTP client gets a JSON 500 ``{status, detail}``
+    carrying a request id, and its keep-alive connection stays usable (Starlette's own
+    last handler re-raises, and uvicorn then closes the connection); a WebSocket gets a
+    close frame with code 1011. The traceback goes to the log, under the same id."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] not in ("http", "websocket"):
+            await self.app(scope, receive, send)
+            return
+        sent: set[str] = set()
+
+        async def watched(message: Message) -> None:
+            sent.add(message["type"])
+            await send(message)
+
+        try:
+            await self.app(scope, receive, watched)
+        except Exception:
+            request_id = f"req_{uuid.uuid4().hex[:24]}"
+            _log.exception("the chain service failed on %s %s (request id %s)", scope.get("method", "WS"),
+                           scope.get("path"), request_id)
+            if scope["type"] == "websocket":
+                if "websocket.close" not in sent:
+                    with contextlib.suppress(Exception):  # the client may be gone already
+                        await send({"type": "websocket.close", "code": INTERNAL_ERROR,
+                                    "reason": f"internal error, request id {request_id}"})
+                return
+            if "http.response.start" in sent:  # part of a reply is out: nothing sound can follow
+                raise
+            detail = (f"the chain service failed on {scope.get('method')} {scope.get('path')}; this is a bug "
+                      f"in the service, please report it with request id {request_id}")
+            await _error(500, detail, {"x-request-id": request_id})(scope, receive, send)
+
+
+async def _body(request: Request) -> bytes | None:
+    """The request body, or None once it passes ``MAX_BODY_BYTES`` (never held past it)."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+        return None
+    pieces, size = [], 0
+    async for piece in request.stream():
+        size += len(piece)
+        if size > MAX_BODY_BYTES:
+            return None
+        pieces.append(piece)
+    return b"".join(pieces)
 
 
 def create_app(service: ChainService, auth: TokenAuth, *, mcp: bool = True) -> Starlette:
@@ -100,7 +164,10 @@ def create_app(service: ChainService, auth: TokenAuth, *, mcp: bool = True) -> S
 
     async def run_chain(request: Request) -> Response:
         principal = auth.authenticate(request.headers.get("authorization"))
-        raw = await request.body()
+        raw = await _body(request)
+        if raw is None:
+            return _error(413, f"the request body is over {MAX_BODY_BYTES} bytes, the most a chain request "
+                               "may be; send a smaller plan")
         try:
             body = json.loads(raw)
         except ValueError as exc:
@@ -124,7 +191,8 @@ def create_app(service: ChainService, auth: TokenAuth, *, mcp: bool = True) -> S
         return JSONResponse({"status": "ok"})
 
     socket = ChainSocket.endpoint(service, auth, plan_result)
-    mcp_routes, lifespan = [], None
+    mcp_routes: list[Route] = []
+    lifespan: Callable[[Starlette], AbstractAsyncContextManager[None]] | None = None
     if mcp:
         from harness.service.mcp_server import mcp_asgi_app
 
@@ -133,10 +201,13 @@ def create_app(service: ChainService, auth: TokenAuth, *, mcp: bool = True) -> S
         # a routed app's lifespan, so the SDK's session manager runs in this one's.
         mcp_routes = [Route("/mcp", endpoint=mcp_app, methods=["GET", "POST", "DELETE"])]
 
-        def lifespan(_: Starlette) -> AbstractAsyncContextManager[None]:
+        def mcp_lifespan(_: Starlette) -> AbstractAsyncContextManager[None]:
             return mcp_app.lifespan()
+
+        lifespan = mcp_lifespan
     return Starlette(
         lifespan=lifespan,
+        middleware=[Middleware(_LastGuard)],
         routes=[
             *mcp_routes,
             Route("/chat/chain", run_chain, methods=["POST"]),
@@ -147,6 +218,5 @@ def create_app(service: ChainService, auth: TokenAuth, *, mcp: bool = True) -> S
             Route("/healthz", healthz, methods=["GET"]),
             scim_mount(service.config.identity, auth.authenticate),
         ],
-        exception_handlers={ChainServiceError: _service_error, HTTPException: _http_error,
-                            Exception: _internal_error},
+        exception_handlers={ChainServiceError: _service_error, HTTPException: _http_error},
     )

@@ -55,7 +55,7 @@ from harness.service.errors import BadRequest, Forbidden, NotFound
 from harness.service.resources import ChatConfig, ClientFactory, OrganizationResources, ScopedResources, resources_for
 from harness.service.status import ChainStatus, derive_status
 from harness.validation_problems import validation_problems
-from mockllm._limits import nested_deeper_than, surrogate_path
+from mockllm._limits import nested_deeper_than, non_finite_path, surrogate_path
 
 __all__ = ["KEEP_FINISHED", "ChainRequest", "ChainService", "ChainServiceConfig"]
 EventCallback = Listener[ChainEvent]
@@ -80,13 +80,18 @@ class ChainRequest(BaseModel):
     @classmethod
     def parse(cls, data: Any) -> ChainRequest:
         """Validate ``data``; a ``BadRequest`` names the field and the problem (nesting
-        past ``MAX_NESTING`` and lone surrogates too: neither could be stored)."""
+        past ``MAX_NESTING``, lone surrogates and non-finite numbers too: none could be
+        stored or sent back as JSON)."""
         if nested_deeper_than(data, MAX_NESTING):
             raise BadRequest(f"invalid chain request: the body is nested more than {MAX_NESTING} levels deep")
         where = surrogate_path(data)
         if where is not None:
             raise BadRequest(f"invalid chain request: body.{where}: holds a lone UTF-16 surrogate, "
                              "which is not valid Unicode; send well-formed UTF-8 text")
+        where = non_finite_path(data)
+        if where is not None:
+            raise BadRequest(f"invalid chain request: body.{where}: is not a finite number "
+                             "(JSON has no Infinity or NaN)")
         try:
             return cls.model_validate(data)
         except ValidationError as exc:

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from mockllm import Limits
+from mockllm._script import MAX_VALUES
 from tests.mockllm.server_support import PATHS, PROTOCOLS, ServerProcess, launch, script, user_body
 
 httpx2 = pytest.importorskip("httpx2", reason="httpx2 is not installed (the httpx2 extra)")
@@ -62,6 +64,35 @@ def test_the_largest_reply_allowed_stays_under_256_mb_and_reset_gives_memory_bac
                             headers={"content-type": "application/json"})
         assert "over the cap" in refused.headers["x-mockllm-fallback"]
         assert status_kib(server, "VmHWM") * 1024 < 256 * MIB
+        assert http.post("/_mockllm/reset").status_code == 200
+        assert (status_kib(server, "VmRSS") - baseline) * 1024 < 48 * MIB
+
+
+def costliest_body(size: int) -> bytes:
+    """A body of ``size`` bytes that costs the most to hold: empty objects take ~27 times
+    their text once parsed, and an instruction block near ``MAX_VALUES`` is parsed and
+    validated into models besides."""
+    steps = [{"id": f"s{i}", "messages": [{"text_message": {"length": 1}}]} for i in range(MAX_VALUES // 6)]
+    content = script(*steps)
+    head = json.dumps({"model": "m", "messages": [{"role": "user", "content": content}]})[:-1] + ', "x": ['
+    count = (size - len(head) - 4) // 3
+    body = (head + "{}," * count + "{}]}").encode()
+    assert size - 8 < len(body) <= size
+    return body
+
+
+def test_the_costliest_body_allowed_stays_under_256_mb(server: ServerProcess) -> None:
+    body = costliest_body(Limits.max_body_bytes)
+    with httpx2.Client(base_url=server.base_url, timeout=120) as http:
+        baseline = status_kib(server, "VmRSS")
+        for _ in range(2):
+            reply = http.post(PATHS["openai-chat"], content=body, headers={"content-type": "application/json"})
+            assert reply.status_code == 200
+            assert "x-mockllm-fallback" not in reply.headers  # the block was parsed and run
+        peak = status_kib(server, "VmHWM") * 1024
+        assert peak < 256 * MIB, f"peak {peak / MIB:.0f} MiB"
+        refused = http.post(PATHS["openai-chat"], content=body + b" " * 8, headers={"content-type": "application/json"})
+        assert refused.status_code == 413
         assert http.post("/_mockllm/reset").status_code == 200
         assert (status_kib(server, "VmRSS") - baseline) * 1024 < 48 * MIB
 

@@ -24,7 +24,7 @@ import uvicorn
 from mockllm._engine import MockLLM
 from mockllm._server import bind_socket, create_app
 from mockllm._transports import HTTPX2Transport, HTTPXTransport
-from tests.mockllm.server_support import (  # noqa: F401 - fixtures
+from tests.mockllm.server_support import (
     sdk_clients,
     ANTHROPIC_MODEL,
     OPENAI_MODEL,
@@ -46,6 +46,8 @@ from tests.mockllm.server_support import (  # noqa: F401 - fixtures
     uid,
     user_body,
 )
+
+__all__ = ["_shared_client", "servers"]  # fixtures, requested by name (and pyflakes sees them used)
 
 httpx2 = pytest.importorskip("httpx2", reason="httpx2 is not installed (the httpx2 extra)")
 

@@ -18,7 +18,7 @@ import pytest
 from mockllm._engine import MockLLM
 from mockllm._server import create_app
 from mockllm._transports import HTTPX2Transport
-from tests.mockllm.server_support import (  # noqa: F401 - fixtures
+from tests.mockllm.server_support import (
     sdk_clients,
     ANTHROPIC_MODEL,
     OPENAI_MODEL,
@@ -41,6 +41,8 @@ from tests.mockllm.server_support import (  # noqa: F401 - fixtures
     unanswered_call_body,
     user_body,
 )
+
+__all__ = ["_shared_client", "servers"]  # fixtures, requested by name (and pyflakes sees them used)
 
 httpx2 = pytest.importorskip("httpx2", reason="httpx2 is not installed (the httpx2 extra)")
 

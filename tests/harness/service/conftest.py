@@ -6,4 +6,6 @@ import pytest
 pytest.importorskip("mcp", reason="mcp is not installed (the service extra)")
 pytest.importorskip("websockets", reason="websockets is not installed (the service extra)")
 
-from tests.harness.service.service_support import bench, client, live  # noqa: E402, F401 - fixtures for the tests here
+from tests.harness.service.service_support import bench, client, live  # noqa: E402
+
+__all__ = ["bench", "client", "live"]  # fixtures for the tests here

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from playwright.sync_api import Browser, Locator, Page, WebSocketRoute, expect
 
-from tests.harness.browser_support import ARTIFACTS, PNG_SIGNATURE, browser  # noqa: F401 - browser is a fixture
+from tests.harness.browser_support import ARTIFACTS, PNG_SIGNATURE, browser
 from tests.harness.service.service_support import (
     ANSWER,
     ATLAS,
@@ -32,6 +32,8 @@ from tests.harness.service.service_support import (
 )
 from harness.chain import McpContextBuilder, filter_context
 from harness.chain.mcp_context import CITATION_SCHEMA
+
+__all__ = ["browser"]  # fixtures, requested by name (and pyflakes sees them used)
 
 if TYPE_CHECKING:
     from service_support import LiveServer, ServiceBench

@@ -1,0 +1,267 @@
+"""What a client can make the mock hold is capped (issue 16): the request body, the
+registered scripts, the server sessions, the unused-step table and the parse cache;
+past a cap the answer is a clear 4xx (or a fallback saying why), and reset makes room.
+
+Engine checks run in process; the body cap's "never buffered past it, the connection
+still serves" and the session cap go over loopback to a server of this module's own.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import tracemalloc
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+
+from mockllm import Limits, MockLLM, MockLLMError, ScriptLimitReached
+from mockllm._engine import CHAIN_TABLE_BYTES
+from mockllm import _script
+from mockllm._script import MAX_VALUES, clear_script_cache, parse_script
+from tests.mockllm.server_support import PATHS, PROTOCOLS, ServerProcess, launch, script, user_body
+from tests.mockllm.test_server_faults import threaded_server
+
+KIB = 1024
+MIB = 1024 * KIB
+
+
+def good_body(protocol: str = "openai-chat") -> bytes:
+    return json.dumps(user_body(protocol, script({"id": "ok", "messages": [
+        {"text_message": {"length": 2}}]}))).encode()
+
+
+# -- the body cap, in process ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_a_body_past_the_cap_is_a_413_in_the_protocols_error_shape(protocol: str) -> None:
+    mock = MockLLM(limits=Limits(max_body_bytes=4 * KIB))
+    body = json.dumps(user_body(protocol, "x" * 5000)).encode()
+    reply = mock.handle("POST", PATHS[protocol], {}, body)
+    assert reply.status == 413
+    error = json.loads(reply.body)
+    if protocol == "anthropic-messages":
+        assert error["type"] == "error" and error["error"]["type"] == "request_too_large"
+    else:
+        assert error["error"]["type"] == "invalid_request_error"
+    message = error["error"]["message"]
+    assert f"{len(body)} bytes" in message and "--max-body-bytes" in message
+    assert mock.journal[-1].status == 413
+    # At the cap it is served as usual.
+    assert mock.handle("POST", PATHS[protocol], {}, good_body(protocol)).status == 200
+
+
+# -- the script cap --------------------------------------------------------------------
+
+
+CHAIN = [{"id": "a", "messages": [{"text_message": {"length": 2}}]}]
+
+
+def test_past_max_scripts_registering_raises_and_reset_or_removal_makes_room() -> None:
+    mock = MockLLM(limits=Limits(max_scripts=2))
+    first = mock.script(CHAIN, "one")
+    mock.script(CHAIN, "two")
+    with pytest.raises(ScriptLimitReached, match=r"holds 2 scripts.*--max-scripts") as caught:
+        mock.script(CHAIN, "three")
+    assert isinstance(caught.value, MockLLMError)
+    mock.scripts.remove(first.id)
+    mock.script(CHAIN, "three")
+    mock.reset()
+    assert [mock.script(CHAIN, str(n)).id for n in range(2)]
+
+
+def test_past_the_script_byte_budget_registering_raises() -> None:
+    mock = MockLLM(limits=Limits(scripts_bytes=1500))
+    long = [{"id": "x" * 900, "messages": [{"text_message": {"length": 2}}]}]
+    mock.script(long)
+    with pytest.raises(ScriptLimitReached, match=r"bytes of scripts"):
+        mock.script(long)
+    mock.reset()
+    mock.script(long)
+
+
+def test_a_chain_that_cannot_be_written_as_json_is_refused_as_a_script() -> None:
+    with pytest.raises(MockLLMError, match="cannot be written as JSON"):
+        MockLLM().script([{"id": "bad \ud800", "messages": [{"text_message": {"length": 2}}]}])
+
+
+# -- tables bounded in bytes -----------------------------------------------------------
+
+
+def test_the_unused_step_table_is_bounded_in_bytes() -> None:
+    mock = MockLLM()
+    steps = 1000  # each labelled with 200 characters: ~260 KB a chain in the table
+    chains = CHAIN_TABLE_BYTES // (steps * 260) * 3
+    for n in range(chains):
+        chain = [{"id": f"{n:04d}-{i:04d}-" + "x" * 190, "messages": [{"text_message": {"length": 1}}]}
+                 for i in range(steps)]
+        reply = mock.handle("POST", PATHS["openai-chat"], {}, json.dumps(user_body("openai-chat", script(*chain))).encode())
+        assert reply.status == 200
+    unused = mock.unused_steps()
+    assert sum(len(step.label) + 64 for step in unused) <= CHAIN_TABLE_BYTES
+    assert len(unused) < chains * steps / 2
+    assert unused[-1].label.startswith(f"{chains - 1:04d}-0999")  # the newest chain is kept
+    mock.reset()
+    assert mock.unused_steps() == []
+
+
+def test_an_instruction_block_past_max_values_is_a_fallback_saying_so() -> None:
+    chain = [{"id": "many", "messages": [{"text_message": {"length": 1}}] * (MAX_VALUES // 3)}]
+    reply = MockLLM().handle("POST", PATHS["openai-chat"], {}, json.dumps(
+        user_body("openai-chat", script(*chain))).encode())
+    assert reply.status == 200
+    assert f"more than the {MAX_VALUES}" in dict(reply.headers)["x-mockllm-fallback"]
+
+
+def test_the_parse_cache_is_bounded_in_the_bytes_its_parsed_blocks_hold(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_script, "CACHE_BYTES", 8 * MIB)
+    clear_script_cache()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for n in range(40):  # ~0.6 MB each parsed and kept: 24 MB if the cache kept them all
+            steps = [{"id": f"{n}-{i}", "messages": [{"text_message": {"length": 1}}]} for i in range(400)]
+            assert not hasattr(parse_script(json.dumps({"instruction_chain": steps})), "reason")
+        held = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+        clear_script_cache()
+    assert held < 10 * MIB, f"the parse cache holds {held / MIB:.0f} MiB"
+
+
+# -- over loopback ---------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    started = launch(tmp_path_factory.mktemp("limits"), "--port", "0", "--max-body-bytes", str(MIB),
+                     "--max-sessions", "3")
+    try:
+        yield started.wait_ready()
+    finally:
+        started.stop()
+
+
+def peak_kib(server: ServerProcess) -> int:
+    for line in Path(f"/proc/{server.proc.pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1])
+    raise AssertionError("no VmHWM")
+
+
+def chunks(total: int) -> Iterator[bytes]:
+    piece = b'{"model": "m", "messages": [' + b" " * (64 * KIB - 28)
+    for _ in range(total // len(piece)):
+        yield piece
+
+
+@pytest.mark.parametrize("how", ["content-length", "chunked"])
+@pytest.mark.parametrize("path", [PATHS["anthropic-messages"], "/_mockllm/scripts"])
+def test_a_body_past_the_cap_is_refused_unbuffered_and_the_connection_still_serves(
+        server: ServerProcess, how: str, path: str) -> None:
+    address = urlsplit(server.base_url)
+    connection = http.client.HTTPConnection(address.hostname, address.port, timeout=60)
+    try:
+        before = peak_kib(server)
+        if how == "chunked":  # no Content-Length: counted as it arrives
+            connection.request("POST", path, body=chunks(48 * MIB), encode_chunked=True,
+                               headers={"content-type": "application/json", "transfer-encoding": "chunked"})
+        else:
+            connection.request("POST", path, body=b" " * (48 * MIB), headers={"content-type": "application/json"})
+        response = connection.getresponse()
+        error = json.loads(response.read())
+        assert response.status == 413
+        assert "--max-body-bytes" in error["error"]["message"]
+        if path.endswith("/messages"):
+            assert error["error"]["type"] == "request_too_large"
+        assert (peak_kib(server) - before) * KIB < 16 * MIB  # never held whole
+        sock = connection.sock
+        connection.request("POST", PATHS["anthropic-messages"], body=good_body("anthropic-messages"),
+                           headers={"content-type": "application/json"})
+        again = connection.getresponse()
+        assert again.status == 200 and json.loads(again.read())["type"] == "message"
+        assert connection.sock is sock  # the same connection, not a reconnect
+    finally:
+        connection.close()
+
+
+def post(server: ServerProcess, path: str, body: bytes = b"{}", method: str = "POST") -> tuple[int, dict]:
+    address = urlsplit(server.base_url)
+    connection = http.client.HTTPConnection(address.hostname, address.port, timeout=30)
+    try:
+        connection.request(method, path, body=body, headers={"content-type": "application/json"})
+        response = connection.getresponse()
+        return response.status, json.loads(response.read())
+    finally:
+        connection.close()
+
+
+def test_past_max_sessions_a_new_session_is_a_409_until_one_is_deleted(server: ServerProcess) -> None:
+    opened = [post(server, "/_mockllm/sessions") for _ in range(3)]
+    assert [status for status, _ in opened] == [201, 201, 201]
+    status, refused = post(server, "/_mockllm/sessions")
+    assert status == 409 and "--max-sessions" in refused["error"]["message"]
+    assert post(server, opened[0][1]["path"], method="DELETE")[0] == 200
+    status, again = post(server, "/_mockllm/sessions")
+    assert status == 201
+    for _, session in [*opened[1:], (status, again)]:
+        post(server, session["path"], method="DELETE")
+
+
+@pytest.mark.parametrize(("body", "problem"), [
+    (b'{"instruction_chain": [{"id": "\\ud800", "messages": [{"text_message": {"length": 2}}]}]}',
+     "instruction_chain[0].id: holds a lone UTF-16 surrogate"),
+    (b'{"instruction_chain": [{"id": "a", "messages": [{"tool_call": [{"name": "f", "args": {"x": 1e999}}]}]}]}',
+     "instruction_chain[0].messages[0].tool_call[0].args.x: not a finite number"),
+    (b'{"instruction_chain": [{"id": "a", "messages": [{"tool_call": [{"name": "f", "args": {"x": '
+     + b"[" * 300 + b"]" * 300 + b"}}]}]}]}", "nested more than 100 levels"),
+    (b"[" * 100_000 + b"]" * 100_000, "nested too deeply"),
+])
+def test_a_script_the_mock_could_not_keep_is_a_400_naming_the_field(
+        server: ServerProcess, body: bytes, problem: str) -> None:
+    status, error = post(server, "/_mockllm/scripts", body)
+    assert status == 400 and problem in error["error"]["message"], error
+
+
+def test_past_max_scripts_the_server_answers_409_and_reset_makes_room(tmp_path: Path) -> None:
+    started = launch(tmp_path, "--port", "0", "--max-scripts", "1")
+    try:
+        server = started.wait_ready()
+        chain = json.dumps({"instruction_chain": CHAIN}).encode()
+        assert post(server, "/_mockllm/scripts", chain)[0] == 201
+        status, refused = post(server, "/_mockllm/scripts", chain)
+        assert status == 409 and "--max-scripts" in refused["error"]["message"]
+        assert post(server, "/_mockllm/reset")[0] == 200
+        assert post(server, "/_mockllm/scripts", chain)[0] == 201
+    finally:
+        started.stop()
+
+
+def test_a_bug_in_a_server_route_is_a_json_500_with_a_request_id_and_the_connection_still_serves() -> None:
+    mock = MockLLM()
+
+    def broken() -> list[object]:
+        raise KeyError("boom")
+
+    mock.unused_steps = broken  # type: ignore[method-assign]
+    with threaded_server(mock) as (_, base):
+        address = urlsplit(base)
+        connection = http.client.HTTPConnection(address.hostname, address.port, timeout=30)
+        try:
+            connection.request("GET", "/_mockllm/unused")
+            response = connection.getresponse()
+            error = json.loads(response.read())
+            assert response.status == 500
+            request_id = response.getheader("x-request-id")
+            assert request_id and request_id in error["error"]["message"]
+            assert "bug in mockllm" in error["error"]["message"]
+            sock = connection.sock
+            connection.request("GET", "/_mockllm/health")
+            again = connection.getresponse()
+            assert again.status == 200 and json.loads(again.read()) == {"status": "ok"}
+            assert connection.sock is sock
+        finally:
+            connection.close()
