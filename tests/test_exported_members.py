@@ -312,12 +312,9 @@ def test_every_harness_export_resolves_without_the_optional_sdks() -> None:
 
 
 def test_a_door_whose_extra_is_missing_names_the_extra(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
-    # What ``import mcp.server`` raises where mcp is not installed (None in sys.modules
-    # would say "'mcp' is not a package" instead, naming mcp.server, and only where no
-    # earlier test imported mcp.server).
-    (tmp_path / "needs_mcp_door.py").write_text(
-        "raise ModuleNotFoundError(\"No module named 'mcp'\", name='mcp')\nDoor = object\n")
+    (tmp_path / "needs_mcp_door.py").write_text("import mcp.server\nDoor = object\n")
     monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setitem(sys.modules, "mcp", None)
     monkeypatch.setitem(harness._LAZY, "Door", "needs_mcp_door")
     with pytest.raises(MissingExtra) as caught:
         harness.Door  # noqa: B018
