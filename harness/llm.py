@@ -8,16 +8,25 @@ harness run a real end-to-end check of the wire protocol, streaming and parsing.
 
 The conversation is kept provider-neutral (``UserMessage``, ``AssistantTurn``,
 ``ToolResults``) and written in the provider's own form on each call.
+
+The SDKs come with the ``agent`` extra (``pip install "mockllm-harness[agent]"``); both
+generations work: openai 2.x (on ``httpx``) and 3.x (on ``httpx2``), anthropic 0.x
+(``httpx``) and 1.x or later (``httpx2``). A client built without its SDK installed
+fails with an ``ImportError`` naming the extra.
 """
 
 from __future__ import annotations
 
+import importlib
 import json
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import Any, Protocol, Union
 
-from harness.exceptions import HarnessError
+import httpx
+
+from harness.exceptions import HarnessError, missing_extra
 
 __all__ = [
     "AnthropicModelClient",
@@ -33,10 +42,47 @@ __all__ = [
     "ToolSpec",
     "TurnComplete",
     "UserMessage",
+    "http_library",
     "model_client",
+    "require_sdk",
+    "sdk_for",
 ]
 
 DEFAULT_MODEL = {"anthropic-messages": "claude-mock-1", "openai-chat": "gpt-mock"}
+_SDKS = {"anthropic": "anthropic", "anthropic-messages": "anthropic", "openai": "openai", "openai-chat": "openai"}
+
+
+def _require(name: str, *, needed_by: str, extra: str) -> ModuleType:
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as exc:
+        if exc.name != name:
+            raise  # the package is there but broken: its own error says more
+        raise missing_extra(name, needed_by=needed_by, extra=extra) from exc
+
+
+def require_sdk(name: str, *, needed_by: str) -> ModuleType:
+    """The SDK ``name`` (``openai``, ``anthropic``), imported; or ``MissingExtra`` naming
+    the ``agent`` extra."""
+    return _require(name, needed_by=needed_by, extra="agent")
+
+
+def sdk_for(protocol: str) -> ModuleType:
+    """The official SDK module that speaks ``protocol`` (``anthropic`` or ``openai``),
+    imported; a ``MissingExtra`` naming the ``agent`` extra if it is not installed."""
+    if protocol not in _SDKS:
+        raise ValueError(f"unknown protocol {protocol!r}; use 'anthropic-messages' or 'openai-chat'")
+    return require_sdk(_SDKS[protocol], needed_by=f"harness.llm's {protocol} client")
+
+
+def http_library(sdk: ModuleType) -> ModuleType:
+    """The HTTP library an official SDK (``openai``, ``anthropic``) is built on, whose
+    clients it takes as ``http_client=``: ``httpx2`` (openai>=3, anthropic>=1) or ``httpx``
+    (openai 2.x, anthropic 0.x), read off its default client's base classes."""
+    bases = {cls.__module__.partition(".")[0] for cls in sdk.DefaultHttpxClient.__mro__}
+    if "httpx2" not in bases:
+        return httpx
+    return _require("httpx2", needed_by=f"{sdk.__name__} {sdk.__version__}", extra="httpx2")
 
 
 class ModelError(HarnessError):
@@ -196,7 +242,7 @@ class AnthropicModelClient(_SDKModelClient):
     async def stream_turn(self, conversation: Sequence[ConversationItem], *, system: str | None = None,
                           tools: Sequence[ToolSpec] = (), thinking_budget: int | None = None,
                           max_tokens: int = 4096) -> AsyncIterator[StreamEvent]:
-        import anthropic
+        anthropic = sdk_for(self.protocol)
 
         params: dict[str, Any] = {"model": self.model, "max_tokens": max_tokens,
                                   "messages": self.messages(conversation)}
@@ -284,7 +330,7 @@ class OpenAIChatModelClient(_SDKModelClient):
     async def stream_turn(self, conversation: Sequence[ConversationItem], *, system: str | None = None,
                           tools: Sequence[ToolSpec] = (), thinking_budget: int | None = None,
                           max_tokens: int = 4096) -> AsyncIterator[StreamEvent]:
-        import openai
+        openai = sdk_for(self.protocol)
 
         params: dict[str, Any] = {"model": self.model, "messages": self.messages(conversation, system),
                                   "stream": True, "stream_options": {"include_usage": True},
@@ -345,19 +391,15 @@ def model_client(protocol: str = "anthropic-messages", *, base_url: str | None =
     """A ``ModelClient`` for ``protocol``: ``anthropic-messages`` (the default) or ``openai-chat``.
 
     Give ``base_url`` (the mock server: ``http://127.0.0.1:PORT``, no ``/v1``) or an
-    ``http_client`` (e.g. ``httpx2.AsyncClient(transport=HTTPX2Transport(mock))``).
+    ``http_client`` of the SDK's HTTP library (e.g. ``httpx2.AsyncClient(transport=HTTPX2Transport(mock))``
+    for openai>=3, ``httpx.AsyncClient(transport=HTTPXTransport(mock))`` for openai 2.x).
     """
-    if protocol in ("anthropic", "anthropic-messages"):
-        import anthropic
-
-        client = anthropic.AsyncAnthropic(api_key=api_key, base_url=base_url or "http://mockllm",
-                                          http_client=http_client, max_retries=max_retries)
+    sdk = sdk_for(protocol)
+    if sdk.__name__ == "anthropic":
+        client = sdk.AsyncAnthropic(api_key=api_key, base_url=base_url or "http://mockllm",
+                                    http_client=http_client, max_retries=max_retries)
         return AnthropicModelClient(client, model or DEFAULT_MODEL["anthropic-messages"])
-    if protocol in ("openai", "openai-chat"):
-        import openai
-
-        root = (base_url or "http://mockllm").rstrip("/")
-        client = openai.AsyncOpenAI(api_key=api_key, base_url=f"{root}/v1", http_client=http_client,
-                                    max_retries=max_retries)
-        return OpenAIChatModelClient(client, model or DEFAULT_MODEL["openai-chat"])
-    raise ValueError(f"unknown protocol {protocol!r}; use 'anthropic-messages' or 'openai-chat'")
+    root = (base_url or "http://mockllm").rstrip("/")
+    client = sdk.AsyncOpenAI(api_key=api_key, base_url=f"{root}/v1", http_client=http_client,
+                             max_retries=max_retries)
+    return OpenAIChatModelClient(client, model or DEFAULT_MODEL["openai-chat"])

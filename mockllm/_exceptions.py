@@ -11,8 +11,11 @@
     ├── InvalidScript              a script or match of the wrong type (also a TypeError)
     ├── ScriptLimitReached         ``MockLLM.script`` past ``Limits.max_scripts`` or
     │                              ``Limits.scripts_bytes`` (reset or remove scripts)
-    └── UnmockedRequestError       ``intercept(block_unmocked=True)`` saw a request to a
-                                   host it does not serve (also an AssertionError)
+    ├── UnmockedRequestError       ``intercept(block_unmocked=True)`` saw a request to a
+    │                              host it does not serve (also an AssertionError)
+    └── MissingExtraError          an optional package (httpx2) is not installed; the
+                                   message names the extra (mockllm._optional; also a
+                                   ModuleNotFoundError)
 
 ``MockLLM.handle`` and the server never raise these to a client: a rejected request is
 an HTTP reply. They reach the caller of the Python API (``explain``, ``MockLLM.script``,

@@ -21,17 +21,15 @@ custom transport (``HTTPX2Transport``, ``MockTransport``) is left alone::
     assert reply.choices[0].message.content == "Hello from the mock"
     assert mock.journal[-1].path == "/v1/chat/completions"
 
-Two libraries are covered:
-
-- ``httpx`` clients (openai 2.x, most other code) through respx, the maintained mocking
-  library for httpx: one respx router, kept while any interception is active, with one
-  catch-all route that serves the intercepted hosts and passes every other request
-  through.
-- ``httpx2`` clients (openai>=3, anthropic>=1), which respx does not patch, through a
-  small patch of ``httpx2.HTTPTransport.handle_request`` and
-  ``httpx2.AsyncHTTPTransport.handle_async_request`` — the same place the httpx2 fork
-  of pytest-httpx patches. (The httpx2 mocking packages on PyPI, pytest-httpx2 and
-  httpx2-pytest, are pytest fixtures only, not context managers, and little used.)
+Two libraries are covered, the same way: ``httpx`` clients (openai 2.x, anthropic 0.x,
+LiteLLM, most other code) and ``httpx2`` clients (openai>=3, anthropic>=1), through a
+small patch of each library's network transports (``HTTPTransport.handle_request`` and
+``AsyncHTTPTransport.handle_async_request``) — the place pytest-httpx and the httpx2
+fork of it patch. A request to an intercepted host is handed to the library's
+in-process transport (``HTTPXTransport``, ``HTTPX2Transport``); any other request goes on
+to the original method, so a respx or pytest-httpx mock of the same client still sees
+it. ``httpx2`` is optional: where it is not installed there is no httpx2 client to
+catch, and only ``httpx`` is patched.
 
 Interceptions nest and may be entered from several threads: the patches go in when the
 first one starts and come out when the last one ends, and a request is served by the
@@ -41,25 +39,25 @@ pytest-xdist workers do not see each other's.
 
 from __future__ import annotations
 
+import importlib.util
 import threading
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import Any
 
 import httpx
-import httpx2
 
 from mockllm._engine import MockLLM
 from mockllm._exceptions import UnmockedRequestError
-from mockllm._transports import HTTPX2Transport, response_for
+from mockllm._transports import HTTPX2Transport, HTTPXTransport, import_httpx2
 
 __all__ = ["CLIENT_LIBRARIES", "DEFAULT_HOSTS", "UnmockedRequestError", "intercept"]
 
 DEFAULT_HOSTS: tuple[str, ...] = ("api.openai.com", "api.anthropic.com")
 CLIENT_LIBRARIES: tuple[str, ...] = ("httpx", "httpx2")
 """The client libraries ``intercept`` can cover."""
-
 
 @dataclass(eq=False)
 class _Interception:
@@ -69,10 +67,12 @@ class _Interception:
     """The client libraries it covers: "httpx", "httpx2"."""
     block_unmocked: bool = False
     blocked: list[str] = field(default_factory=list)
-    httpx2_transport: HTTPX2Transport = field(init=False)
+    transports: dict[str, Any] = field(init=False)
 
     def __post_init__(self) -> None:
-        self.httpx2_transport = HTTPX2Transport(self.mock)
+        self.transports = {"httpx": HTTPXTransport(self.mock)}
+        if "httpx2" in self.clients:
+            self.transports["httpx2"] = HTTPX2Transport(self.mock)
 
 
 class _Registry:
@@ -85,8 +85,7 @@ class _Registry:
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.entries: tuple[_Interception, ...] = ()
-        self.respx_router: Any = None
-        self.httpx2_patch: _HTTPX2Patch | None = None
+        self.patches: dict[str, _TransportPatch] = {}
 
     def find(self, host: str, *, library: str) -> _Interception | None:
         for entry in reversed(self.entries):
@@ -111,129 +110,70 @@ class _Registry:
 
     def add(self, entry: _Interception) -> None:
         with self.lock:
-            if "httpx" in entry.clients and self.respx_router is None:
-                self.respx_router = _start_respx_router(self)
-            if "httpx2" in entry.clients and self.httpx2_patch is None:
-                self.httpx2_patch = _HTTPX2Patch.install(self)
+            for library in entry.clients:
+                if library not in self.patches:
+                    self.patches[library] = _TransportPatch.install(self, library)
             self.entries = (*self.entries, entry)
 
     def remove(self, entry: _Interception) -> None:
         with self.lock:
             self.entries = tuple(e for e in self.entries if e is not entry)
-            if self.respx_router is not None and not any("httpx" in e.clients for e in self.entries):
-                router, self.respx_router = self.respx_router, None
-                router.stop(quiet=True)
-            if self.httpx2_patch is not None and not any("httpx2" in e.clients for e in self.entries):
-                patch, self.httpx2_patch = self.httpx2_patch, None
-                patch.uninstall()
+            for library in list(self.patches):
+                if not any(library in e.clients for e in self.entries):
+                    self.patches.pop(library).uninstall()
 
 
 _registry = _Registry()
 
 
-# -- httpx, through respx ------------------------------------------------------------
-
-
-def _import_respx() -> Any:
-    try:
-        import respx
-    except ImportError as exc:
-        raise ImportError(
-            "Intercepting httpx clients needs respx, which is not installed. "
-            "Install it with `pip install respx`, or pass clients=(\"httpx2\",) to intercept only httpx2 clients."
-        ) from exc
-    return respx
-
-
-class _SyncOrAsyncStream(httpx.SyncByteStream, httpx.AsyncByteStream):
-    """A body sent in pieces (paced, or rendered as it is read) that either kind of client can read.
-
-    respx calls a side effect the same way for sync and async clients, so the side
-    effect cannot tell which stream to build; this one holds both.
-    """
-
-    def __init__(self, sync: Iterable[bytes], async_: Any) -> None:
-        self._sync = sync
-        self._async = async_
-
-    def __iter__(self) -> Iterator[bytes]:
-        return iter(self._sync)
-
-    def __aiter__(self) -> AsyncIterator[bytes]:
-        return self._async.__aiter__()
-
-
-def _serve_httpx(registry: _Registry) -> Callable[[httpx.Request], httpx.Response | httpx.Request]:
-    def side_effect(request: httpx.Request) -> httpx.Response | httpx.Request:
-        entry = registry.find(request.url.host, library="httpx")
-        if entry is None:
-            registry.refuse(request.method, request.url, library="httpx")
-            return request  # respx's way to say "pass this one through"
-        reply = entry.mock.handle(request.method, request.url.path, request.headers, request.read())
-        response = response_for(httpx, reply, request, is_async=False)
-        if reply.length is None:  # sent in pieces: the stream must match the client's kind
-            async_response = response_for(httpx, reply, request, is_async=True)
-            response.stream = _SyncOrAsyncStream(response.stream, async_response.stream)
-        return response
-
-    return side_effect
-
-
-def _start_respx_router(registry: _Registry) -> Any:
-    respx = _import_respx()
-    router = respx.mock(assert_all_mocked=False, assert_all_called=False)
-    router.route(name="mockllm").mock(side_effect=_serve_httpx(registry))
-    router.start()
-    return router
-
-
-# -- httpx2, through a patch of its network transports ---------------------------------
+def _module(library: str) -> ModuleType:
+    return httpx if library == "httpx" else import_httpx2('intercept(clients=("httpx2",))')
 
 
 @dataclass
-class _HTTPX2Patch:
-    """The two patched methods and the originals they replaced."""
+class _TransportPatch:
+    """One library's two patched methods and the originals they replaced."""
 
+    module: ModuleType
     original_sync: Callable[..., Any]
     original_async: Callable[..., Any]
     patched_sync: Callable[..., Any]
     patched_async: Callable[..., Any]
 
     @classmethod
-    def install(cls, registry: _Registry) -> _HTTPX2Patch:
+    def install(cls, registry: _Registry, library: str) -> _TransportPatch:
         # Closures per installation (not module-level functions): if another library
         # patched over ours and we could not take ours out, a later installation must
         # not call back into the earlier one and loop.
-        original_sync = httpx2.HTTPTransport.handle_request
-        original_async = httpx2.AsyncHTTPTransport.handle_async_request
+        module = _module(library)
+        original_sync = module.HTTPTransport.handle_request
+        original_async = module.AsyncHTTPTransport.handle_async_request
 
-        def handle_request(transport: httpx2.HTTPTransport, request: httpx2.Request) -> httpx2.Response:
-            entry = registry.find(request.url.host, library="httpx2")
+        def handle_request(transport: Any, request: Any) -> Any:
+            entry = registry.find(request.url.host, library=library)
             if entry is None:
-                registry.refuse(request.method, request.url, library="httpx2")
+                registry.refuse(request.method, request.url, library=library)
                 return original_sync(transport, request)
-            return entry.httpx2_transport.handle_request(request)
+            return entry.transports[library].handle_request(request)
 
-        async def handle_async_request(
-            transport: httpx2.AsyncHTTPTransport, request: httpx2.Request
-        ) -> httpx2.Response:
-            entry = registry.find(request.url.host, library="httpx2")
+        async def handle_async_request(transport: Any, request: Any) -> Any:
+            entry = registry.find(request.url.host, library=library)
             if entry is None:
-                registry.refuse(request.method, request.url, library="httpx2")
+                registry.refuse(request.method, request.url, library=library)
                 return await original_async(transport, request)
-            return await entry.httpx2_transport.handle_async_request(request)
+            return await entry.transports[library].handle_async_request(request)
 
-        httpx2.HTTPTransport.handle_request = handle_request  # type: ignore[method-assign]
-        httpx2.AsyncHTTPTransport.handle_async_request = handle_async_request  # type: ignore[method-assign]
-        return cls(original_sync, original_async, handle_request, handle_async_request)
+        module.HTTPTransport.handle_request = handle_request
+        module.AsyncHTTPTransport.handle_async_request = handle_async_request
+        return cls(module, original_sync, original_async, handle_request, handle_async_request)
 
     def uninstall(self) -> None:
         # If someone patched over ours since, leave theirs: it will restore ours, which
         # passes every request through while no interception is active.
-        if httpx2.HTTPTransport.handle_request is self.patched_sync:
-            httpx2.HTTPTransport.handle_request = self.original_sync  # type: ignore[method-assign]
-        if httpx2.AsyncHTTPTransport.handle_async_request is self.patched_async:
-            httpx2.AsyncHTTPTransport.handle_async_request = self.original_async  # type: ignore[method-assign]
+        if self.module.HTTPTransport.handle_request is self.patched_sync:
+            self.module.HTTPTransport.handle_request = self.original_sync
+        if self.module.AsyncHTTPTransport.handle_async_request is self.patched_async:
+            self.module.AsyncHTTPTransport.handle_async_request = self.original_async
 
 
 # -- the public context manager --------------------------------------------------------
@@ -278,8 +218,8 @@ def intercept(
 ) -> Iterator[MockLLM]:
     """Serve every request to ``hosts`` from ``mock`` (a new ``MockLLM`` if None) while
     the block runs, for the client libraries named in ``clients`` (``"httpx"``,
-    ``"httpx2"``, both by default); yield the mock in use so that the test can read
-    ``mock.journal``.
+    ``"httpx2"``, both by default; httpx2 where it is installed); yield the mock in use
+    so that the test can read ``mock.journal``.
 
     ``block_unmocked=True`` refuses a request to any other host with an
     ``UnmockedRequestError`` that shows it, and, in case the code under test caught that
@@ -288,10 +228,13 @@ def intercept(
         mock = MockLLM()
     elif not isinstance(mock, MockLLM):
         raise TypeError(f"mock must be a MockLLM or None, not {mock!r}.")
-    entry = _Interception(mock, _checked_hosts(hosts), _checked_clients(clients),
-                          block_unmocked=bool(block_unmocked))
-    if "httpx" in entry.clients:
-        _import_respx()  # fail before anything is patched
+    covered = _checked_clients(clients)
+    # Without httpx2 installed no httpx2 client exists, so there is nothing to catch.
+    if "httpx2" in covered and importlib.util.find_spec("httpx2") is None:
+        if covered == {"httpx2"}:
+            import_httpx2('intercept(clients=("httpx2",))')  # says how to install it
+        covered -= {"httpx2"}
+    entry = _Interception(mock, _checked_hosts(hosts), covered, block_unmocked=bool(block_unmocked))
     _registry.add(entry)
     try:
         yield mock

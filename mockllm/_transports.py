@@ -7,28 +7,32 @@ events go out as one chunk, which the client parses as the same events, and a lo
 stream in chunks rendered as the client reads them (``mockllm._response``).
 
 The stock ``ASGITransport`` of either library buffers the whole body and is async only,
-so it is not used here. openai>=3 and anthropic>=1 build on ``httpx2``; openai 2.x and
-LangChain's older paths on ``httpx``; both are served the same bytes::
+so it is not used here. openai>=3 and anthropic>=1 build on ``httpx2``; openai 2.x,
+anthropic 0.x, LiteLLM and LangChain's older paths on ``httpx``; both are served the same bytes::
 
     mock = MockLLM()
     client = openai.OpenAI(api_key="test", base_url="http://mockllm/v1",
                            http_client=httpx2.Client(transport=HTTPX2Transport(mock)))
+
+``httpx`` comes with the core install; ``httpx2`` is optional (the ``httpx2`` extra, or
+any SDK built on it) and imported only when an ``HTTPX2Transport`` is made.
 """
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import AsyncIterator, Iterator
-from types import ModuleType
+from types import ModuleType, TracebackType
 from typing import Any
 
 import anyio
 import httpx
-import httpx2
 
 from mockllm._engine import MockLLM, MockResponse
+from mockllm._optional import require
 
-__all__ = ["HTTPX2Transport", "HTTPXTransport", "response_for"]
+__all__ = ["HTTPX2Transport", "HTTPXTransport", "import_httpx2", "response_for"]
 
 
 def _sync_chunks(reply: MockResponse) -> Iterator[bytes]:
@@ -45,6 +49,12 @@ async def _async_chunks(reply: MockResponse) -> AsyncIterator[bytes]:
         yield chunk
 
 
+def import_httpx2(feature: str = "HTTPX2Transport") -> ModuleType:
+    """``httpx2``, or the error that says to install the ``httpx2`` extra."""
+    return require("httpx2", extra="httpx2", feature=feature)
+
+
+@functools.cache
 def _stream_classes(module: ModuleType) -> tuple[type, type]:
     class SyncStream(module.SyncByteStream):  # type: ignore[name-defined,misc]
         def __init__(self, reply: MockResponse) -> None:
@@ -63,16 +73,13 @@ def _stream_classes(module: ModuleType) -> tuple[type, type]:
     return SyncStream, AsyncStream
 
 
-_STREAMS = {httpx: _stream_classes(httpx), httpx2: _stream_classes(httpx2)}
-
-
 def response_for(module: ModuleType, reply: MockResponse, request: Any, *, is_async: bool) -> Any:
     """Build a ``module.Response`` (httpx or httpx2) carrying ``reply``."""
     if reply.length is not None:
         # A ByteStream, not content=: the response stays unread, so iter_raw() works.
         return module.Response(reply.status, headers=reply.headers, stream=module.ByteStream(reply.body),
                                request=request)
-    sync_stream, async_stream = _STREAMS[module]
+    sync_stream, async_stream = _stream_classes(module)
     stream = async_stream(reply) if is_async else sync_stream(reply)
     return module.Response(reply.status, headers=reply.headers, stream=stream, request=request)
 
@@ -82,6 +89,28 @@ class _EngineTransport:
 
     def __init__(self, mock: MockLLM | None = None) -> None:
         self.mock = mock if mock is not None else MockLLM()
+
+    # The transport protocol's lifecycle (httpx's BaseTransport / AsyncBaseTransport),
+    # written here so that HTTPX2Transport needs no httpx2 class until it is used.
+    def __enter__(self) -> Any:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None = None, exc_value: BaseException | None = None,
+                 traceback: TracebackType | None = None) -> None:
+        self.close()
+
+    async def __aenter__(self) -> Any:
+        return self
+
+    async def __aexit__(self, exc_type: type[BaseException] | None = None, exc_value: BaseException | None = None,
+                        traceback: TracebackType | None = None) -> None:
+        await self.aclose()
+
+    def close(self) -> None:
+        """Nothing to release: no connection is ever opened."""
+
+    async def aclose(self) -> None:
+        """Nothing to release: no connection is ever opened."""
 
     def handle_request(self, request: Any) -> Any:
         body = request.read()
@@ -100,7 +129,12 @@ class HTTPXTransport(_EngineTransport, httpx.BaseTransport, httpx.AsyncBaseTrans
     _module = httpx
 
 
-class HTTPX2Transport(_EngineTransport, httpx2.BaseTransport, httpx2.AsyncBaseTransport):
-    """Serve an ``httpx2.Client`` / ``httpx2.AsyncClient`` from the mock, in process."""
+class HTTPX2Transport(_EngineTransport):
+    """Serve an ``httpx2.Client`` / ``httpx2.AsyncClient`` from the mock, in process.
 
-    _module = httpx2
+    Needs ``httpx2`` (``pip install "mockllm-harness[httpx2]"``); without it, making one
+    raises an ``ImportError`` that says so."""
+
+    def __init__(self, mock: MockLLM | None = None) -> None:
+        self._module = import_httpx2()
+        super().__init__(mock)

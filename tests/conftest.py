@@ -13,6 +13,14 @@ from typing import Any
 
 import pytest
 
+# The plugin imports the harness only when a fixture or a scenario file needs it. pytester's
+# in-process runs forget the modules a run imported when it ends, while a package keeps its
+# submodules as attributes: a second run's ``from harness import invariants`` would get the
+# first run's copy beside fresh copies of the plugin's lazy imports (two ``Event`` classes).
+# Imported once here, they are the outer session's and every inner run shares them.
+import harness.agent
+import harness.invariants
+import harness.plugin.scenario_replay  # noqa: F401
 from harness.plugin.fixtures import MockLLMFixture, MockLLMServer, start_server
 from mockllm._engine import MockLLM
 
@@ -75,6 +83,8 @@ filterwarnings =
     error
     # The plugin under test is imported by the outer session already.
     ignore::pytest.PytestAssertRewriteWarning
+    # pytest-asyncio, where installed, asks for its loop scope (as in pyproject.toml).
+    ignore:The configuration option "asyncio_default_fixture_loop_scope" is unset:pytest.PytestDeprecationWarning
 # As this repository's own pyproject does: scenario files live under scenarios/.
 mockllm_scenario_dirs = scenarios
 """

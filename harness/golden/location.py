@@ -9,10 +9,12 @@ folder from any working directory.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
-from harness.golden.extension import GoldenExtension
+if TYPE_CHECKING:
+    from harness.golden.extension import GoldenExtension
 
 __all__ = ["GOLDEN_DIR_INI", "GOLDEN_DIR_OPTION", "golden_dir", "golden_extension"]
 
@@ -35,9 +37,13 @@ def golden_dir(config: pytest.Config) -> Path:
 _EXTENSIONS = pytest.StashKey[dict[type, type]]()
 
 
-def golden_extension(config: pytest.Config, base: type[GoldenExtension] = GoldenExtension) -> type[GoldenExtension]:
-    """``base`` pointed at this run's golden folder: a subclass per session, so two
-    sessions in one process (pytester) never share one."""
+def golden_extension(config: pytest.Config, base: type[GoldenExtension] | None = None) -> type[GoldenExtension]:
+    """``base`` (``GoldenExtension`` if None) pointed at this run's golden folder: a
+    subclass per session, so two sessions in one process (pytester) never share one."""
+    # Imported here: the plugin reads golden_dir at every pytest start, syrupy only when used.
+    from harness.golden.extension import GoldenExtension
+
+    base = GoldenExtension if base is None else base
     made = config.stash.setdefault(_EXTENSIONS, {})
     if base not in made:
         made[base] = type(base.__name__, (base,), {"snapshot_dirname": golden_dir(config)})

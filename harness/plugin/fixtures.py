@@ -3,6 +3,10 @@
 ``MockLLMFixture`` wraps an in-process ``MockLLM``; ``MockLLMServer`` a loopback server
 subprocess (``start_server``). Both build the official SDK clients and the harness's
 model clients the same way, so a test can switch doors by switching fixtures.
+
+An SDK client is built on the HTTP library its generation uses: ``httpx2`` for
+openai>=3 and anthropic>=1, ``httpx`` for openai 2.x and anthropic 0.x. The SDKs and
+``httpx2`` are imported when a client is asked for, never before.
 """
 
 from __future__ import annotations
@@ -14,19 +18,21 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 import httpx
-import httpx2
 
 from harness.exceptions import HarnessError
-from harness.llm import ModelClient, model_client
+from harness.llm import ModelClient, http_library, model_client, require_sdk, sdk_for
 from harness.plugin.strict import assert_all_requests_scripted
 from mockllm._engine import JournalEntry, MockLLM, UnusedStep
 from mockllm._explain import explain
 from mockllm._scripts import as_chain, as_match
-from mockllm._selection import Selection
-from mockllm._transports import HTTPX2Transport, HTTPXTransport
+from mockllm._transports import HTTPX2Transport, HTTPXTransport, import_httpx2
+
+if TYPE_CHECKING:
+    from mockllm._selection import Selection
 
 __all__ = ["MockLLMFixture", "MockLLMServer", "UnusedStepsError", "start_server"]
 
@@ -94,44 +100,42 @@ class _Clients:
     def _transport(self, module: Any) -> Any:
         return None
 
-    def httpx2_client(self, *, is_async: bool = False) -> Any:
-        """An ``httpx2`` client reaching the mock (closed at teardown if sync)."""
-        cls = httpx2.AsyncClient if is_async else httpx2.Client
-        client = cls(transport=self._transport(httpx2), base_url=self.base_url)
+    def _client(self, library: ModuleType, *, is_async: bool) -> Any:
+        cls = library.AsyncClient if is_async else library.Client
+        client = cls(transport=self._transport(library), base_url=self.base_url)
         if not is_async:
             self._to_close.append(client)
         return client
+
+    def httpx2_client(self, *, is_async: bool = False) -> Any:
+        """An ``httpx2`` client reaching the mock (closed at teardown if sync); needs httpx2."""
+        return self._client(import_httpx2("mockllm.httpx2_client()"), is_async=is_async)
 
     def httpx_client(self, *, is_async: bool = False) -> Any:
         """An ``httpx`` client reaching the mock (closed at teardown if sync)."""
-        cls = httpx.AsyncClient if is_async else httpx.Client
-        client = cls(transport=self._transport(httpx), base_url=self.base_url)
-        if not is_async:
-            self._to_close.append(client)
-        return client
+        return self._client(httpx, is_async=is_async)
 
     def openai(self, *, is_async: bool = False, **kwargs: Any) -> Any:
-        """An ``openai.OpenAI`` (or ``AsyncOpenAI``) client on the mock."""
-        import openai
-
+        """An ``openai.OpenAI`` (or ``AsyncOpenAI``) client on the mock, openai 2.x or 3.x."""
+        openai = require_sdk("openai", needed_by="mockllm.openai()")
         cls = openai.AsyncOpenAI if is_async else openai.OpenAI
         kwargs.setdefault("max_retries", 0)
         return cls(api_key="test", base_url=self.openai_base_url,
-                   http_client=self.httpx2_client(is_async=is_async), **kwargs)
+                   http_client=self._client(http_library(openai), is_async=is_async), **kwargs)
 
     def anthropic(self, *, is_async: bool = False, **kwargs: Any) -> Any:
-        """An ``anthropic.Anthropic`` (or ``AsyncAnthropic``) client on the mock."""
-        import anthropic
-
+        """An ``anthropic.Anthropic`` (or ``AsyncAnthropic``) client on the mock, any generation."""
+        anthropic = require_sdk("anthropic", needed_by="mockllm.anthropic()")
         cls = anthropic.AsyncAnthropic if is_async else anthropic.Anthropic
         kwargs.setdefault("max_retries", 0)
         return cls(api_key="test", base_url=self.anthropic_base_url,
-                   http_client=self.httpx2_client(is_async=is_async), **kwargs)
+                   http_client=self._client(http_library(anthropic), is_async=is_async), **kwargs)
 
     def model_client(self, protocol: str = "anthropic-messages", **kwargs: Any) -> ModelClient:
         """The harness's streaming ``ModelClient`` for ``protocol`` on the mock."""
+        library = http_library(sdk_for(protocol))
         return model_client(protocol, base_url=self.base_url,
-                            http_client=self.httpx2_client(is_async=True), **kwargs)
+                            http_client=self._client(library, is_async=True), **kwargs)
 
     def close(self) -> None:
         for client in self._to_close:
@@ -151,7 +155,7 @@ class MockLLMFixture(_Clients):
         self._interception: contextlib.ExitStack | None = None
 
     def _transport(self, module: Any) -> Any:
-        return HTTPX2Transport(self.mock) if module is httpx2 else HTTPXTransport(self.mock)
+        return HTTPXTransport(self.mock) if module is httpx else HTTPX2Transport(self.mock)
 
     @property
     def journal(self) -> list[JournalEntry]:
@@ -187,6 +191,7 @@ class MockLLMFixture(_Clients):
 
     @staticmethod
     def explain(body: Any, protocol: str = "openai-chat") -> Selection:
+        """Why ``body`` gets the reply it does (``mockllm.explain``)."""
         return explain(body, protocol)
 
 
@@ -201,12 +206,12 @@ class MockLLMServer(_Clients):
     @property
     def journal(self) -> list[JournalEntry]:
         """The server's journal (read over HTTP), newest last."""
-        with httpx2.Client() as client:
+        with httpx.Client() as client:
             entries = client.get(f"{self.base_url}/_mockllm/requests").json()
         return [JournalEntry.model_validate(e) for e in entries]
 
     def unused_steps(self) -> list[UnusedStep]:
-        with httpx2.Client() as client:
+        with httpx.Client() as client:
             steps = client.get(f"{self.base_url}/_mockllm/unused").raise_for_status().json()
         return [UnusedStep(**step) for step in steps]
 
@@ -215,7 +220,7 @@ class MockLLMServer(_Clients):
         without instruction tags that fit ``match``; returns the script's id."""
         matching = as_match(match).model_dump(exclude_none=True)
         body = {**as_chain(chain).model_dump(mode="json", exclude_none=True), "match": matching}
-        with httpx2.Client() as client:
+        with httpx.Client() as client:
             response = client.post(f"{self.base_url}/_mockllm/scripts", json=body)
         if response.status_code != 201:
             raise ValueError(f"the server refused the script: {response.text}")
@@ -223,21 +228,21 @@ class MockLLMServer(_Clients):
 
     def scripts(self) -> list[dict[str, Any]]:
         """The registered scripts (``GET /_mockllm/scripts``)."""
-        with httpx2.Client() as client:
+        with httpx.Client() as client:
             return client.get(f"{self.base_url}/_mockllm/scripts").raise_for_status().json()
 
     def script_descriptions(self) -> list[str]:
         return [entry["description"] for entry in self.scripts()]
 
     def reset(self) -> None:
-        with httpx2.Client() as client:
+        with httpx.Client() as client:
             client.post(f"{self.base_url}/_mockllm/reset").raise_for_status()
 
     @contextlib.contextmanager
     def session(self, *, seed: int = 0, lenient: bool = False) -> Iterator[MockLLMServer]:
         """A mock of its own on this server (journal, scripts, settings) until the block
         ends: its clients and base URLs reach only it."""
-        with httpx2.Client() as client:
+        with httpx.Client() as client:
             created = client.post(f"{self.base_url}/_mockllm/sessions",
                                   json={"seed": seed, "lenient": lenient}).raise_for_status().json()
         session = MockLLMServer(self.base_url + created["path"], self.pid)
@@ -245,7 +250,7 @@ class MockLLMServer(_Clients):
             yield session
         finally:
             session.close()
-            with httpx2.Client() as client:
+            with httpx.Client() as client:
                 client.delete(session.base_url)
 
 

@@ -26,25 +26,31 @@ Options (all prefixed, each also an ini option; see ``harness.plugin.config``):
 ``--mockllm-seed``, ``--mockllm-lenient``, ``--mockllm-allow-fallback``,
 ``--mockllm-allow-unused-steps``, ``--mockllm-golden-dir``, and the scenario options
 of ``harness.plugin.scenario_items``.
+
+pytest imports this module in every run of every project that has the package
+installed, so it imports only pytest and the plugin's settings: each fixture imports
+the mock, the SDKs or the agent when a test asks for it (docs/performance.md, "Plugin
+startup").
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from harness.agent import AgentRunner
-from harness.golden.assertion import GoldenAssertion
-from harness.golden.location import golden_extension
 from harness.plugin import hookspecs
 from harness.plugin.config import MARKER, Settings, add_options, base_settings, settings_for
-from harness.plugin.fixtures import MockLLMFixture, MockLLMServer, start_server
 from harness.plugin.scenario_items import add_scenario_options, pytest_collect_file, show_goldens_to_syrupy
-from mockllm._engine import MockLLM
 
-__all__ = ["MockLLMFixture", "MockLLMServer", "pytest_collect_file"]
+if TYPE_CHECKING:
+    from harness.agent import AgentRunner
+    from harness.golden.assertion import GoldenAssertion
+    from harness.plugin.fixtures import MockLLMFixture, MockLLMServer
+
+__all__ = ["pytest_collect_file"]
+
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     add_options(parser)
@@ -74,6 +80,9 @@ def _check(fixture: MockLLMFixture | MockLLMServer, settings: Settings) -> None:
 @pytest.fixture
 def mockllm(request: pytest.FixtureRequest) -> Iterator[MockLLMFixture]:
     """An in-process mock LLM for this test (see ``MockLLMFixture``)."""
+    from harness.plugin.fixtures import MockLLMFixture
+    from mockllm._engine import MockLLM
+
     settings = settings_for(request.node)
     fixture = MockLLMFixture(MockLLM(seed=settings.seed, lenient=settings.lenient))
     try:
@@ -91,6 +100,8 @@ def mockllm_server_process(tmp_path_factory: pytest.TempPathFactory,
     Shared by every test and unchecked; tests use ``mockllm_server``, which is scoped
     to the test. This one is for session-scoped fixtures of your own.
     """
+    from harness.plugin.fixtures import start_server
+
     settings = base_settings(pytestconfig)
     with start_server(tmp_path_factory.mktemp("mockllm-server"),
                       seed=settings.seed, lenient=settings.lenient) as server:
@@ -115,6 +126,8 @@ def mockllm_agent(mockllm: MockLLMFixture) -> Iterator[Callable[..., AgentRunner
         runner = mockllm_agent("openai-chat", tools=tools)
         result = runner.run_sync(prompt, "session-1")
     """
+    from harness.agent import AgentRunner
+
     runners: list[AgentRunner] = []
 
     def make(protocol: str = "anthropic-messages", **runner_options: Any) -> AgentRunner:
@@ -131,6 +144,10 @@ def golden(snapshot: Any, request: pytest.FixtureRequest) -> GoldenAssertion:
     """syrupy's ``snapshot`` storing event tables under ``golden/``; it refuses a run
     that got the mock's fallback reply (in the events or in this test's ``mockllm``
     journal) unless ``@pytest.mark.mockllm(allow_fallback=True)``."""
+    from harness.golden.assertion import GoldenAssertion
+    from harness.golden.location import golden_extension
+    from harness.plugin.fixtures import MockLLMFixture
+
     def journal() -> Any:
         mock = request.node.funcargs.get("mockllm") if hasattr(request.node, "funcargs") else None
         return mock.journal if isinstance(mock, MockLLMFixture) else ()

@@ -28,17 +28,16 @@ Example::
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal, Union
+from typing import Annotated, Any, Literal, Union
 
 import re
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 from harness.chain.models import ChainPlan, PlanStep
 from harness.chain.policy import Policy
-from harness.exceptions import HarnessError
-from harness.identity.seeding import OrganizationSeed
+from harness.exceptions import HarnessError, missing_extra
 from harness.scenarios.contract import PROTOCOLS
 from mockllm._instructions import Instruction, InstructionChain
 
@@ -141,6 +140,20 @@ class FollowUp(_Strict):
         return _tagged(self.prompt, self.script)
 
 
+def _organization_seed(value: Any) -> Any:
+    # Imported here: the identity tools need scim2-models (the agent extra), and a
+    # scenario without an identity section must load without it.
+    try:
+        from harness.identity.seeding import OrganizationSeed
+    except ModuleNotFoundError as exc:
+        if exc.name != "scim2_models":
+            raise
+        raise ValueError(str(missing_extra("scim2_models", needed_by="a scenario's identity section",
+                                           extra="agent"))) from None
+
+    return OrganizationSeed.model_validate(value)
+
+
 class Scenario(_Strict):
     """One scenario. ``script`` is the instruction chain; ``plan`` and ``planner``
     hold the chain executor's plan and the planner's settings for those runners;
@@ -163,8 +176,9 @@ class Scenario(_Strict):
     policies: list[Policy] = Field(default_factory=list)
     documents: list[DocumentSpec] = Field(default_factory=list)
     prompt_configs: dict[str, str] = Field(default_factory=dict)
-    identity: dict[str, OrganizationSeed] | None = None
-    """Users and groups per organization for the chain's identity tools (``harness.identity.seeding``)."""
+    identity: dict[str, Annotated[Any, BeforeValidator(_organization_seed)]] | None = None
+    """Users and groups per organization for the chain's identity tools: each an
+    ``harness.identity.seeding.OrganizationSeed``."""
     allow_fallback: bool = False
     expect: Expectation = Field(default_factory=Expectation)
     turns: list[FollowUp] = Field(default_factory=list)

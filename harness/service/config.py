@@ -50,7 +50,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from harness.chain import Am7Uri, Character, InMemoryVectorStore, Policy, PromptConfig, SQLitePlanStore
 from harness.chain.uris import AM7_SCHEME, CHARACTER
 from harness.identity import SQLiteIdentityStore
-from harness.llm import ModelClient, model_client
+from harness.llm import ModelClient, http_library, model_client, sdk_for
 from harness.service.core import ChainServiceConfig
 from harness.service.resources import ChatConfig, OrganizationResources
 from harness.validation_problems import validation_problems
@@ -109,12 +109,12 @@ def _client_factory(settings: LLMSettings) -> Callable[[], ModelClient]:
         if settings.base_url:
             return model_client(settings.protocol, base_url=settings.base_url, **kwargs)
         # No server named: the mock runs in-process, still spoken to over the wire protocol.
-        import httpx2
-
         from mockllm import MockLLM
-        from mockllm._transports import HTTPX2Transport
+        from mockllm._transports import HTTPX2Transport, HTTPXTransport
 
-        http = httpx2.AsyncClient(transport=HTTPX2Transport(MockLLM()), base_url="http://mockllm.invalid")
+        library = http_library(sdk_for(settings.protocol))  # httpx or httpx2, as the SDK's generation needs
+        transport = HTTPXTransport if library.__name__ == "httpx" else HTTPX2Transport
+        http = library.AsyncClient(transport=transport(MockLLM()), base_url="http://mockllm.invalid")
         return model_client(settings.protocol, http_client=http, **kwargs)
     return build
 

@@ -354,9 +354,10 @@ class OpenAIAdapter(SDKAdapter):
     mid_stream_status = None
 
     def error_view(self, error: Exception) -> ErrorView:
-        """What an ``openai`` error says; its message ends with the body's message."""
+        """What an ``openai`` error says; its message holds the body's message (3.x ends
+        with it, 2.x puts it after "Error code: N - " in the whole body)."""
         assert isinstance(error, openai.APIError), error
         body = error.body if isinstance(error.body, dict) else {}
-        assert error.message.endswith(str(body.get("message"))), (error.message, body)
+        assert str(body.get("message")) in error.message, (error.message, body)
         return ErrorView(error.type, body.get("message"), error.code, error.param,
                          getattr(error, "request_id", None))

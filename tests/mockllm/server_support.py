@@ -17,11 +17,12 @@ from pathlib import Path
 from typing import Any
 
 import anthropic
-import httpx2
 import openai
 import pytest
 
 from mockllm import InstructionChain
+
+httpx2 = pytest.importorskip("httpx2", reason="httpx2 is not installed (the httpx2 extra)")
 
 START_TIMEOUT_S = 30
 STOP_TIMEOUT_S = 10

@@ -17,13 +17,13 @@ transport gives the server's bytes.
 from __future__ import annotations
 
 import asyncio
+from types import ModuleType
 from typing import Any
 
-import httpx2
 import pytest
 
 from mockllm._engine import MockLLM
-from mockllm._transports import HTTPX2Transport
+from mockllm._transports import HTTPX2Transport, HTTPXTransport
 from tests.mockllm.sdk_adapters_support import ADAPTERS
 from tests.mockllm.sdk_support import SYNC_ASYNC, Neutral, SDKAdapter, Turn
 from tests.mockllm.sdk_support import script as _script
@@ -181,20 +181,32 @@ def _request(protocol: str, stream: bool) -> tuple[str, dict[str, Any]]:
     return path, body
 
 
-def _post(client: httpx2.Client, url: str, body: dict[str, Any]) -> httpx2.Response:
+LIBRARIES = ["httpx", "httpx2"]
+
+
+def _library(name: str) -> tuple[ModuleType, type]:
+    """The client library and its in-process transport; httpx2 is optional (its extra)."""
+    if name == "httpx":
+        return pytest.importorskip("httpx"), HTTPXTransport
+    return pytest.importorskip("httpx2", reason="httpx2 is not installed (the httpx2 extra)"), HTTPX2Transport
+
+
+def _post(client: Any, url: str, body: dict[str, Any]) -> Any:
     response = client.post(url, json=body, headers={"anthropic-version": "2023-06-01"})
     assert response.status_code == 200, response.text
     return response
 
 
+@pytest.mark.parametrize("library", LIBRARIES)
 @pytest.mark.parametrize("stream", [False, True], ids=["json", "sse"])
 @pytest.mark.parametrize("protocol", PROTOCOLS)
-def test_the_same_request_twice_gives_the_same_bytes(door: Any, protocol: str, stream: bool) -> None:
+def test_the_same_request_twice_gives_the_same_bytes(door: Any, protocol: str, stream: bool, library: str) -> None:
+    module, transport = _library(library)
     path, body = _request(protocol, stream)
     if door.mock is not None:
-        client = httpx2.Client(transport=HTTPX2Transport(door.mock), base_url=door.base_url)
+        client = module.Client(transport=transport(door.mock), base_url=door.base_url)
     else:
-        client = httpx2.Client(base_url=door.base_url)
+        client = module.Client(base_url=door.base_url)
     with client:
         first, second = _post(client, path, body), _post(client, path, body)
     assert first.content == second.content
@@ -204,12 +216,15 @@ def test_the_same_request_twice_gives_the_same_bytes(door: Any, protocol: str, s
     assert first.headers["content-type"].startswith("text/event-stream" if stream else "application/json")
 
 
+@pytest.mark.parametrize("library", LIBRARIES)
 @pytest.mark.parametrize("stream", [False, True], ids=["json", "sse"])
 @pytest.mark.parametrize("protocol", PROTOCOLS)
-def test_in_process_and_server_give_the_same_bytes(mock_server_url: str, protocol: str, stream: bool) -> None:
+def test_in_process_and_server_give_the_same_bytes(mock_server_url: str, protocol: str, stream: bool,
+                                                   library: str) -> None:
+    module, transport = _library(library)
     path, body = _request(protocol, stream)
-    with httpx2.Client(transport=HTTPX2Transport(MockLLM()), base_url="http://mockllm.test") as local, \
-            httpx2.Client(base_url=mock_server_url) as remote:
+    with module.Client(transport=transport(MockLLM()), base_url="http://mockllm.test") as local, \
+            module.Client(base_url=mock_server_url) as remote:
         in_process, served = _post(local, path, body), _post(remote, path, body)
     assert in_process.content == served.content
     for name in ("content-type", "x-mockllm-chain", "x-mockllm-turn", "x-mockllm-instruction", "x-mockllm-protocol"):

@@ -37,7 +37,7 @@ def test_anthropic_models_list_and_retrieve(door: Any) -> None:
 
 
 def test_models_are_read_only_in_the_callers_shape(door: Any) -> None:
-    answer = door.clients.httpx2_client().post("/v1/models", headers={"anthropic-version": "2023-06-01"})
+    answer = door.clients.httpx_client().post("/v1/models", headers={"anthropic-version": "2023-06-01"})
     assert answer.status_code == 405
     assert answer.json()["type"] == "error"
     assert "send a GET request" in answer.json()["error"]["message"]
@@ -106,7 +106,7 @@ def test_embeddings_are_deterministic_unit_vectors(door: Any) -> None:
 def test_embeddings_honour_dimensions_base64_and_token_input(door: Any) -> None:
     client = door.openai()
     small = client.embeddings.create(model="m", input="apples", dimensions=8, encoding_format="float")
-    raw = door.clients.httpx2_client().post(
+    raw = door.clients.httpx_client().post(
         "/v1/embeddings", json={"model": "m", "input": "apples", "dimensions": 8, "encoding_format": "base64"})
     packed = raw.json()["data"][0]["embedding"]
     assert list(struct.unpack("<8f", base64.b64decode(packed))) == small.data[0].embedding

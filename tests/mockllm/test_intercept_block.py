@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import httpx
-import httpx2
 import openai
 import pytest
 
 from mockllm._intercept import UnmockedRequestError, intercept
+
+httpx2 = pytest.importorskip("httpx2", reason="httpx2 is not installed (the httpx2 extra)")
 
 
 @pytest.mark.parametrize("library", [httpx, httpx2], ids=["httpx", "httpx2"])

@@ -9,12 +9,13 @@ from collections import deque
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx2
 import pytest
 
 from mockllm import Limits
 from mockllm._script import MAX_VALUES
 from tests.mockllm.server_support import PATHS, PROTOCOLS, ServerProcess, launch, script, user_body
+
+httpx2 = pytest.importorskip("httpx2", reason="httpx2 is not installed (the httpx2 extra)")
 
 MIB = 1024 * 1024
 

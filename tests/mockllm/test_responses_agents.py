@@ -7,13 +7,14 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-import httpx2
 import openai
 import pytest
 
 from mockllm import MockLLM
 from mockllm._transports import HTTPX2Transport
 from tests.mockllm.server_support import script, uid
+
+httpx2 = pytest.importorskip("httpx2", reason="httpx2 is not installed (the httpx2 extra)")
 
 agents = pytest.importorskip("agents")
 

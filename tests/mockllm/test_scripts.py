@@ -8,7 +8,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-import httpx2
+import httpx
 import pytest
 from pydantic import ValidationError
 
@@ -36,7 +36,7 @@ def clients(request: pytest.FixtureRequest) -> Iterator[MockLLMFixture | MockLLM
 
 def _app_turns(clients: Any, question: str, model: str = "gpt-mock") -> tuple[list[bytes], Any]:
     """What an app that templates its prompt does: ask, run the tool, ask again."""
-    http = clients.httpx2_client()
+    http = clients.httpx_client()
     messages: list[dict[str, Any]] = [
         {"role": "system", "content": "You are a weather assistant."},
         {"role": "user", "content": f"Question: {question}"},
@@ -81,7 +81,7 @@ def test_the_same_request_gives_the_same_bytes_in_process_and_over_the_socket(mo
 def test_match_narrows_the_conversations_a_script_answers(match: Any, fits: bool) -> None:
     fixture = MockLLMFixture(MockLLM())
     fixture.script([{"messages": [{"text_message": {"text": "scripted"}}]}], match=match)
-    reply = fixture.httpx2_client().post(
+    reply = fixture.httpx_client().post(
         "/v1/chat/completions", headers={"x-test-case": "oslo"},
         json={"model": "gpt-mock", "messages": [{"role": "user", "content": "Question: weather in Oslo?"}]})
     assert (reply.json()["choices"][0]["message"]["content"] == "scripted") is fits
@@ -115,7 +115,7 @@ def test_the_first_fitting_script_in_registration_order_answers() -> None:
 
 
 def test_scripts_over_http_list_delete_and_refuse_a_bad_chain(mock_server_url: str) -> None:
-    with MockLLMServer(mock_server_url).session() as server, httpx2.Client(base_url=server.base_url) as http:
+    with MockLLMServer(mock_server_url).session() as server, httpx.Client(base_url=server.base_url) as http:
         bad = http.post("/_mockllm/scripts", json={
             "instruction_chain": [{"messages": [{"text_message": {"text": "x"}}], "stop_reasn": "end_turn"},
                                   {"messages": []}],
@@ -150,12 +150,12 @@ def test_sessions_keep_their_journals_and_scripts_apart(mock_server_url: str) ->
         a.script([{"messages": [{"text_message": {"length": 6}}]}])
         b.script([{"messages": [{"text_message": {"length": 6}}]}])
         ask = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
-        words_a = a.httpx2_client().post("/v1/chat/completions", json=ask).json()
-        words_b = b.httpx2_client().post("/v1/chat/completions", json=ask).json()
+        words_a = a.httpx_client().post("/v1/chat/completions", json=ask).json()
+        words_b = b.httpx_client().post("/v1/chat/completions", json=ask).json()
         assert words_a["choices"][0]["message"]["content"] != words_b["choices"][0]["message"]["content"]
         assert len(a.journal) == 1 and len(b.journal) == 1
         gone = a.base_url
-    with httpx2.Client() as http:
+    with httpx.Client() as http:
         after = http.post(f"{gone}/v1/chat/completions", json=ask)
     assert after.status_code == 404 and "There is no mock session" in after.json()["error"]["message"]
 
@@ -175,7 +175,7 @@ def test_the_wire_parser_warns_naming_the_nearest_key() -> None:
     fixture = MockLLMFixture(MockLLM())
     block = json.dumps({"instruction_chain": [
         {"messages": [{"text_message": {"text": "x"}}], "stop_reasn": "end_turn"}]})
-    fixture.httpx2_client().post("/v1/chat/completions", json={
+    fixture.httpx_client().post("/v1/chat/completions", json={
         "model": "m", "messages": [{"role": "user", "content": f"<|instruction_start|>{block}<|instruction_end|>"}]})
     assert fixture.journal[-1].warnings == [
         "instruction_chain[0]: unknown key 'stop_reasn' ignored; did you mean 'stop_reason'?"]

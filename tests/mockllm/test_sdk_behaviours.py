@@ -13,6 +13,7 @@ own ``test_sdk_<protocol>.py``.
 from __future__ import annotations
 
 import asyncio
+import importlib
 from typing import Any
 
 import pytest
@@ -262,8 +263,11 @@ def test_scripted_http_errors_raise_the_sdk_classes(door: Any, sdk: SDKAdapter, 
                 await sdk.turn(client, mode, sdk.start(chain)[0])
         error = info.value
         assert error.status_code == status  # type: ignore[attr-defined]
-        # A server error is one for the SDK, the overloaded ones included.
-        assert isinstance(error, sdk.status_errors[500][0]) == (status >= 500)
+        # A server error is one for the SDK, the overloaded ones included (anthropic 0.x,
+        # the httpx generation, files its OverloadedError apart: the SDK's choice).
+        sdk_major = int(importlib.import_module(sdk.sdk).__version__.split(".")[0])
+        if not (status == 529 and sdk_major < 1):
+            assert isinstance(error, sdk.status_errors[500][0]) == (status >= 500)
         view = sdk.error_view(error)
         # The provider's usual type and code for the status, since the script gave none.
         assert (view.type, view.code) == (error_type, error_code)

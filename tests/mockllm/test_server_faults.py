@@ -17,7 +17,6 @@ from typing import Any
 
 import anthropic
 import httpx
-import httpx2
 import openai
 import pytest
 import uvicorn
@@ -49,6 +48,8 @@ from tests.mockllm.server_support import (
 )
 
 __all__ = ["_shared_client", "servers"]  # fixtures, requested by name (and pyflakes sees them used)
+
+httpx2 = pytest.importorskip("httpx2", reason="httpx2 is not installed (the httpx2 extra)")
 
 # == 5. scripted faults ================================================================
 

@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import anthropic
-import httpx2
 import openai
 import pytest
 
@@ -44,6 +43,8 @@ from tests.mockllm.server_support import (
 )
 
 __all__ = ["_shared_client", "servers"]  # fixtures, requested by name (and pyflakes sees them used)
+
+httpx2 = pytest.importorskip("httpx2", reason="httpx2 is not installed (the httpx2 extra)")
 
 # == 1. the command line ==============================================================
 

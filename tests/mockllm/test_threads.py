@@ -7,13 +7,14 @@ import json
 from typing import Any
 
 import anthropic
-import httpx2
 import pytest
 from anthropic import beta_tool
 
 from mockllm import MockLLM
 from mockllm._transports import HTTPX2Transport
 from tests.mockllm.server_support import two_city_weather_chain as _chain
+
+httpx2 = pytest.importorskip("httpx2", reason="httpx2 is not installed (the httpx2 extra)")
 
 MODEL = "claude-mock-1"
 

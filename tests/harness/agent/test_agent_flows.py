@@ -7,7 +7,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-import httpx2
+import httpx
 import pytest
 
 from harness import invariants as inv
@@ -23,7 +23,7 @@ from harness.agent.runner import REJECTED
 from harness.events import Event
 from harness.llm import model_client
 from mockllm import InstructionChain, MockLLM
-from mockllm._transports import HTTPX2Transport
+from tests.http_support import sdk_http_client
 
 PROTOCOLS = pytest.mark.parametrize("protocol", ["anthropic-messages", "openai-chat"])
 
@@ -61,10 +61,10 @@ class Harness:
         self.mock = MockLLM()
         self.requests: list[dict[str, Any]] = []  # every request body the model received
 
-        async def record(request: httpx2.Request) -> None:
+        async def record(request: Any) -> None:
             self.requests.append(json.loads(request.content))
 
-        self.http = httpx2.AsyncClient(transport=HTTPX2Transport(self.mock), event_hooks={"request": [record]})
+        self.http = sdk_http_client(protocol, self.mock, event_hooks={"request": [record]})
         runner_kwargs.setdefault("tools", bc_tools())
         self.runner = AgentRunner(model_client(protocol, http_client=self.http), **runner_kwargs)
 
@@ -361,11 +361,11 @@ def test_flow6_file_context_reaches_the_model(mock_server_url: str, request: pyt
     files.add("f1", "ledger.csv", "account,amount\n4000,120", owner="user-1")
     sent: list[dict[str, Any]] = []  # the bodies as they went over real HTTP
 
-    async def record(request: httpx2.Request) -> None:
+    async def record(request: Any) -> None:
         sent.append(json.loads(request.content))
 
     client = model_client("anthropic-messages", base_url=mock_server_url,
-                          http_client=httpx2.AsyncClient(event_hooks={"request": [record]}))
+                          http_client=sdk_http_client("anthropic-messages", event_hooks={"request": [record]}))
     runner = AgentRunner(client, files=files)
     request.addfinalizer(runner.close)
 
@@ -378,7 +378,7 @@ def test_flow6_file_context_reaches_the_model(mock_server_url: str, request: pyt
 
     result = asyncio.run(main())
     assert result.success and result.final_text == "Seen."
-    with httpx2.Client() as client:
+    with httpx.Client() as client:
         entry = client.get(f"{mock_server_url}/_mockllm/requests").json()[-1]
     assert entry["instruction_id"] == "0"  # the tagged prompt still scripted the reply
     assert sent and "account,amount\n4000,120" in sent[-1]["messages"][0]["content"]

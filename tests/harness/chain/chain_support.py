@@ -8,8 +8,6 @@ import asyncio
 import json
 from typing import Any
 
-import httpx2
-
 from harness.chain import (
     ChainEvent,
     ChainExecutor,
@@ -22,7 +20,7 @@ from harness.chain import (
 )
 from harness.llm import model_client
 from mockllm import InstructionChain, MockLLM
-from mockllm._transports import HTTPX2Transport
+from tests.http_support import sdk_http_client
 
 MODELS = ["olio.charPerson", "data.data"]
 
@@ -92,16 +90,16 @@ class Bench:
                  **executor_options: Any) -> None:
         self.bodies: list[dict[str, Any]] = []
 
-        async def record(request: httpx2.Request) -> None:
+        async def record(request: Any) -> None:
             self.bodies.append(json.loads(request.content))
 
         mock = MockLLM()
 
         def connect() -> Any:
             if base_url is None:
-                http = httpx2.AsyncClient(transport=HTTPX2Transport(mock), event_hooks={"request": [record]})
+                http = sdk_http_client(protocol, mock, event_hooks={"request": [record]})
             else:
-                http = httpx2.AsyncClient(event_hooks={"request": [record]})
+                http = sdk_http_client(protocol, event_hooks={"request": [record]})
             return model_client(protocol, base_url=base_url, http_client=http)
 
         self._connect = connect

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from tests.harness.chain.chain_support import DONE, Bench, answers, llm, query, route, step
@@ -302,20 +303,18 @@ def test_an_unusable_plan_from_the_model_is_a_clear_error(reply: str, message: s
 def test_chat_configs_pick_the_model_client_of_a_step() -> None:
     """Two chat configs in one run: the step's ``chatConfigName`` picks which model (and
     protocol) answers; the one conversation goes on across them."""
-    import httpx2
-
     from harness.llm import model_client
     from mockllm import MockLLM
-    from mockllm._transports import HTTPX2Transport
+    from tests.http_support import sdk_http_client
 
     b = Bench()  # its default client speaks Anthropic Messages
     openai_bodies: list[str] = []
 
-    async def record(request: httpx2.Request) -> None:
+    async def record(request: Any) -> None:
         openai_bodies.append(request.url.path)
 
-    b.executor.chat_configs["openai"] = model_client("openai-chat", http_client=httpx2.AsyncClient(
-        transport=HTTPX2Transport(MockLLM()), event_hooks={"request": [record]}))
+    b.executor.chat_configs["openai"] = model_client("openai-chat", http_client=sdk_http_client(
+        "openai-chat", MockLLM(), event_hooks={"request": [record]}))
     done = b.run(ChainPlan(plan_query=answers("q", "from claude", "from gpt"), steps=[
         llm(1, "first"), llm(2, "second", chatConfigName="openai")]))
     assert [s.output for s in done.steps] == ["from claude", "from gpt"]

@@ -6,14 +6,13 @@ from __future__ import annotations
 import asyncio
 import json
 
-import httpx2
 import pytest
 
 from harness.llm import model_client
 from harness.planner import CalculationError, TaskExecutor, calculate
 from harness.planner.calculator import MAX_INT_BITS
 from mockllm import InstructionChain, MockLLM
-from mockllm._transports import HTTPX2Transport
+from tests.http_support import sdk_http_client
 
 HOSTILE = {
     "((9**99)**99)**99": "too large",          # a short nested power: minutes of CPU unbounded
@@ -48,7 +47,7 @@ def test_results_up_to_the_bound_are_computed_exactly() -> None:
 @pytest.mark.parametrize("expression", ["((9**99)**99)**99", "0**-1", "10.0**99*10.0**99*10.0**99*10.0**99"])
 def test_a_failing_calculation_is_a_step_error_and_the_fallback_plan_answers(expression: str) -> None:
     mock = MockLLM()
-    http = httpx2.AsyncClient(transport=HTTPX2Transport(mock))
+    http = sdk_http_client("anthropic-messages", mock)
     executor = TaskExecutor(model_client("anthropic-messages", http_client=http))
     plan = {"thought": "compute", "steps": [
         {"agent": "CalculatorAgent", "action": "calculate", "args": {"expression": expression}}]}

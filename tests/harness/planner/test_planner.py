@@ -7,7 +7,6 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-import httpx2
 import pytest
 
 from harness import invariants
@@ -25,7 +24,7 @@ from harness.planner import (
 )
 from harness.planner.prompts import fallback_planner_prompt, planner_prompt
 from mockllm import InstructionChain, MockLLM
-from mockllm._transports import HTTPX2Transport
+from tests.http_support import sdk_http_client
 
 
 def reply(value: Any) -> dict[str, Any]:
@@ -39,11 +38,11 @@ class Bench:
     def __init__(self, protocol: str = "anthropic-messages") -> None:
         self.requests: list[dict[str, Any]] = []
 
-        async def record(request: httpx2.Request) -> None:
+        async def record(request: Any) -> None:
             self.requests.append(json.loads(request.content))
 
         self.mock = MockLLM()
-        http = httpx2.AsyncClient(transport=HTTPX2Transport(self.mock), event_hooks={"request": [record]})
+        http = sdk_http_client(protocol, self.mock, event_hooks={"request": [record]})
         self.executor = TaskExecutor(model_client(protocol, http_client=http))
 
     def run(self, question: str, *steps: dict[str, Any]) -> PlanningResult:
@@ -293,7 +292,7 @@ def test_the_fallback_answers_a_query_that_looks_like_a_placeholder(bench: Any) 
 
 def test_a_store_given_to_the_executor_gets_the_persisted_events() -> None:
     store = SQLiteEventStore()
-    http = httpx2.AsyncClient(transport=HTTPX2Transport(MockLLM()))
+    http = sdk_http_client("anthropic-messages", MockLLM())
     executor = TaskExecutor(model_client("anthropic-messages", http_client=http), store=store)
     query = InstructionChain.model_validate({"instruction_chain": [reply(SIMPLE_PLAN), reply("Fine.")]}).tagged("Hi")
     result = asyncio.run(executor.run(query, "s-store"))

@@ -23,7 +23,8 @@ def _ini(pytester: pytest.Pytester, *lines: str) -> None:
     pytester.makepyprojecttoml("\n".join([
         "[tool.pytest.ini_options]",
         'addopts = ["-p", "no:cacheprovider"]',
-        'filterwarnings = ["error", "ignore::pytest.PytestAssertRewriteWarning"]',
+        'filterwarnings = ["error", "ignore::pytest.PytestAssertRewriteWarning",',
+        '    \'ignore:The configuration option "asyncio_default_fixture_loop_scope" is unset:pytest.PytestDeprecationWarning\']',
         *lines,
     ]))
 

@@ -14,7 +14,7 @@ def test_each_test_sees_only_its_own_requests_and_settings(strict_pytester: pyte
 
         def words(server):
             server.script([{"messages": [{"text_message": {"length": 8}}]}])
-            return server.httpx2_client().post("/v1/chat/completions", json=ASK).json()
+            return server.httpx_client().post("/v1/chat/completions", json=ASK).json()
 
         @pytest.mark.mockllm(seed=1)
         def test_a(mockllm_server):

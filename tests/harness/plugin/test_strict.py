@@ -34,12 +34,12 @@ def test_one_too_many(mockllm):
 def test_rejected(mockllm):
     body = {"model": "m", "messages": [{"role": "user", "content": script("x")},
                                        {"role": "tool", "tool_call_id": "nope", "content": "x"}]}
-    assert mockllm.httpx2_client().post("/v1/chat/completions", json=body).status_code == 400
+    assert mockllm.httpx_client().post("/v1/chat/completions", json=body).status_code == 400
 
 def test_scripted_error_is_not_a_failure(mockllm):
     from mockllm import InstructionChain
     prompt = InstructionChain(instruction_chain=[{"error": {"status": 429}}]).tagged("x")
-    assert mockllm.httpx2_client().post(
+    assert mockllm.httpx_client().post(
         "/v1/chat/completions", json={"model": "m", "messages": [{"role": "user", "content": prompt}]}
     ).status_code == 429
 
@@ -98,6 +98,7 @@ def test_allowed_by_flag_and_by_ini(project: pytest.Pytester) -> None:
         addopts = -p no:cacheprovider
         filterwarnings = error
             ignore::pytest.PytestAssertRewriteWarning
+            ignore:The configuration option "asyncio_default_fixture_loop_scope" is unset:pytest.PytestDeprecationWarning
         mockllm_allow_fallback = true
     """)
     project.runpytest().assert_outcomes(passed=5)

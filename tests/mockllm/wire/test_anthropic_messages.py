@@ -7,7 +7,6 @@ import json
 from typing import Any
 
 import anthropic
-import httpx2
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -17,6 +16,8 @@ from mockllm._plan import ErrorPlan, ReplyPlan, TextPart, ToolCallPart, Usage
 from mockllm._wire.anthropic_messages import anthropic_messages as codec
 from mockllm._wire.base import RequestRejected, dumps
 from tests.mockllm.wire.wire_support import rendered
+
+httpx2 = pytest.importorskip("httpx2", reason="httpx2 is not installed (the httpx2 extra)")
 
 MODEL = "claude-mock-1"
 USER = [{"role": "user", "content": "What is the weather in Paris?"}]

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import httpx2
 import openai
 import pytest
 
@@ -13,6 +12,8 @@ from mockllm._plan import ErrorPlan, ReplyPart, ReplyPlan, TextPart, ToolCallPar
 from mockllm._wire.base import RequestRejected
 from mockllm._wire.openai_chat import openai_chat
 from tests.mockllm.wire.wire_support import rendered
+
+httpx2 = pytest.importorskip("httpx2", reason="httpx2 is not installed (the httpx2 extra)")
 
 MESSAGES = [{"role": "user", "content": "hi"}]
 WEATHER_TOOLS = [

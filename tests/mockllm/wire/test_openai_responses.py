@@ -7,7 +7,6 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-import httpx2
 import openai
 import pytest
 from openai.types.responses import Response, ResponseStreamEvent
@@ -18,6 +17,8 @@ from mockllm._plan import ErrorPlan, ReplyPlan, TextPart, ToolCallPart, Usage
 from mockllm._wire.base import RequestRejected
 from mockllm._wire.openai_responses import OpenAIResponsesCodec, openai_responses as codec
 from tests.mockllm.wire.wire_support import rendered
+
+httpx2 = pytest.importorskip("httpx2", reason="httpx2 is not installed (the httpx2 extra)")
 
 BODY: dict[str, Any] = {"model": "gpt-test", "input": "Hello"}
 WEATHER_ARGS = '{"city":"Paris","units":"celsius"}'

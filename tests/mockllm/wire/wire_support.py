@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-import httpx2
+import pytest
 
 from mockllm._plan import ReplyPlan
 from mockllm._wire.base import RequestRejected, WireCodec
+
+# The codec tests hand the rendered bytes to the openai>=3 / anthropic>=1 SDKs, on httpx2.
+httpx2 = pytest.importorskip("httpx2", reason="httpx2 is not installed (the httpx2 extra)")
 
 JSON = {"content-type": "application/json"}
 SSE = {"content-type": "text/event-stream"}

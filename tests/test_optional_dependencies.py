@@ -1,0 +1,79 @@
+"""The core install imports no extra, and a missing extra fails with its install command."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+import pytest
+
+from harness.llm import model_client
+from harness.plugin.fixtures import MockLLMFixture
+from mockllm import HTTPX2Transport, InstructionChain, MockLLM, intercept
+
+EXTRAS = ("openai", "anthropic", "httpx2", "mcp", "mcp_types", "websockets", "respx", "scim2_models", "agents")
+SCENARIO = Path(__file__).parent.parent / "scenarios" / "simple_message.yaml"
+
+
+def _imported_by(code: str) -> dict[str, list[str]]:
+    """The top-level packages of interest that ``code`` left in ``sys.modules``, run in a fresh interpreter."""
+    probe = f"{code}\nimport json, sys\nprint(json.dumps(sorted({{m.split('.')[0] for m in sys.modules}})))"
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    loaded = set(json.loads(result.stdout.splitlines()[-1]))
+    return {"extras": sorted(loaded & set(EXTRAS)), "mockllm": sorted(loaded & {"mockllm", "syrupy"})}
+
+
+def test_the_core_imports_no_extra() -> None:
+    loaded = _imported_by("import mockllm, harness.plugin.hooks, harness.plugin.fixtures, harness.scenarios.model")
+    assert loaded["extras"] == []
+
+
+def test_the_plugin_module_imports_neither_the_mock_nor_syrupy_at_startup() -> None:
+    # What pytest imports in every run of every project that has the package installed.
+    assert _imported_by("import pytest, harness.plugin.hooks")["mockllm"] == []
+
+
+def test_httpx2_transport_without_httpx2_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "httpx2", None)
+    with pytest.raises(ImportError, match=r'HTTPX2Transport needs the \'httpx2\' package, which is not installed\. '
+                       r'Install it with: pip install "mockllm-harness\[httpx2\]"'):
+        HTTPX2Transport(MockLLM())
+
+
+def test_intercept_without_httpx2_still_serves_httpx_clients(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "httpx2", None)
+    monkeypatch.setattr("importlib.util.find_spec", lambda name, *a: None if name == "httpx2" else object())
+    chain = InstructionChain(instruction_chain=[{"messages": [{"text_message": {"text": "Served."}}]}])
+    with intercept() as mock, httpx.Client() as client:
+        reply = client.post("https://api.openai.com/v1/chat/completions",
+                            json={"model": "m", "messages": [{"role": "user", "content": chain.tagged("hi")}]})
+    assert reply.json()["choices"][0]["message"]["content"] == "Served."
+    assert len(mock.journal) == 1
+    with pytest.raises(ImportError, match=r'pip install "mockllm-harness\[httpx2\]"'), intercept(clients=("httpx2",)):
+        pass
+
+
+@pytest.mark.parametrize(("sdk", "protocol"), [("openai", "openai-chat"), ("anthropic", "anthropic-messages")])
+def test_a_missing_sdk_names_the_agent_extra(monkeypatch: pytest.MonkeyPatch, sdk: str, protocol: str) -> None:
+    monkeypatch.setitem(sys.modules, sdk, None)
+    extra = r'needs the \'%s\' package, which is not installed\. Install it with: pip install "mockllm-harness\[agent\]"' % sdk
+    with pytest.raises(ImportError, match=rf"harness.llm's {protocol} client {extra}"):
+        model_client(protocol)
+    fixture = MockLLMFixture(MockLLM())
+    with pytest.raises(ImportError, match=rf"mockllm.{sdk}\(\) {extra}"):
+        getattr(fixture, sdk)()
+
+
+def test_a_scenario_whose_runner_needs_the_agent_extra_fails_its_item_with_the_command(
+        strict_pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    strict_pytester.makefile(".scenario.yaml", simple=SCENARIO.read_text(encoding="utf-8"))
+    monkeypatch.setitem(sys.modules, "anthropic", None)
+    result = strict_pytester.runpytest("--mockllm-protocol", "anthropic-messages", "--snapshot-update")
+    result.assert_outcomes(failed=1)
+    assert ("scenario 'simple.scenario' under anthropic-messages: runner 'agent': harness.llm's anthropic-messages "
+            "client needs the 'anthropic' package, which is not installed. "
+            "Install it with: pip install \"mockllm-harness[agent]\"") in result.stdout.str()
+    assert "During handling" not in result.stdout.str()
