@@ -135,8 +135,9 @@ def test_another_organizations_plan_is_404_and_tells_nothing(client: TestClient)
     unknown = client.get("/chat/chain/status/no-such-plan", headers=EVE)
     # Indistinguishable from a plan that does not exist, and none of the plan's data.
     assert detail.replace(plan_id, "no-such-plan") == unknown.json()["detail"]
+    told = foreign.text.replace(plan_id, "")  # a random hex id may spell "ada" or "acme"
     for secret in ("acme", "capital", "Paris", "completed", "ada"):
-        assert secret not in foreign.text
+        assert secret not in told
 
 
 @pytest.mark.parametrize("body, phrases", [
