@@ -35,8 +35,6 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, Union
 
-from harness.events import settled
-
 if TYPE_CHECKING:
     from harness.llm import ModelClient
     from harness.scenarios.model import Scenario
@@ -157,15 +155,23 @@ class RunnerContext:
         for client in reversed(self._opened):
             close = getattr(client, "aclose", None) or getattr(client, "close", None)
             if close is not None:
-                await settled(close())
+                await _settled(close())
         self._opened.clear()
+
+
+async def _settled(outcome: Any) -> Any:
+    # harness.events (and pydantic with it) is imported when a scenario runs, not when
+    # pytest loads the plugin, which reads PROTOCOLS from here (docs/performance.md).
+    from harness.events import settled
+
+    return await settled(outcome)
 
 
 async def play(runner: ScenarioRunner, context: RunnerContext) -> ScenarioRun:
     """Run ``runner`` on ``context`` (awaiting it if async), close its clients, and
     return its result as a ``ScenarioRun``."""
     try:
-        result = await settled(runner(context))
+        result = await _settled(runner(context))
     finally:
         await context.aclose()
     if isinstance(result, ScenarioRun):
