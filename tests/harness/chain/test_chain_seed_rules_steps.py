@@ -15,18 +15,23 @@ from tests.harness.chain.chain_support import DONE, TOOLS, Bench, answers, llm, 
 
 from harness.chain import (
     Am7Uri,
+    Character,
+    CharacterError,
     ChainExecutor,
     ChainPlan,
     InMemoryVectorStore,
     McpContextBuilder,
+    Permissions,
     PlanStep,
     Policy,
     StepStatus,
     chain_chat_history,
+    character_tools,
     filter_context,
     parse_context,
     restore_context,
 )
+from harness.chain.characters import character_record
 from harness.chain.policy import evaluate_policy
 from harness.llm import model_client
 from mockllm import MockLLM
@@ -191,9 +196,11 @@ def test_restoring_a_context_reads_every_step_output_and_skips_other_blocks() ->
             .add_resource("am7://org/data.data/d", "urn:other", {"name": "d", "value": 2})
             .add_resource("am7://chain/p/context/b", "urn:am7:chain:step-output", {"name": "b", "value": [2]})
             .build())
-    text += '\n<mcp:context type="resource">{"schema": "urn:am7:chain:step-output", "value": "no name"}</mcp:context>'
+    # A block whose data has no name is named by the last part of its context URI.
+    text += ('\n<mcp:context type="resource" uri="am7://chain/p/context/c">'
+             '{"schema": "urn:am7:chain:step-output", "value": "unnamed"}</mcp:context>')
     text += '\n<mcp:context type="resource">"not an object"</mcp:context>'
-    assert restore_context(text) == {"a": 1, "b": [2], "": "no name"}
+    assert restore_context(text) == {"a": 1, "b": [2], "c": "unnamed"}
 
 
 def test_list_inputs_are_filled_from_the_context_too() -> None:
@@ -292,3 +299,41 @@ def test_am7_uris_keep_their_reserved_characters_and_refuse_a_slash_in_organizat
     for organization, type_ in (("a/b", "t"), ("a", "t/u")):
         with pytest.raises(ValueError, match="organization and type cannot contain '/'"):
             Am7Uri(organization, type_, "id")
+
+
+# -- permissions and characters --------------------------------------------------------
+
+def test_an_unscoped_search_asks_again_until_it_has_ragLimit_permitted_hits() -> None:
+    store = InMemoryVectorStore(chunk_words=3)
+    for i in range(8):
+        store.add_document(f"am7://default/data.data/secret{i}", "Bread bread bread. Bread bread bread.")
+    store.add_document("am7://default/data.data/open", "Bread rolls are warm. Bread crusts are hard. Bread is old.")
+    b = Bench(vector_store=store, permissions=Permissions(vectors=("am7://default/data.data/open",)), routing=False)
+    done = b.run(ChainPlan(steps=[step(1, stepType="RAG_QUERY", ragQuery="bread", ragLimit=3)]))
+    found = parse_context(done.output).blocks[0].data["results"]
+    assert sorted((r["uri"], r["chunk"]) for r in found) == [("am7://default/data.data/open", n) for n in range(3)]
+
+
+def test_permissions_must_be_lists_of_strings() -> None:
+    with pytest.raises(ValueError, match=r"permissions.tools: expected a list of name or URI patterns \(strings\), got \[1\]"):
+        Permissions.from_json({"tools": [1]})
+
+
+def test_a_character_record_is_plain_json_whatever_its_attributes() -> None:
+    record = character_record("acme", "aria", Character(name="Aria", attributes={"likes": ("tea", "cake")}))
+    assert record["attributes"] == {"likes": ["tea", "cake"]}
+    assert json.loads(json.dumps(record)) == record
+
+
+def test_the_character_tools_find_by_name_or_description_and_keep_the_callers_permissions() -> None:
+    characters = {"aria": Character(name="Aria", description="A patient guide."),
+                  "sam": Character(name="Sam", description="A curious student.")}
+    tools = character_tools(characters, "acme")
+    assert [c["name"] for c in tools["findCharacters"]()] == ["Aria", "Sam"]
+    assert [c["name"] for c in tools["findCharacters"]("GUIDE")] == ["Aria"]  # by description
+    assert [c["name"] for c in tools["findCharacters"]("sam")] == ["Sam"]  # by name
+    limited = character_tools(characters, "acme", Permissions(data=("am7://acme/olio.charPerson/sam",)))
+    assert limited["getCharacter"]("sam")["name"] == "Sam"
+    with pytest.raises(CharacterError, match=r"forbidden: character am7://acme/olio.charPerson/aria") as caught:
+        limited["getCharacter"]("aria")
+    assert caught.value.status == 403
