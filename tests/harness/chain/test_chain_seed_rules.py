@@ -304,3 +304,52 @@ def test_the_room_for_inserted_steps_counts_the_steps_still_pending() -> None:
     inserted = next(e for e in b.events if e.event_type == "stepsInserted")
     assert inserted.step_summary == "1 step(s) inserted after step 1: more to do"
     assert (b.kinds()[-1], done.outcome, done.total_executed_steps) == ("chainMaxSteps", "maxSteps", 4)
+
+
+def test_a_planned_plan_keeps_at_most_the_absolute_ceiling_of_steps() -> None:
+    b = Bench()
+    planned = json.dumps({"steps": [TOOL] * 55})
+    done = b.run(ChainPlan(max_steps=100, plan_query=query("q", planned)))
+    assert len(done.steps) == 50 and done.total_executed_steps == 50
+    assert b.events[0].step_summary == "50 step(s) planned for the query"
+
+
+@pytest.mark.parametrize("reply", [
+    'Here is my decision: {"complete": false, "reason": "more", "nextSteps": [{"toolName": "describeAllModels"}]}. Done.',
+    '```json\n{"complete": false, "nextSteps": [{"toolName": "describeAllModels"}]}\n```',
+], ids=["in-prose", "in-a-fence"])
+def test_a_routing_answer_wrapped_in_prose_or_a_fence_is_read(reply: str) -> None:
+    done = Bench().run(ChainPlan(plan_query=query("q", "a", reply), steps=[llm(1)]))
+    assert [(s.step_type, s.dynamic) for s in done.steps] == [(StepType.LLM, False), (StepType.TOOL, True)]
+
+
+def test_a_routing_answer_without_complete_is_taken_as_complete() -> None:
+    b = Bench()
+    done = b.run(ChainPlan(plan_query=query("q", "a", json.dumps({"nextSteps": [TOOL]})), steps=[llm(1)]))
+    assert len(done.steps) == 1 and "stepsInserted" not in b.kinds()
+
+
+def test_a_corrupt_saved_context_fails_with_the_plan_it_came_with() -> None:
+    with pytest.raises(PlanExecutionError, match="plan 'broken': chainContextJson holds no <mcp:context> block") as caught:
+        Bench().run(ChainPlan(name="broken", context_blocks="not blocks",
+                              steps=[step(1, toolName="describeAllModels")]))
+    assert caught.value.plan is not None and caught.value.plan.name == "broken"
+
+
+def test_a_run_cancelled_while_it_is_planned_ends_cancelled() -> None:
+    slow_plan = InstructionChain.model_validate({"instruction_chain": [
+        {"messages": [{"text_message": {"text": json.dumps({"steps": [TOOL]})}}],
+         "timing": {"first_chunk_ms": 5000}}]}).tagged("q")
+    b = Bench(store=SQLitePlanStore())
+
+    async def cancelled_while_planning() -> ChainPlan:
+        cancel = asyncio.Event()
+        run = asyncio.ensure_future(b.executor.execute_chain(ChainPlan(object_id="early", plan_query=slow_plan),
+                                                             cancel=cancel))
+        await asyncio.sleep(0.2)  # the planning reply takes 5 s to start
+        cancel.set()
+        return await run
+
+    done = asyncio.run(cancelled_while_planning())
+    assert (done.outcome, done.steps, b.kinds()) == ("cancelled", [], ["chainCancelled"])
+    assert b.store.load("early", "default").outcome == "cancelled"

@@ -22,6 +22,7 @@ from harness.chain import (
     InMemoryVectorStore,
     McpContextBuilder,
     Permissions,
+    PlanExecutionError,
     PlanStep,
     Policy,
     StepStatus,
@@ -337,3 +338,52 @@ def test_the_character_tools_find_by_name_or_description_and_keep_the_callers_pe
     with pytest.raises(CharacterError, match=r"forbidden: character am7://acme/olio.charPerson/aria") as caught:
         limited["getCharacter"]("aria")
     assert caught.value.status == 403
+
+
+# -- clear errors and odd values --------------------------------------------------------
+
+ALWAYS = policy("always", expression("length", 0, op=">="))
+
+
+@pytest.mark.parametrize("broken", [
+    step(1, stepType="POLICY_GATE", policyName="always", inputs={"fact": "{{nope}}"}),
+    llm(1, "Tell me about {{nope}}"),
+    step(1, stepType="RAG_QUERY", ragQuery="{{nope}}"),
+    step(1, toolName="join", inputs={"parts": ["a", "{{nope}}"]}),
+], ids=["gate-fact", "llm-prompt", "rag-query", "list-input"])
+def test_a_missing_variable_in_any_input_fails_the_step_naming_it(broken: PlanStep) -> None:
+    b = Bench(policies=[ALWAYS])
+    b.executor.tools["join"] = lambda parts: " + ".join(parts)
+    with pytest.raises(PlanExecutionError) as caught:
+        b.run(ChainPlan(plan_query=answers("q", "x"), steps=[broken]))
+    assert str(caught.value) == "step 1: the chain context has no {{nope}} (known: none yet)"
+
+
+def test_a_gates_chat_operation_with_an_unknown_prompt_config_fails_the_step_clearly() -> None:
+    odd = policy("odd", {"type": "chat_operation", "mode": "validate", "instruction": "?", "promptConfigName": "ghost"})
+    with pytest.raises(PlanExecutionError, match=r"^step 1: no prompt config named 'ghost'"):
+        Bench(policies=[odd]).run(ChainPlan(plan_query=query("q"), steps=[
+            step(1, stepType="POLICY_GATE", policyName="odd")]))
+
+
+class Point:
+    def __str__(self) -> str:
+        return "Point(1, 2)"
+
+
+def test_an_output_that_is_not_json_is_kept_and_shown_as_its_text() -> None:
+    b = Bench()
+    b.executor.tools["point"] = Point
+    done = b.run(ChainPlan(plan_query=answers("q", "A point."), steps=[
+        step(1, toolName="point", outputName="pt"), llm(2, "Describe it.")]))
+    (block,) = parse_context(b.prompts()[0]).blocks
+    assert block.data["value"] == "Point(1, 2)"
+    assert restore_context(done.context_blocks) == {"pt": "Point(1, 2)"}
+
+
+def test_context_formats_read_leniently() -> None:
+    assert restore_context('  {"legacy": true}') == {"legacy": True}  # plain JSON saved before the blocks
+    (block,) = parse_context('<mcp:context uri="am7://o/t/1">{"v": 1}</mcp:context>').blocks
+    assert (block.type, block.data) == ("resource", {"v": 1})  # a block without a type is a resource
+    history = chain_chat_history(ChainPlan(plan_query="q", context_blocks="unreadable"))
+    assert (history["systemCharacter"], history["userCharacter"], history["chatConfigId"]) == (None, None, None)
