@@ -146,6 +146,7 @@ def golden(request: pytest.FixtureRequest) -> GoldenAssertion:
     that got the mock's fallback reply (in the events or in this test's ``mockllm``
     journal) unless ``@pytest.mark.mockllm(allow_fallback=True)``. Needs the ``golden``
     extra (syrupy); without it the test errors with the install command."""
+    __tracebackhide__ = True  # the message says it all; the fixture's source would not
     try:
         from harness.golden.assertion import GoldenAssertion
     except ModuleNotFoundError as exc:
