@@ -30,13 +30,12 @@ keeps pytest from warning that it could not.
 from __future__ import annotations
 
 import importlib
-import importlib.util
-import sys
 from typing import TYPE_CHECKING, Any
 
 from harness.exceptions import EXTRAS as _EXTRAS
 from harness.exceptions import HarnessError, MissingExtra
 from harness.exceptions import missing_extra as _missing_extra
+from harness.exceptions import not_installed as _not_installed
 
 if TYPE_CHECKING:
     from harness.agent.runner import AgentOptions, AgentResult, AgentRunner
@@ -195,23 +194,13 @@ def __getattr__(name: str) -> Any:
     try:
         module = importlib.import_module(module_name)
     except ModuleNotFoundError as exc:
-        # Only a missing top-level package is a missing extra; a missing submodule of an
-        # installed one is a version problem, better shown as Python reports it.
-        package = (exc.name or "").partition(".")[0]
-        if isinstance(exc, MissingExtra) or package not in _EXTRAS or _installed(package):
+        package = _not_installed(exc)
+        if isinstance(exc, MissingExtra) or package not in _EXTRAS:
             raise
         raise _missing_extra(package, needed_by=f"harness.{name}") from exc
     value = getattr(module, name)
     globals()[name] = value  # later lookups skip this function
     return value
-
-
-def _installed(package: str) -> bool:
-    """Whether the top-level ``package`` can be imported (``None`` in ``sys.modules``
-    blocks it, as a test or an embedding application may do)."""
-    if package in sys.modules:
-        return sys.modules[package] is not None
-    return importlib.util.find_spec(package) is not None
 
 
 def __dir__() -> list[str]:

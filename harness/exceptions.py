@@ -46,9 +46,13 @@ import it.
 
 from __future__ import annotations
 
-__all__ = ["EXTRAS", "HarnessError", "MissingExtra", "missing_extra"]
+import importlib.util
+import sys
+
+__all__ = ["EXTRAS", "HarnessError", "MissingExtra", "missing_extra", "not_installed"]
 
 EXTRAS = {
+    "syrupy": "golden",
     "openai": "agent",
     "anthropic": "agent",
     "mcp": "service",
@@ -84,3 +88,16 @@ def missing_extra(package: str, *, needed_by: str, extra: str | None = None) -> 
         f'Install it with: pip install "mockllm-harness[{extra}]"',
         name=top,
     )
+
+
+def not_installed(exc: ModuleNotFoundError) -> str | None:
+    """The top-level package whose absence ``exc`` reports, or None when that package is
+    installed (a missing submodule of an installed package is a version problem, better
+    shown as Python reports it). ``None`` in ``sys.modules`` blocks a package, as a test
+    or an embedding application may do, and counts as not installed."""
+    package = (exc.name or "").partition(".")[0]
+    if not package:
+        return None
+    if package in sys.modules:
+        return None if sys.modules[package] is not None else package
+    return None if importlib.util.find_spec(package) is not None else package

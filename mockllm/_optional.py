@@ -4,8 +4,10 @@ The core install (``pip install mockllm-harness``) holds what the mock, its serv
 the pytest plugin need. The rest comes with extras::
 
     httpx2    httpx2                        HTTPX2Transport, intercepting httpx2 clients
-    agent     openai, anthropic             harness.llm and the agent, chain and planner
-    service   mcp, websockets, scim2-models ``python -m harness serve``, MCP, SCIM
+    golden    syrupy                        the golden fixture, scenario files' goldens
+    agent     golden, openai, anthropic,    harness.llm and the agent, chain and planner
+              scim2-models
+    service   agent, mcp, websockets        ``python -m harness serve``, MCP, SCIM
 
 A missing one fails where it is used, with the install command in the message
 (starlette's habit), never at ``import mockllm`` or at pytest's start.

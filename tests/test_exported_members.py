@@ -296,19 +296,23 @@ def test_harness_and_its_plugin_do_not_import_the_optional_sdks() -> None:
     assert result.stdout.strip() == "[]"
 
 
-def test_every_harness_export_resolves_without_the_optional_sdks() -> None:
-    """What a core install (no openai, anthropic or mcp) can import from ``harness``."""
+def test_every_harness_export_resolves_in_a_core_install_or_names_its_extra() -> None:
+    """What a core install (no openai, anthropic, mcp or syrupy) can import from ``harness``:
+    everything but the golden doors, which name the ``golden`` extra."""
     result = _run(f"""
         import sys
-        for name in {OPTIONAL_SDKS!r}:
+        for name in {OPTIONAL_SDKS + ("syrupy",)!r}:
             sys.modules[name] = None  # 'import openai' now fails as if not installed
         import harness
         for name in harness.__all__:
-            getattr(harness, name)
-        print("ok")
+            try:
+                getattr(harness, name)
+            except harness.MissingExtra as exc:
+                print(name, exc.name)
     """)
     assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == "ok"
+    assert result.stdout.splitlines() == ["FallbackRefused syrupy", "GoldenExtension syrupy",
+                                          "ScenarioGoldenExtension syrupy"]
 
 
 def test_a_door_whose_extra_is_missing_names_the_extra(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
@@ -329,3 +333,18 @@ def test_missing_extra_names_the_extra_of_the_package() -> None:
     assert str(error) == ('the OpenAI model client needs the \'openai\' package, which is not installed. '
                           'Install it with: pip install "mockllm-harness[agent]"')
     assert isinstance(error, HarnessError) and isinstance(error, ModuleNotFoundError)
+
+
+def test_a_golden_door_without_syrupy_names_the_golden_extra() -> None:
+    result = _run("""
+        import sys
+        sys.modules["syrupy"] = None  # the core install: no golden extra
+        import harness
+        try:
+            harness.GoldenExtension
+        except harness.MissingExtra as exc:
+            print(exc)
+    """)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == ('harness.GoldenExtension needs the \'syrupy\' package, which is not installed. '
+                                     'Install it with: pip install "mockllm-harness[golden]"')

@@ -78,3 +78,32 @@ def test_a_scenario_whose_runner_needs_the_agent_extra_fails_its_item_with_the_c
             "client needs the 'anthropic' package, which is not installed. "
             "Install it with: pip install \"mockllm-harness[agent]\"") in result.stdout.str()
     assert "During handling" not in result.stdout.str()
+
+
+_WITHOUT_SYRUPY = """
+import sys
+
+sys.modules["syrupy"] = None  # as if the golden extra were not installed
+"""
+
+
+def test_without_the_golden_extra_a_golden_test_errors_with_the_command(strict_pytester: pytest.Pytester) -> None:
+    strict_pytester.makeconftest(_WITHOUT_SYRUPY)
+    strict_pytester.makepyfile(test_plain="def test_plain():\n    assert True\n",
+                               test_snap="def test_snap(golden):\n    assert golden == []\n")
+    # A fresh interpreter: syrupy is neither loaded as a plugin nor importable.
+    result = strict_pytester.runpytest_subprocess("-p", "no:syrupy")
+    result.assert_outcomes(passed=1, errors=1)
+    assert ("the golden fixture needs the 'syrupy' package, which is not installed. "
+            'Install it with: pip install "mockllm-harness[golden]"') in result.stdout.str()
+
+
+def test_without_the_golden_extra_a_scenario_file_is_a_collection_error_with_the_command(
+        strict_pytester: pytest.Pytester) -> None:
+    strict_pytester.makeconftest(_WITHOUT_SYRUPY)
+    strict_pytester.makefile(".scenario.yaml", simple=SCENARIO.read_text(encoding="utf-8"))
+    result = strict_pytester.runpytest_subprocess("-p", "no:syrupy")
+    result.assert_outcomes(errors=1)
+    assert ("simple.scenario.yaml: a scenario file (its golden) needs the 'syrupy' package, "
+            'which is not installed. Install it with: pip install "mockllm-harness[golden]"') in result.stdout.str()
+    assert "Traceback" not in result.stdout.str()

@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from harness.exceptions import missing_extra, not_installed
 from harness.plugin import hookspecs
 from harness.plugin.config import MARKER, Settings, add_options, base_settings, settings_for
 from harness.plugin.scenario_items import add_scenario_options, pytest_collect_file, show_goldens_to_syrupy
@@ -140,13 +141,22 @@ def mockllm_agent(mockllm: MockLLMFixture) -> Iterator[Callable[..., AgentRunner
 
 
 @pytest.fixture
-def golden(snapshot: Any, request: pytest.FixtureRequest) -> GoldenAssertion:
+def golden(request: pytest.FixtureRequest) -> GoldenAssertion:
     """syrupy's ``snapshot`` storing event tables under ``golden/``; it refuses a run
     that got the mock's fallback reply (in the events or in this test's ``mockllm``
-    journal) unless ``@pytest.mark.mockllm(allow_fallback=True)``."""
-    from harness.golden.assertion import GoldenAssertion
+    journal) unless ``@pytest.mark.mockllm(allow_fallback=True)``. Needs the ``golden``
+    extra (syrupy); without it the test errors with the install command."""
+    __tracebackhide__ = True  # the message says it all; the fixture's source would not
+    try:
+        from harness.golden.assertion import GoldenAssertion
+    except ModuleNotFoundError as exc:
+        if not_installed(exc) != "syrupy":
+            raise
+        raise missing_extra("syrupy", needed_by="the golden fixture") from None
     from harness.golden.location import golden_extension
     from harness.plugin.fixtures import MockLLMFixture
+
+    snapshot = request.getfixturevalue("snapshot")  # syrupy's, asked for once syrupy is known
 
     def journal() -> Any:
         mock = request.node.funcargs.get("mockllm") if hasattr(request.node, "funcargs") else None

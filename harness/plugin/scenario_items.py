@@ -19,11 +19,13 @@ scenario file is collected.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from harness.exceptions import missing_extra, not_installed
 from harness.golden.location import golden_dir
 from harness.plugin.config import is_scenario_file
 from harness.scenarios.contract import PROTOCOLS
@@ -59,7 +61,19 @@ def show_goldens_to_syrupy(config: pytest.Config) -> None:
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
     if is_scenario_file(file_path, parent.config):
-        from harness.plugin.scenario_replay import ScenarioFile
-
+        try:
+            from harness.plugin.scenario_replay import ScenarioFile
+        except ModuleNotFoundError as exc:
+            if not_installed(exc) != "syrupy":
+                raise
+            return _WithoutGoldens.from_parent(parent, path=file_path)
         return ScenarioFile.from_parent(parent, path=file_path)
     return None
+
+
+class _WithoutGoldens(pytest.File):
+    """A scenario file where syrupy is not installed: a collection error that says so."""
+
+    def collect(self) -> Iterator[pytest.Item]:
+        error = missing_extra("syrupy", needed_by=f"{self.path.name}: a scenario file (its golden)")
+        raise self.CollectError(str(error))

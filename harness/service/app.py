@@ -24,7 +24,6 @@ WebSocket is closed with code 1011.
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import uuid
 from collections.abc import Callable
@@ -45,7 +44,7 @@ from harness.chain import ChainPlan, chain_chat_history
 from harness.chain.export import MAGIC8_KEYS, TYPE_LABELS
 from harness.service.auth import TokenAuth
 from harness.service.core import ChainRequest, ChainService
-from harness.service.errors import BadRequest, ChainServiceError
+from harness.service.errors import ChainServiceError, read_json
 from harness.service.scim import scim_mount
 from harness.service.status import ChainStatus
 from harness.service.websocket import ChainSocket
@@ -168,13 +167,7 @@ def create_app(service: ChainService, auth: TokenAuth, *, mcp: bool = True) -> S
         if raw is None:
             return _error(413, f"the request body is over {MAX_BODY_BYTES} bytes, the most a chain request "
                                "may be; send a smaller plan")
-        try:
-            body = json.loads(raw)
-        except ValueError as exc:
-            raise BadRequest(f"the request body is not valid JSON: {exc}") from exc
-        except RecursionError as exc:
-            raise BadRequest("the request body is nested too deeply to read") from exc
-        chain = ChainRequest.parse(body)
+        chain = ChainRequest.parse(read_json(raw, "the request body"))
         plan_id = service.start(principal, chain)
         # wait() shields the run: a client that hangs up does not cancel its chain.
         plan = await service.wait(principal, plan_id)

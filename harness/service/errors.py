@@ -13,11 +13,12 @@ The doors render them as ``{"status": ..., "detail": ...}`` (the SCIM error form
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from harness.exceptions import HarnessError
 
-__all__ = ["BadRequest", "ChainServiceError", "Forbidden", "NotFound", "Unauthorized"]
+__all__ = ["BadRequest", "ChainServiceError", "Forbidden", "NotFound", "Unauthorized", "read_json"]
 
 
 class ChainServiceError(HarnessError):
@@ -47,3 +48,14 @@ class Forbidden(ChainServiceError):
 
 class NotFound(ChainServiceError):
     status = 404
+
+
+def read_json(raw: str | bytes, what: str) -> Any:
+    """``raw`` parsed, or a ``BadRequest`` that names ``what`` (``"the request body"``,
+    ``"a message"``): the REST and WebSocket doors read JSON the same way."""
+    try:
+        return json.loads(raw)
+    except ValueError as exc:
+        raise BadRequest(f"{what} is not valid JSON: {exc}") from exc
+    except RecursionError as exc:
+        raise BadRequest(f"{what} is nested too deeply to read") from exc

@@ -46,7 +46,7 @@ from starlette.websockets import WebSocket
 from harness.chain import ChainEvent, ChainPlan
 from harness.service.auth import Principal, TokenAuth
 from harness.service.core import ChainRequest, ChainService
-from harness.service.errors import BadRequest, ChainServiceError, Unauthorized
+from harness.service.errors import BadRequest, ChainServiceError, Unauthorized, read_json
 from harness.service.status import ChainStatus
 
 __all__ = ["ChainSocket", "POLICY_VIOLATION"]
@@ -148,12 +148,7 @@ class ChainSocket:
         errors are answered and the connection stays open."""
         plan_id = None
         try:
-            try:
-                message = json.loads(text)
-            except ValueError as exc:
-                raise BadRequest(f"a message must be a JSON object: {exc}") from exc
-            except RecursionError as exc:
-                raise BadRequest("a message must be a JSON object nested less deeply") from exc
+            message = read_json(text, "a message")
             if not isinstance(message, dict) or message.get("type") not in _MESSAGE_TYPES:
                 kind = message.get("type") if isinstance(message, dict) else type(message).__name__
                 raise BadRequest(f"unknown message type {kind!r}; expected an object whose \"type\" is one of "

@@ -119,7 +119,7 @@ def test_a_bad_header_token_is_401_too(client: TestClient) -> None:
 
 
 @pytest.mark.parametrize("sent, status, phrase", [
-    ("{oops", 400, "must be a JSON object"),
+    ("{oops", 400, "a message is not valid JSON"),
     ('["chain"]', 400, "unknown message type 'list'"),
     ('{"type": "dance"}', 400, "unknown message type 'dance'"),
     ('{"type": "chain", "maxSteps": 3}', 400, "planQuery: Field required"),
