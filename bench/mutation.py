@@ -76,7 +76,9 @@ AREAS = {
     "planner": Area(("harness/planner/*",),
                     ("tests/harness/planner", *(f"scenarios/planner_{name}.yaml" for name in (
                         "calculator", "division_by_zero", "planning_failure", "simple_chat")))),
-    "chain": Area(("harness/chain/*",), ("tests/harness/chain",)),
+    # The chain scenarios' goldens hold every field of every chain event, as for the planner.
+    "chain": Area(("harness/chain/*",), ("tests/harness/chain", *(f"scenarios/{path.name}" for path in sorted(
+        (ROOT / "scenarios").glob("chain_*.yaml"))))),
 }
 
 
