@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 import uuid
 from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any
@@ -200,6 +201,10 @@ class ChainRun:
         """Await ``work``, unless the run's cancel event is set first."""
         if self.cancel is None:
             return await work
+        if self.cancel.is_set():  # cancelled before the work began: never start it
+            if inspect.iscoroutine(work):
+                work.close()
+            raise _Cancelled
         task = asyncio.ensure_future(work)
         waiter = asyncio.ensure_future(self.cancel.wait())
         try:

@@ -353,3 +353,13 @@ def test_a_run_cancelled_while_it_is_planned_ends_cancelled() -> None:
     done = asyncio.run(cancelled_while_planning())
     assert (done.outcome, done.steps, b.kinds()) == ("cancelled", [], ["chainCancelled"])
     assert b.store.load("early", "default").outcome == "cancelled"
+
+
+def test_a_run_cancelled_before_it_starts_ends_cancelled_without_asking_the_model() -> None:
+    b = Bench(store=SQLitePlanStore())
+    cancel = asyncio.Event()
+    cancel.set()
+    done = asyncio.run(b.executor.execute_chain(ChainPlan(object_id="never", plan_query=query("q", "a")),
+                                                cancel=cancel))
+    assert (done.outcome, done.steps, b.kinds()) == ("cancelled", [], ["chainCancelled"])
+    assert b.bodies == []  # the planning call was never made
