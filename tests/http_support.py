@@ -1,7 +1,10 @@
-"""HTTP clients for the harness's model clients in tests, on whichever SDK generation is installed."""
+"""HTTP helpers for tests: clients for the harness's model clients on whichever SDK
+generation is installed, and a keep-alive connection's follow-up request."""
 
 from __future__ import annotations
 
+import http.client
+import json
 from typing import Any
 
 from harness.llm import http_library, sdk_for
@@ -16,3 +19,15 @@ def sdk_http_client(protocol: str, mock: MockLLM | None = None, **kwargs: Any) -
     if mock is not None:
         kwargs["transport"] = (HTTPXTransport if library.__name__ == "httpx" else HTTPX2Transport)(mock)
     return library.AsyncClient(**kwargs)
+
+
+def follow_up(connection: http.client.HTTPConnection, method: str, path: str, body: bytes | None = None,
+              headers: dict[str, str] | None = None) -> tuple[int, Any]:
+    """Status and JSON body of one more request on ``connection``, asserting that it went
+    over the same socket: the server kept the keep-alive connection usable (no reconnect)."""
+    sock = connection.sock
+    connection.request(method, path, body=body, headers=headers or {})
+    response = connection.getresponse()
+    payload = json.loads(response.read())
+    assert connection.sock is sock, "the server closed the connection; the client had to reconnect"
+    return response.status, payload

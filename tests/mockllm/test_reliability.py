@@ -19,6 +19,7 @@ from mockllm import Limits, MockLLM
 from mockllm._engine import CHAIN_TABLE_SIZE
 from mockllm._script import parse_script
 from mockllm._wire.registry import codec_named
+from tests.http_support import follow_up
 from tests.mockllm.server_support import PATHS, PROTOCOLS, ServerProcess, launch, script, user_body
 
 
@@ -219,13 +220,10 @@ def test_after_any_bad_request_the_keep_alive_connection_still_serves(server: Se
         if response.getheader("content-type") == "application/json":
             json.loads(payload)
         assert response.getheader("connection") != "close"
-        sock = connection.sock
         good = json.dumps(user_body("openai-chat", script({"id": "ok", "messages": [
             {"text_message": {"length": 2}}]}))).encode()
-        connection.request("POST", PATHS["openai-chat"], body=good, headers={"content-type": "application/json"})
-        again = connection.getresponse()
-        assert again.status == 200 and json.loads(again.read())["object"] == "chat.completion"
-        assert connection.sock is sock  # the same connection, not a reconnect
+        status, again = follow_up(connection, "POST", PATHS["openai-chat"], good, {"content-type": "application/json"})
+        assert status == 200 and again["object"] == "chat.completion"
     finally:
         connection.close()
     journal = http.client.HTTPConnection(address.hostname, address.port, timeout=30)

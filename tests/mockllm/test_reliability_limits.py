@@ -21,6 +21,7 @@ from mockllm import Limits, MockLLM, MockLLMError, ScriptLimitReached
 from mockllm._engine import CHAIN_TABLE_BYTES
 from mockllm import _script
 from mockllm._script import MAX_VALUES, clear_script_cache, parse_script
+from tests.http_support import follow_up
 from tests.mockllm.server_support import PATHS, PROTOCOLS, ServerProcess, launch, script, user_body
 from tests.mockllm.test_server_faults import threaded_server
 
@@ -178,12 +179,9 @@ def test_a_body_past_the_cap_is_refused_unbuffered_and_the_connection_still_serv
         if path.endswith("/messages"):
             assert error["error"]["type"] == "request_too_large"
         assert (peak_kib(server) - before) * KIB < 16 * MIB  # never held whole
-        sock = connection.sock
-        connection.request("POST", PATHS["anthropic-messages"], body=good_body("anthropic-messages"),
-                           headers={"content-type": "application/json"})
-        again = connection.getresponse()
-        assert again.status == 200 and json.loads(again.read())["type"] == "message"
-        assert connection.sock is sock  # the same connection, not a reconnect
+        status, again = follow_up(connection, "POST", PATHS["anthropic-messages"], good_body("anthropic-messages"),
+                                  {"content-type": "application/json"})
+        assert status == 200 and again["type"] == "message"
     finally:
         connection.close()
 
@@ -258,10 +256,6 @@ def test_a_bug_in_a_server_route_is_a_json_500_with_a_request_id_and_the_connect
             request_id = response.getheader("x-request-id")
             assert request_id and request_id in error["error"]["message"]
             assert "bug in mockllm" in error["error"]["message"]
-            sock = connection.sock
-            connection.request("GET", "/_mockllm/health")
-            again = connection.getresponse()
-            assert again.status == 200 and json.loads(again.read()) == {"status": "ok"}
-            assert connection.sock is sock
+            assert follow_up(connection, "GET", "/_mockllm/health") == (200, {"status": "ok"})
         finally:
             connection.close()

@@ -20,6 +20,7 @@ from starlette.websockets import WebSocketDisconnect
 from harness.service.app import INTERNAL_ERROR, MAX_BODY_BYTES
 from harness.service.status import ChainState
 from tests.harness.service.service_support import ADA, LiveServer, ServiceBench
+from tests.http_support import follow_up
 from tests.mockllm.fuzz_strategies import hostile_dumps, json_values, odd_numbers, odd_text
 
 JSON = {**ADA, "content-type": "application/json"}
@@ -54,11 +55,7 @@ def test_a_body_past_the_cap_is_a_413_and_the_connection_still_serves(bench: Ser
         assert response.status == 413
         body = json.loads(response.read())
         assert body["status"] == 413 and str(MAX_BODY_BYTES) in body["detail"]
-        sock = connection.sock
-        connection.request("GET", "/healthz")
-        again = connection.getresponse()
-        assert again.status == 200 and json.loads(again.read()) == {"status": "ok"}
-        assert connection.sock is sock
+        assert follow_up(connection, "GET", "/healthz") == (200, {"status": "ok"})
     finally:
         connection.close()
     assert bench.service._live == {}
@@ -79,11 +76,7 @@ def test_a_bug_of_the_service_is_a_json_500_with_a_request_id_and_the_connection
         request_id = response.getheader("x-request-id")
         assert request_id and request_id in body["detail"]
         assert "Traceback" not in body["detail"]
-        sock = connection.sock
-        connection.request("GET", "/healthz")
-        again = connection.getresponse()
-        assert again.status == 200 and json.loads(again.read()) == {"status": "ok"}
-        assert connection.sock is sock  # the same connection, not a reconnect
+        assert follow_up(connection, "GET", "/healthz") == (200, {"status": "ok"})
     finally:
         connection.close()
 
