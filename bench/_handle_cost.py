@@ -39,8 +39,10 @@ def profile_handle(requests: dict[str, list[Request]], reps: int = 300) -> str:
         profiler.enable()
         _handle_all(mock, batch, reps)
         profiler.disable()
-        out.write(f"\n=== MockLLM.handle, {scenario}: {per:.0f} µs per request unprofiled "
-                  f"({len(batch)} request(s) x {reps}) ===\n")
+        out.write(
+            f"\n=== MockLLM.handle, {scenario}: {per:.0f} µs per request unprofiled "
+            f"({len(batch)} request(s) x {reps}) ===\n"
+        )
         for sort in ("tottime", "cumulative"):
             stats = pstats.Stats(profiler, stream=out)
             stats.sort_stats(sort).print_stats(22)
@@ -53,8 +55,9 @@ def handle_cpu(requests: list[Request], reps: int = 300) -> float:
     return handle_cpu_side_by_side(requests, (MockLLM,), reps, rounds=5)[0][0]
 
 
-def handle_cpu_side_by_side(requests: list[Request], mock_classes: tuple[type, ...], reps: int = 300,
-                            rounds: int = 15) -> list[tuple[float, float]]:
+def handle_cpu_side_by_side(
+    requests: list[Request], mock_classes: tuple[type, ...], reps: int = 300, rounds: int = 15
+) -> list[tuple[float, float]]:
     """For each of ``mock_classes`` (this checkout's ``MockLLM``, another's), ``handle``'s
     CPU µs per request and its ratio to the first class's, measured in alternating
     rounds so that the machine's drift hits them alike: medians over rounds of the
@@ -72,8 +75,10 @@ def handle_cpu_side_by_side(requests: list[Request], mock_classes: tuple[type, .
             c0 = time.process_time()
             _handle_all(mocks[i], requests, per_round)
             samples[i].append((time.process_time() - c0) / per_round / len(requests) * 1e6)
-    return [(statistics.median(values), statistics.median(v / ref for v, ref in zip(values, samples[0])))
-            for values in samples]
+    return [
+        (statistics.median(values), statistics.median(v / ref for v, ref in zip(values, samples[0], strict=False)))
+        for values in samples
+    ]
 
 
 def handle_breakdown(requests: list[Request], scenario: str, per: float, root: Path, reps: int = 300) -> str:
@@ -85,8 +90,11 @@ def handle_breakdown(requests: list[Request], scenario: str, per: float, root: P
     _handle_all(mock, requests, reps)
     profiler.disable()
     stats = pstats.Stats(profiler)
-    handle_total = next(ct for (f, _, fn), (_, _, _, ct, _) in stats.stats.items()  # type: ignore[attr-defined]
-                        if fn == "handle" and f.endswith("engine.py"))
+    handle_total = next(
+        ct
+        for (f, _, fn), (_, _, _, ct, _) in stats.stats.items()  # type: ignore[attr-defined]
+        if fn == "handle" and f.endswith("engine.py")
+    )
     rows = []
     for (filename, line, fn), (_, calls, own, cum, _) in stats.stats.items():  # type: ignore[attr-defined]
         if f"{os.sep}mockllm{os.sep}" in filename and fn != "handle":
@@ -95,10 +103,17 @@ def handle_breakdown(requests: list[Request], scenario: str, per: float, root: P
             name = f"{where.as_posix()}:{line} `{fn}`"
             rows.append((cum, own, calls, name))
     rows.sort(reverse=True)
-    lines = [(f"`MockLLM.handle` on the {scenario} request(s): {per:.0f} µs CPU per request "
-             "(unprofiled). Largest mockllm functions by share of `handle`'s profiled time:"),
-             "", "| function | cumulative | own | calls/request |", "| --- | ---: | ---: | ---: |"]
+    lines = [
+        (
+            f"`MockLLM.handle` on the {scenario} request(s): {per:.0f} µs CPU per request "
+            "(unprofiled). Largest mockllm functions by share of `handle`'s profiled time:"
+        ),
+        "",
+        "| function | cumulative | own | calls/request |",
+        "| --- | ---: | ---: | ---: |",
+    ]
     for cum, own, calls, name in rows[:10]:
-        lines.append(f"| {name} | {cum / handle_total:.0%} | {own / handle_total:.0%} | "
-                     f"{calls / reps / len(requests):.3g} |")
+        lines.append(
+            f"| {name} | {cum / handle_total:.0%} | {own / handle_total:.0%} | {calls / reps / len(requests):.3g} |"
+        )
     return "\n".join(lines)

@@ -52,8 +52,9 @@ def start_server(name: str, argv: list[str], workdir: Path, root: Path) -> Serve
     out = workdir / f"{name}.stdout"
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")])))
     with open(log, "wb") as err, open(out, "wb") as stdout:
-        proc = subprocess.Popen([sys.executable, *argv], cwd=root, env=env, stdin=subprocess.DEVNULL,
-                                stdout=stdout, stderr=err)
+        proc = subprocess.Popen(
+            [sys.executable, *argv], cwd=root, env=env, stdin=subprocess.DEVNULL, stdout=stdout, stderr=err
+        )
     server = Server(name, proc, "", log)
     deadline = time.monotonic() + 30
     first = ""

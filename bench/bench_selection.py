@@ -35,6 +35,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from _baseline import import_baseline
+
 from mockllm import InstructionChain, MockLLM
 from mockllm._explain import select
 
@@ -43,11 +44,17 @@ ROUNDS = 15
 TARGET_RATIO = 0.5  # selection / json.loads on the largest body
 LINEARITY_TOLERANCE = 2.0  # per-message cost may grow at most this much from 1,000 to 10,000
 
-CHAIN = InstructionChain(instruction_chain=[
-    {"id": f"step-{i}", "reasoning": {"length": 20},
-     "messages": [{"tool_call": [{"name": "search_documents", "args": {"query": f"topic {i}"}}]}]}
-    for i in range(8)
-] + [{"id": "report", "messages": [{"text_message": {"length": 100}}]}])
+CHAIN = InstructionChain(
+    instruction_chain=[
+        {
+            "id": f"step-{i}",
+            "reasoning": {"length": 20},
+            "messages": [{"tool_call": [{"name": "search_documents", "args": {"query": f"topic {i}"}}]}],
+        }
+        for i in range(8)
+    ]
+    + [{"id": "report", "messages": [{"text_message": {"length": 100}}]}]
+)
 
 
 def build_body(n_messages: int) -> dict[str, Any]:
@@ -59,29 +66,41 @@ def build_body(n_messages: int) -> dict[str, Any]:
     turn = 0
     while len(messages) < n_messages:
         call_id = f"call_{turn:06d}AbCdEfGhIjKlMnOpQr"
-        messages.append({
-            "role": "assistant",
-            "content": None,
-            "tool_calls": [{
-                "id": call_id,
-                "type": "function",
-                "function": {"name": "search_documents",
-                             "arguments": json.dumps({"query": f"quarterly revenue segment {turn}",
-                                                      "limit": 5})},
-            }],
-        })
+        messages.append(
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": call_id,
+                        "type": "function",
+                        "function": {
+                            "name": "search_documents",
+                            "arguments": json.dumps({"query": f"quarterly revenue segment {turn}", "limit": 5}),
+                        },
+                    }
+                ],
+            }
+        )
         if len(messages) < n_messages:
-            messages.append({
-                "role": "tool",
-                "tool_call_id": call_id,
-                "content": json.dumps({
-                    "results": [
-                        {"title": f"Q3 report section {turn}.{k}", "score": round(0.9 - k / 10, 2),
-                         "snippet": "Revenue in the segment grew while operating costs stayed flat."}
-                        for k in range(2)
-                    ],
-                }),
-            })
+            messages.append(
+                {
+                    "role": "tool",
+                    "tool_call_id": call_id,
+                    "content": json.dumps(
+                        {
+                            "results": [
+                                {
+                                    "title": f"Q3 report section {turn}.{k}",
+                                    "score": round(0.9 - k / 10, 2),
+                                    "snippet": "Revenue in the segment grew while operating costs stayed flat.",
+                                }
+                                for k in range(2)
+                            ],
+                        }
+                    ),
+                }
+            )
         turn += 1
     return {"model": "gpt-4o", "stream": True, "tools": [], "messages": messages[:n_messages]}
 
@@ -99,8 +118,10 @@ def _time_ns(fn: Any, arg: Any, reps: int) -> float:
 def _doors(select_fn: Any, mock: Any) -> dict[str, Selector]:
     """What is timed of one mockllm package: selection alone, and the engine."""
     path = "/v1/chat/completions"
-    return {"select": lambda body: select_fn(body, "openai-chat"),
-            "handle": lambda text: _whole(mock.handle("POST", path, {}, text))}
+    return {
+        "select": lambda body: select_fn(body, "openai-chat"),
+        "handle": lambda text: _whole(mock.handle("POST", path, {}, text)),
+    }
 
 
 def _whole(reply: Any) -> Any:
@@ -114,7 +135,7 @@ def load_baseline(root: Path) -> dict[str, Selector]:
     if (root / "mockllm" / "_explain.py").exists():  # the private layout (issue 15)
         package, explain = import_baseline(root, "mockllm._explain")
     else:
-        package, = import_baseline(root)
+        (package,) = import_baseline(root)
         explain = package
     return _doors(explain.select, package.MockLLM())
 
@@ -141,8 +162,7 @@ def measure(baseline: dict[str, Selector] | None = None) -> list[dict[str, float
             times.setdefault((n, "loads"), []).append(_time_ns(json.loads, text, reps))
             for label, doors in versions.items():
                 times.setdefault((n, label + "select"), []).append(_time_ns(doors["select"], body, reps))
-                times.setdefault((n, label + "handle"), []).append(
-                    _time_ns(doors["handle"], text.encode(), reps))
+                times.setdefault((n, label + "handle"), []).append(_time_ns(doors["handle"], text.encode(), reps))
 
     rows = []
     for n, _, text, _ in cases:
@@ -167,28 +187,38 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     baseline = load_baseline(args.baseline) if args.baseline else None
     rows = measure(baseline)
-    print(f"Python {platform.python_version()} on {platform.machine()} ({platform.system()}), "
-          f"medians of {ROUNDS} interleaved rounds")
+    print(
+        f"Python {platform.python_version()} on {platform.machine()} ({platform.system()}), "
+        f"medians of {ROUNDS} interleaved rounds"
+    )
     labels = [""] + (["baseline "] if baseline else [])
     for label in labels:
         print(f"{label or 'this checkout'}:")
-        print(f"{'messages':>9} {'body bytes':>11} {'selection µs':>13} {'json.loads µs':>14} "
-              f"{'ratio':>6} {'µs/message':>11} {'handle µs':>10} {'handle ratio':>13}")
+        print(
+            f"{'messages':>9} {'body bytes':>11} {'selection µs':>13} {'json.loads µs':>14} "
+            f"{'ratio':>6} {'µs/message':>11} {'handle µs':>10} {'handle ratio':>13}"
+        )
         for r in rows:
-            print(f"{r['messages']:>9,} {r['bytes']:>11,} {r[label + 'select_us']:>13.1f} "
-                  f"{r['loads_us']:>14.1f} {r[label + 'ratio']:>6.3f} "
-                  f"{r[label + 'select_us_per_message']:>11.4f} {r[label + 'handle_us']:>10.1f} "
-                  f"{r[label + 'handle_ratio']:>13.3f}")
+            print(
+                f"{r['messages']:>9,} {r['bytes']:>11,} {r[label + 'select_us']:>13.1f} "
+                f"{r['loads_us']:>14.1f} {r[label + 'ratio']:>6.3f} "
+                f"{r[label + 'select_us_per_message']:>11.4f} {r[label + 'handle_us']:>10.1f} "
+                f"{r[label + 'handle_ratio']:>13.3f}"
+            )
 
     by_n = {int(r["messages"]): r for r in rows}
     largest, middle = by_n[SIZES[-1]], by_n[SIZES[-2]]
     growth = largest["select_us_per_message"] / middle["select_us_per_message"]
     linear = growth <= LINEARITY_TOLERANCE
     fast = largest["ratio"] < TARGET_RATIO
-    print(f"linear growth: per-message cost x{growth:.2f} from {SIZES[-2]:,} to {SIZES[-1]:,} "
-          f"messages (limit x{LINEARITY_TOLERANCE}): {'ok' if linear else 'FAILED'}")
-    print(f"selection / json.loads at {SIZES[-1]:,} messages: {largest['ratio']:.3f} "
-          f"(target < {TARGET_RATIO}): {'ok' if fast else 'FAILED'}")
+    print(
+        f"linear growth: per-message cost x{growth:.2f} from {SIZES[-2]:,} to {SIZES[-1]:,} "
+        f"messages (limit x{LINEARITY_TOLERANCE}): {'ok' if linear else 'FAILED'}"
+    )
+    print(
+        f"selection / json.loads at {SIZES[-1]:,} messages: {largest['ratio']:.3f} "
+        f"(target < {TARGET_RATIO}): {'ok' if fast else 'FAILED'}"
+    )
     return 0 if linear and fast else 1
 
 

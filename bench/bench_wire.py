@@ -72,9 +72,9 @@ MODEL = "mock-model"
 CONCURRENCY = 16
 _ASSISTANT = b'"role":"assistant"'
 
-TEXT_PROMPT = InstructionChain(
-    instruction_chain=[{"messages": [{"text_message": {"length": 200}}]}]
-).tagged("Write two hundred words.")
+TEXT_PROMPT = InstructionChain(instruction_chain=[{"messages": [{"text_message": {"length": 200}}]}]).tagged(
+    "Write two hundred words."
+)
 TOOLS_PROMPT = InstructionChain(
     instruction_chain=[
         {"id": "weather", "messages": [{"tool_call": [{"name": "get_weather", "args": {"city": "Paris"}}]}]},
@@ -83,12 +83,22 @@ TOOLS_PROMPT = InstructionChain(
     ]
 ).tagged("What is the weather and the time in Paris?")
 TOOLS = [
-    {"type": "function", "function": {
-        "name": "get_weather", "description": "Weather for a city.",
-        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}},
-    {"type": "function", "function": {
-        "name": "get_time", "description": "Local time in a time zone.",
-        "parameters": {"type": "object", "properties": {"tz": {"type": "string"}}, "required": ["tz"]}}},
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "description": "Weather for a city.",
+            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "get_time",
+            "description": "Local time in a time zone.",
+            "parameters": {"type": "object", "properties": {"tz": {"type": "string"}}, "required": ["tz"]},
+        },
+    },
 ]
 SCENARIOS = ("text", "tools")
 TURNS = {"text": 1, "tools": 3}
@@ -101,9 +111,11 @@ BASELINE_SERVER_MODES = ("server-baseline",)
 
 # -- the client side: what an agent does with the openai SDK -------------------------
 
+
 def run_text(client: openai.OpenAI) -> Any:
     stream = client.chat.completions.create(
-        model=MODEL, messages=[{"role": "user", "content": TEXT_PROMPT}], stream=True)
+        model=MODEL, messages=[{"role": "user", "content": TEXT_PROMPT}], stream=True
+    )
     parts = []
     for chunk in stream:
         if chunk.choices and chunk.choices[0].delta.content:
@@ -136,9 +148,16 @@ def run_tools(client: openai.OpenAI) -> Any:
             break
         ordered = [calls[i] for i in sorted(calls)]
         seen.append([(c["id"], c["name"], json.loads(c["arguments"])) for c in ordered])
-        messages.append({"role": "assistant", "content": None, "tool_calls": [
-            {"id": c["id"], "type": "function", "function": {"name": c["name"], "arguments": c["arguments"]}}
-            for c in ordered]})
+        messages.append(
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {"id": c["id"], "type": "function", "function": {"name": c["name"], "arguments": c["arguments"]}}
+                    for c in ordered
+                ],
+            }
+        )
         for c in ordered:
             messages.append({"role": "tool", "tool_call_id": c["id"], "content": f"{c['name']}: ok"})
     return seen
@@ -148,17 +167,17 @@ RUNNERS: dict[str, Callable[[openai.OpenAI], Any]] = {"text": run_text, "tools":
 
 
 def sdk_client(http_client: httpx2.Client, root: str, scenario: str) -> openai.OpenAI:
-    return openai.OpenAI(api_key="bench", base_url=f"{root}/{scenario}/v1", max_retries=0,
-                         http_client=http_client)
+    return openai.OpenAI(api_key="bench", base_url=f"{root}/{scenario}/v1", max_retries=0, http_client=http_client)
 
 
 # -- setup: the SDK's own requests and the mock's own replies ------------------------
 
+
 @dataclass
 class Turn:
     path: str
-    headers: list[tuple[str, str]]      # the SDK's request headers (no host/length)
-    body: bytes                         # the SDK's request body
+    headers: list[tuple[str, str]]  # the SDK's request headers (no host/length)
+    body: bytes  # the SDK's request body
     reply_headers: list[tuple[str, str]]
     events: list[bytes]
 
@@ -182,7 +201,8 @@ def capture() -> tuple[dict[str, list[Turn]], dict[str, Any]]:
             scenario = request.url.path.split("/")[1]
             headers = [(k, v) for k, v in request.headers.items() if k not in ("host", "content-length")]
             captured[scenario][body.count(_ASSISTANT)] = Turn(
-                request.url.path, headers, body, list(reply.headers), list(reply.events))
+                request.url.path, headers, body, list(reply.headers), list(reply.events)
+            )
             return super().handle_request(request)
 
     http = httpx2.Client(transport=Recorder(mock))
@@ -204,9 +224,12 @@ def floor_transport(captured: dict[str, list[Turn]]) -> httpx2.MockTransport:
 
 # -- servers -------------------------------------------------------------------------
 
+
 def write_bodies(captured: dict[str, list[Turn]], path: Path) -> None:
-    data = {s: {"turns": [{"headers": t.reply_headers, "events": [e.decode("latin-1") for e in t.events]}
-                          for t in turns]} for s, turns in captured.items()}
+    data = {
+        s: {"turns": [{"headers": t.reply_headers, "events": [e.decode("latin-1") for e in t.events]} for t in turns]}
+        for s, turns in captured.items()
+    }
     path.write_text(json.dumps(data), encoding="utf-8")
 
 
@@ -218,20 +241,24 @@ def check_bytes(servers: dict[str, Server], captured: dict[str, list[Turn]]) -> 
                 for turn in turns:
                     response = http.post(server.root + turn.path, content=turn.body, headers=turn.headers)
                     if response.status_code != 200 or response.content != turn.reply:
-                        raise SystemExit(f"{server.name}: {scenario} turn reply differs from MockLLM().handle "
-                                         f"(status {response.status_code}, {len(response.content)} bytes "
-                                         f"vs {len(turn.reply)})")
+                        raise SystemExit(
+                            f"{server.name}: {scenario} turn reply differs from MockLLM().handle "
+                            f"(status {response.status_code}, {len(response.content)} bytes "
+                            f"vs {len(turn.reply)})"
+                        )
 
 
 # -- measuring -----------------------------------------------------------------------
+
 
 def rotate(items: tuple[str, ...], by: int) -> list[str]:
     by %= len(items)
     return list(items[by:] + items[:by])
 
 
-def client_phase(clients: dict[str, dict[str, openai.OpenAI]], rounds: int, reps: dict[str, int],
-                 progress: Callable[[str], None]) -> dict[str, dict[str, list[float]]]:
+def client_phase(
+    clients: dict[str, dict[str, openai.OpenAI]], rounds: int, reps: dict[str, int], progress: Callable[[str], None]
+) -> dict[str, dict[str, list[float]]]:
     """Per scenario and mode, the per-round median seconds per run."""
     modes = tuple(clients)
     out: dict[str, dict[str, list[float]]] = {s: {m: [] for m in modes} for s in SCENARIOS}
@@ -254,6 +281,7 @@ def client_phase(clients: dict[str, dict[str, openai.OpenAI]], rounds: int, reps
 
 async def drive(http: httpx2.AsyncClient, root: str, turns: list[Turn], loops: int) -> int:
     """``loops`` runs of the scenario's turns, in order, by each of 16 concurrent clients."""
+
     async def one_client() -> int:
         done = 0
         for _ in range(loops):
@@ -270,10 +298,13 @@ async def drive(http: httpx2.AsyncClient, root: str, turns: list[Turn], loops: i
     return sum(await asyncio.gather(*(one_client() for _ in range(CONCURRENCY))))
 
 
-async def server_phase(servers: dict[str, Server], captured: dict[str, list[Turn]], rounds: int,
-                       loops: dict[str, int], progress: Callable[[str], None]
-                       ) -> tuple[dict[str, dict[str, list[float]]], dict[str, dict[str, list[float]]],
-                                  dict[str, tuple[int, int]]]:
+async def server_phase(
+    servers: dict[str, Server],
+    captured: dict[str, list[Turn]],
+    rounds: int,
+    loops: dict[str, int],
+    progress: Callable[[str], None],
+) -> tuple[dict[str, dict[str, list[float]]], dict[str, dict[str, list[float]]], dict[str, tuple[int, int]]]:
     """Per scenario and server: per-round CPU µs per request, and requests/s."""
     modes = tuple(servers)
     cpu: dict[str, dict[str, list[float]]] = {s: {m: [] for m in modes} for s in SCENARIOS}
@@ -321,8 +352,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="exit 1 when a target fails")
     parser.add_argument("--write-docs", action="store_true", help=f"write the figures into {DOC.relative_to(ROOT)}")
     parser.add_argument("--profile", action="store_true", help="also cProfile MockLLM.handle per scenario")
-    parser.add_argument("--baseline", type=Path, metavar="DIR",
-                        help="also measure (a) and (c) with the mockllm package of the checkout DIR")
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        metavar="DIR",
+        help="also measure (a) and (c) with the mockllm package of the checkout DIR",
+    )
     args = parser.parse_args(argv)
     baseline = _Baseline(args.baseline) if args.baseline is not None else None
 
@@ -330,10 +365,12 @@ def main(argv: list[str] | None = None) -> int:
     rounds = max(1, min(rounds, 1000))
     reps = {"text": 3, "tools": 3} if args.quick else {"text": 6, "tools": 6}
     loops = {"text": 4, "tools": 2} if args.quick else {"text": 8, "tools": 4}  # per client, per batch
-    settings = (f"Rounds: {rounds}; per round and mode {reps['text']} text runs and {reps['tools']} "
-                f"tool loops (client phase, median within the round); per round and server "
-                f"{CONCURRENCY}x{loops['text']} text requests and {CONCURRENCY}x{loops['tools']}x3 "
-                "tool-loop requests (server phase).")
+    settings = (
+        f"Rounds: {rounds}; per round and mode {reps['text']} text runs and {reps['tools']} "
+        f"tool loops (client phase, median within the round); per round and server "
+        f"{CONCURRENCY}x{loops['text']} text requests and {CONCURRENCY}x{loops['tools']}x3 "
+        "tool-loop requests (server phase)."
+    )
 
     def progress(message: str) -> None:
         print(f"  .. {message} ({time.monotonic() - started:.0f} s)", file=sys.stderr, flush=True)
@@ -347,11 +384,14 @@ def main(argv: list[str] | None = None) -> int:
         write_bodies(captured, bodies)
         try:
             servers["server"] = start_server("server", ["-m", "mockllm", "serve", "--port", "0"], workdir, ROOT)
-            servers["starlette"] = start_server("starlette", [str(ROOT / "bench" / "_apps.py"), "plain", str(bodies)], workdir, ROOT)
+            servers["starlette"] = start_server(
+                "starlette", [str(ROOT / "bench" / "_apps.py"), "plain", str(bodies)], workdir, ROOT
+            )
             servers["sse"] = start_server("sse", [str(ROOT / "bench" / "_apps.py"), "sse", str(bodies)], workdir, ROOT)
             if baseline is not None:
                 servers["server-baseline"] = start_server(
-                    "server-baseline", ["-m", "mockllm", "serve", "--port", "0"], workdir, args.baseline.resolve())
+                    "server-baseline", ["-m", "mockllm", "serve", "--port", "0"], workdir, args.baseline.resolve()
+                )
             check_bytes(servers, captured)
             progress("servers up; every server's bytes equal MockLLM().handle's")
 
@@ -360,8 +400,7 @@ def main(argv: list[str] | None = None) -> int:
                 "floor": httpx2.Client(transport=floor_transport(captured)),
                 **{m: httpx2.Client(timeout=60) for m in servers},
             }
-            roots = {"in-process": "http://mockllm", "floor": "http://mockllm",
-                     **{m: servers[m].root for m in servers}}
+            roots = {"in-process": "http://mockllm", "floor": "http://mockllm", **{m: servers[m].root for m in servers}}
             modes = CLIENT_MODES
             if baseline is not None:
                 pools["in-process-baseline"] = httpx2.Client(transport=baseline.HTTPX2Transport(baseline.MockLLM()))
@@ -388,14 +427,21 @@ def main(argv: list[str] | None = None) -> int:
     body, targets = tables(client, cpu, rate, totals, handle_us, turns=TURNS, concurrency=CONCURRENCY)
     if baseline is not None:
         pairs = {s: handle_cpu_side_by_side(requests[s], (MockLLM, baseline.MockLLM)) for s in SCENARIOS}
-        body += ("\n\n`MockLLM.handle`, this checkout against the baseline, in alternating rounds "
-                 "(medians of 15; the ratio is the median of per-round ratios): " + "; ".join(
-                     f"{s} {ours:.0f} µs vs {theirs:.0f} µs ({1 / ratio:.3f}x)"
-                     for s, ((ours, _), (theirs, ratio)) in pairs.items()) + ".")
+        body += (
+            "\n\n`MockLLM.handle`, this checkout against the baseline, in alternating rounds "
+            "(medians of 15; the ratio is the median of per-round ratios): "
+            + "; ".join(
+                f"{s} {ours:.0f} µs vs {theirs:.0f} µs ({1 / ratio:.3f}x)"
+                for s, ((ours, _), (theirs, ratio)) in pairs.items()
+            )
+            + "."
+        )
     failing = [s for s in SCENARIOS if any(not t.ok and t.scenario == s for t in targets)]
     if failing:
-        body += "\n\nWhere the mock's time goes in the failing case(s), from `bench/bench_wire.py`'s own " \
-                "cProfile of `MockLLM.handle` (next to (d), the mock server's per-request path adds essentially only this call):\n\n"
+        body += (
+            "\n\nWhere the mock's time goes in the failing case(s), from `bench/bench_wire.py`'s own "
+            "cProfile of `MockLLM.handle` (next to (d), the mock server's per-request path adds essentially only this call):\n\n"
+        )
         body += "\n\n".join(handle_breakdown(requests[s], s, handle_us[s], ROOT) for s in failing)
     elapsed = time.monotonic() - started
     print()
@@ -405,8 +451,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.profile:
         print(profile_handle(requests))
     if args.write_docs:
-        command = "python bench/bench_wire.py --write-docs" + (f" --rounds {args.rounds}" if args.rounds else "") \
-            + (" --quick" if args.quick else "") + (" --baseline DIR" if args.baseline else "")
+        command = (
+            "python bench/bench_wire.py --write-docs"
+            + (f" --rounds {args.rounds}" if args.rounds else "")
+            + (" --quick" if args.quick else "")
+            + (" --baseline DIR" if args.baseline else "")
+        )
         write_docs(DOC, body, command, settings)
         print(f"\nwrote the section {SECTION!r} of {DOC.relative_to(ROOT)}")
     failed = [t for t in targets if not t.ok]

@@ -58,8 +58,13 @@ def draw_requests(count: int, batch_seed: int) -> list[Request]:
 def _chain_body(words: int, stream: bool) -> bytes:
     messages = [{"text_message": {"length": min(100_000, words - i)}} for i in range(0, words, 100_000)]
     block = json.dumps({"instruction_chain": [{"id": "max", "messages": messages}]})
-    return json.dumps({"model": "m", "stream": stream, "messages": [
-        {"role": "user", "content": f"<|instruction_start|>{block}<|instruction_end|>"}]}).encode()
+    return json.dumps(
+        {
+            "model": "m",
+            "stream": stream,
+            "messages": [{"role": "user", "content": f"<|instruction_start|>{block}<|instruction_end|>"}],
+        }
+    ).encode()
 
 
 # The largest replies the default output cap allows (tests/mockllm/test_memory.py), a body
@@ -80,17 +85,26 @@ def rss_kib(pid: int, field: str) -> int:
 
 
 def start_server(log: Any) -> tuple[subprocess.Popen[bytes], str, int]:
-    proc = subprocess.Popen([sys.executable, "-m", "mockllm", "serve", "--port", "0", "--max-delay-ms", "1"],
-                            stdout=subprocess.PIPE, stderr=log, cwd=ROOT,
-                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mockllm", "serve", "--port", "0", "--max-delay-ms", "1"],
+        stdout=subprocess.PIPE,
+        stderr=log,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
     assert proc.stdout is not None
     line = proc.stdout.readline().decode()
     host, port = line.split()[-1].removeprefix("http://").split(":")
     return proc, host, int(port)
 
 
-def send_all(host: str, port: int, requests: list[tuple[str, dict[str, str], bytes]],
-             counts: collections.Counter[str], failures: list[str]) -> None:
+def send_all(
+    host: str,
+    port: int,
+    requests: list[tuple[str, dict[str, str], bytes]],
+    counts: collections.Counter[str],
+    failures: list[str],
+) -> None:
     connection = HTTPConnection(host, port, timeout=60)
     for path, headers, body in requests:
         try:
@@ -140,8 +154,11 @@ def main() -> int:
     parser.add_argument("--batch", type=int, default=2000)
     parser.add_argument("--seed", type=int, default=0, help="draws the same requests for the same seed")
     args = parser.parse_args()
-    print(f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC: python bench/fuzz_server.py "
-          f"--requests {args.requests} --concurrency {args.concurrency} --seed {args.seed}", flush=True)
+    print(
+        f"{datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC: python bench/fuzz_server.py "
+        f"--requests {args.requests} --concurrency {args.concurrency} --seed {args.seed}",
+        flush=True,
+    )
     log = tempfile.TemporaryFile()
     proc, host, port = start_server(log)
     counts: collections.Counter[str] = collections.Counter()
@@ -152,14 +169,17 @@ def main() -> int:
         sent = batches = 0
         while sent < args.requests:
             batch = draw_requests(min(args.batch, args.requests - sent), args.seed * 1_000_003 + batches)
-            shares = [batch[i::args.concurrency] for i in range(args.concurrency)]
+            shares = [batch[i :: args.concurrency] for i in range(args.concurrency)]
             with ThreadPoolExecutor(args.concurrency) as pool:
                 list(pool.map(lambda share: send_all(host, port, share, counts, failures), shares))
             probe(host, port, failures)
             sent += len(batch)
             batches += 1
-            print(f"  {sent} requests, {counts['5xx']} 5xx, {len(failures)} failures, "
-                  f"peak RSS {rss_kib(proc.pid, 'VmHWM') // 1024} MiB", flush=True)
+            print(
+                f"  {sent} requests, {counts['5xx']} 5xx, {len(failures)} failures, "
+                f"peak RSS {rss_kib(proc.pid, 'VmHWM') // 1024} MiB",
+                flush=True,
+            )
         peak = rss_kib(proc.pid, "VmHWM")
         reset = HTTPConnection(host, port, timeout=30)
         reset.request("POST", "/_mockllm/reset")
@@ -174,13 +194,18 @@ def main() -> int:
     tracebacks = log.read().count(b"Traceback")
     classes = {k: v for k, v in sorted(counts.items()) if k.endswith("xx")}  # scripted 5xx included
     total = sum(classes.values())
-    print(f"requests: {total} in {elapsed:.0f} s ({total / elapsed:.0f}/s, drawing included), "
-          f"plus {batches} x {len(PROBES)} probes; status classes: {classes}")
+    print(
+        f"requests: {total} in {elapsed:.0f} s ({total / elapsed:.0f}/s, drawing included), "
+        f"plus {batches} x {len(PROBES)} probes; status classes: {classes}"
+    )
     print(f"statuses: {dict(sorted((k, v) for k, v in counts.items() if not k.endswith('xx')))}")
-    print(f"5xx: {counts['5xx']}; broken connections, bodies or probes: {len(failures)}; "
-          f"tracebacks in the server log: {tracebacks}")
-    print(f"server RSS: {baseline // 1024} MiB at start, {peak // 1024} MiB peak, "
-          f"{after_reset // 1024} MiB after reset")
+    print(
+        f"5xx: {counts['5xx']}; broken connections, bodies or probes: {len(failures)}; "
+        f"tracebacks in the server log: {tracebacks}"
+    )
+    print(
+        f"server RSS: {baseline // 1024} MiB at start, {peak // 1024} MiB peak, {after_reset // 1024} MiB after reset"
+    )
     for failure in failures[:10]:
         print(f"  {failure}")
     return 1 if counts["5xx"] or failures or tracebacks else 0

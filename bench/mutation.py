@@ -9,9 +9,9 @@ its own, with the tests that exercise it, so an area's run stays short:
 
     selection   mockllm/_selection.py            the mock's instruction selection (seed 003)
     invariants  harness/invariants.py            the seed 002 flow checks
-    agent       harness/agent/*, harness/events.py   runner, approvals, emitter, store (seed 002)
-    planner     harness/planner/*                plan validation, ADR-002 (seed 004)
-    chain       harness/chain/*                  the chain executor (seeds 000/001)
+    agent       harness/systems/agent/*, harness/events.py   runner, approvals, emitter, store (seed 002)
+    planner     harness/systems/planner/*                plan validation, ADR-002 (seed 004)
+    chain       harness/systems/chain/*                  the chain executor (seeds 000/001)
 
 No AREA runs them all. Each area runs in ``bench/results/mutation/<area>/`` (git-ignored),
 from scratch: the project's ``pyproject.toml`` with its ``[tool.mutmut]`` section narrowed
@@ -36,7 +36,7 @@ import sys
 import time
 from collections import Counter
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 try:
@@ -49,9 +49,21 @@ RESULTS = ROOT / "bench" / "results" / "mutation"
 LINKED = ("harness", "mockllm", "tests", "scenarios", "golden", "conftest.py")
 
 # mutmut's exit codes of a mutant's test run (mutmut.stats.status_by_exit_code).
-STATUS = {1: "killed", 3: "killed", 0: "survived", 5: "no tests", 33: "no tests", 34: "skipped",
-          36: "timeout", -24: "timeout", 24: "timeout", 152: "timeout", 255: "timeout",
-          37: "caught by type check", None: "not checked"}
+STATUS = {
+    1: "killed",
+    3: "killed",
+    0: "survived",
+    5: "no tests",
+    33: "no tests",
+    34: "skipped",
+    36: "timeout",
+    -24: "timeout",
+    24: "timeout",
+    152: "timeout",
+    255: "timeout",
+    37: "caught by type check",
+    None: "not checked",
+}
 
 
 @dataclass(frozen=True)
@@ -61,24 +73,46 @@ class Area:
 
 
 AREAS = {
-    "selection": Area(("mockllm/_selection.py",),
-                      ("tests/mockllm/test_selection_properties.py", "tests/mockllm/test_instructions.py",
-                       "tests/mockllm/test_seed_acceptance.py", "tests/mockllm/test_seed_acceptance_loops.py",
-                       "tests/mockllm/test_explain.py", "tests/mockllm/test_generation.py",
-                       # starts fresh interpreters, and reads no selection
-                       "--deselect", "tests/mockllm/test_generation.py::"
-                       "test_same_chain_turn_and_seed_give_the_same_plan_in_fresh_processes")),
+    "selection": Area(
+        ("mockllm/_selection.py",),
+        (
+            "tests/mockllm/test_selection_properties.py",
+            "tests/mockllm/test_instructions.py",
+            "tests/mockllm/test_seed_acceptance.py",
+            "tests/mockllm/test_seed_acceptance_loops.py",
+            "tests/mockllm/test_explain.py",
+            "tests/mockllm/test_generation.py",
+            # starts fresh interpreters, and reads no selection
+            "--deselect",
+            "tests/mockllm/test_generation.py::test_same_chain_turn_and_seed_give_the_same_plan_in_fresh_processes",
+        ),
+    ),
     # The bundled scenarios are tests too: their goldens hold every field of every event.
-    "invariants": Area(("harness/invariants.py",),
-                       ("tests/harness/test_invariants.py", "tests/harness/agent", "scenarios")),
-    "agent": Area(("harness/agent/*", "harness/events.py"),
-                  ("tests/harness/agent", "tests/harness/test_invariants.py", "scenarios")),
-    "planner": Area(("harness/planner/*",),
-                    ("tests/harness/planner", *(f"scenarios/planner_{name}.yaml" for name in (
-                        "calculator", "division_by_zero", "planning_failure", "simple_chat")))),
+    "invariants": Area(
+        ("harness/invariants.py",), ("tests/harness/test_invariants.py", "tests/harness/systems/agent", "scenarios")
+    ),
+    "agent": Area(
+        ("harness/systems/agent/*", "harness/events.py"),
+        ("tests/harness/systems/agent", "tests/harness/test_invariants.py", "scenarios"),
+    ),
+    "planner": Area(
+        ("harness/systems/planner/*",),
+        (
+            "tests/harness/systems/planner",
+            *(
+                f"scenarios/planner_{name}.yaml"
+                for name in ("calculator", "division_by_zero", "planning_failure", "simple_chat")
+            ),
+        ),
+    ),
     # The chain scenarios' goldens hold every field of every chain event, as for the planner.
-    "chain": Area(("harness/chain/*",), ("tests/harness/chain", *(f"scenarios/{path.name}" for path in sorted(
-        (ROOT / "scenarios").glob("chain_*.yaml"))))),
+    "chain": Area(
+        ("harness/systems/chain/*",),
+        (
+            "tests/harness/systems/chain",
+            *(f"scenarios/{path.name}" for path in sorted((ROOT / "scenarios").glob("chain_*.yaml"))),
+        ),
+    ),
 }
 
 
@@ -89,8 +123,12 @@ def area_pyproject(area: Area) -> str:
     section = re.compile(r"^\[tool\.mutmut\]\n.*?(?=^\[)", re.M | re.S)
     if not section.search(text):
         raise SystemExit("pyproject.toml has no [tool.mutmut] section followed by another section")
-    settings = {**base, "only_mutate": list(area.mutate), "pytest_add_cli_args_test_selection": list(area.tests),
-                "use_git_change_detection": False}
+    settings = {
+        **base,
+        "only_mutate": list(area.mutate),
+        "pytest_add_cli_args_test_selection": list(area.tests),
+        "use_git_change_detection": False,
+    }
     body = "".join(f"{key} = {json.dumps(value)}\n" for key, value in settings.items())
     return section.sub(lambda _: f"[tool.mutmut]\n{body}\n", text)
 
@@ -107,8 +145,9 @@ def prepare(name: str, area: Area) -> Path:
 
 def show(work: Path, mutant: str) -> str:
     """``mutmut show``: the mutant's diff."""
-    return subprocess.run([sys.executable, "-m", "mutmut", "show", mutant], cwd=work, text=True,
-                          capture_output=True).stdout
+    return subprocess.run(
+        [sys.executable, "-m", "mutmut", "show", mutant], cwd=work, text=True, capture_output=True
+    ).stdout
 
 
 def outcomes(work: Path) -> dict[str, str]:
@@ -124,8 +163,12 @@ def run_area(name: str, area: Area, max_children: int, show_survivors: bool) -> 
     work = prepare(name, area)
     started = time.monotonic()
     with open(work / "mutmut-run.log", "w", encoding="utf-8") as log:  # follow it with tail -f
-        code = subprocess.run([sys.executable, "-m", "mutmut", "run", "--max-children", str(max_children)],
-                              cwd=work, stdout=log, stderr=subprocess.STDOUT).returncode
+        code = subprocess.run(
+            [sys.executable, "-m", "mutmut", "run", "--max-children", str(max_children)],
+            cwd=work,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        ).returncode
     seconds = round(time.monotonic() - started)
     found = outcomes(work)
     if code != 0 or not found:
@@ -135,21 +178,26 @@ def run_area(name: str, area: Area, max_children: int, show_survivors: bool) -> 
         diffs = [show(work, key) for key in survivors]
         (work / "survivors.txt").write_text("\n".join(diffs), encoding="utf-8")
     counts = Counter(found.values())
-    return {"area": name, "mutate": list(area.mutate), "tests": list(area.tests), "mutants": len(found),
-            **{status: counts.get(status, 0) for status in ("killed", "survived", "timeout", "no tests")},
-            "other": sum(n for s, n in counts.items() if s not in ("killed", "survived", "timeout", "no tests")),
-            "seconds": seconds, "survivors": survivors}
+    return {
+        "area": name,
+        "mutate": list(area.mutate),
+        "tests": list(area.tests),
+        "mutants": len(found),
+        **{status: counts.get(status, 0) for status in ("killed", "survived", "timeout", "no tests")},
+        "other": sum(n for s, n in counts.items() if s not in ("killed", "survived", "timeout", "no tests")),
+        "seconds": seconds,
+        "survivors": survivors,
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("areas", nargs="*", metavar="AREA",
-                        help=f"areas to mutate (default: all): {', '.join(AREAS)}")
+    parser.add_argument("areas", nargs="*", metavar="AREA", help=f"areas to mutate (default: all): {', '.join(AREAS)}")
     parser.add_argument("--max-children", type=int, default=2, help="mutants run at once (default 2)")
     parser.add_argument("--show-survivors", action="store_true", help="write each survivor's diff to survivors.txt")
     options = parser.parse_args(argv)
     if importlib.util.find_spec("mutmut") is None:
-        parser.error("mutmut is not installed: pip install -e \".[dev]\" (or pip install \"mutmut>=3.8\")")
+        parser.error('mutmut is not installed: pip install -e ".[dev]" (or pip install "mutmut>=3.8")')
     names = options.areas or list(AREAS)
     unknown = [n for n in names if n not in AREAS]
     if unknown:
@@ -158,10 +206,13 @@ def main(argv: list[str] | None = None) -> int:
     summary = RESULTS / "summary.json"
     for name in names:
         row = run_area(name, AREAS[name], options.max_children, options.show_survivors)
-        print(f"{name:<11} {row['mutants']:>7} {row['killed']:>6} {row['survived']:>8} {row['timeout']:>7} "
-              f"{row['no tests']:>8} {row['seconds']:>7}", flush=True)
+        print(
+            f"{name:<11} {row['mutants']:>7} {row['killed']:>6} {row['survived']:>8} {row['timeout']:>7} "
+            f"{row['no tests']:>8} {row['seconds']:>7}",
+            flush=True,
+        )
         recorded = json.loads(summary.read_text(encoding="utf-8")) if summary.exists() else {}
-        recorded[name] = {**row, "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
+        recorded[name] = {**row, "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")}
         summary.write_text(json.dumps(recorded, indent=2) + "\n", encoding="utf-8")
     print(f"survivors by name: {summary}")
     return 0

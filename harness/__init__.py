@@ -19,8 +19,8 @@ The doors, all importable from here::
 
 Names load on first use (PEP 562), so ``import harness`` and the pytest plugin stay
 cheap and work without the optional extras; a door whose extra is missing fails with
-the ``pip install`` command that brings it. The subpackages (``harness.chain``,
-``harness.agent`` …) hold the rest: stores, policies' parts, prompts and constants.
+the ``pip install`` command that brings it. The subpackages (``harness.systems.chain``,
+``harness.systems.agent`` …) hold the rest: stores, policies' parts, prompts and constants.
 
 PYTEST_DONT_REWRITE: ``python -m harness replay`` imports this package before it starts
 pytest in the same process; this module has no assertions to rewrite, and the marker
@@ -38,13 +38,6 @@ from harness.exceptions import missing_extra as _missing_extra
 from harness.exceptions import not_installed as _not_installed
 
 if TYPE_CHECKING:
-    from harness.agent.runner import AgentOptions, AgentResult, AgentRunner
-    from harness.agent.tools import Tool, ToolError, ToolRegistry
-    from harness.chain.errors import PlanExecutionError
-    from harness.chain.executor import ChainExecutor
-    from harness.chain.models import ChainEvent, ChainPlan, PlanStep
-    from harness.chain.policy import Policy
-    from harness.chain.vectors import InMemoryVectorStore, VectorStore
     from harness.golden.assertion import FallbackRefused
     from harness.golden.extension import GoldenExtension, ScenarioGoldenExtension
     from harness.invariants import (
@@ -67,13 +60,20 @@ if TYPE_CHECKING:
         check_tool_use_flow,
         check_user_message_first,
     )
-    from harness.llm import ModelClient, ModelError, model_client
-    from harness.planner.executor import TaskExecutor
     from harness.plugin.fixtures import UnusedStepsError
     from harness.plugin.strict import UnscriptedRequestsError
     from harness.scenarios.contract import MockClients, RunnerContext, ScenarioRun, ScenarioRunner, speaks
     from harness.scenarios.model import ScenarioError
     from harness.scenarios.registry import RunnerNotFound, register_runner
+    from harness.systems.agent.runner import AgentOptions, AgentResult, AgentRunner
+    from harness.systems.agent.tools import Tool, ToolError, ToolRegistry
+    from harness.systems.chain.errors import PlanExecutionError
+    from harness.systems.chain.executor import ChainExecutor
+    from harness.systems.chain.models import ChainEvent, ChainPlan, PlanStep
+    from harness.systems.chain.policy import Policy
+    from harness.systems.chain.vectors import InMemoryVectorStore, VectorStore
+    from harness.systems.llm import ModelClient, ModelError, model_client
+    from harness.systems.planner.executor import TaskExecutor
 
 _INVARIANTS = (
     "InvariantError",
@@ -98,24 +98,24 @@ _INVARIANTS = (
 
 # name -> the module that defines it; imported on first access.
 _LAZY = {
-    "ModelClient": "harness.llm",
-    "ModelError": "harness.llm",
-    "model_client": "harness.llm",
-    "AgentOptions": "harness.agent.runner",
-    "AgentResult": "harness.agent.runner",
-    "AgentRunner": "harness.agent.runner",
-    "Tool": "harness.agent.tools",
-    "ToolError": "harness.agent.tools",
-    "ToolRegistry": "harness.agent.tools",
-    "ChainEvent": "harness.chain.models",
-    "ChainPlan": "harness.chain.models",
-    "PlanStep": "harness.chain.models",
-    "ChainExecutor": "harness.chain.executor",
-    "PlanExecutionError": "harness.chain.errors",
-    "Policy": "harness.chain.policy",
-    "InMemoryVectorStore": "harness.chain.vectors",
-    "VectorStore": "harness.chain.vectors",
-    "TaskExecutor": "harness.planner.executor",
+    "ModelClient": "harness.systems.llm",
+    "ModelError": "harness.systems.llm",
+    "model_client": "harness.systems.llm",
+    "AgentOptions": "harness.systems.agent.runner",
+    "AgentResult": "harness.systems.agent.runner",
+    "AgentRunner": "harness.systems.agent.runner",
+    "Tool": "harness.systems.agent.tools",
+    "ToolError": "harness.systems.agent.tools",
+    "ToolRegistry": "harness.systems.agent.tools",
+    "ChainEvent": "harness.systems.chain.models",
+    "ChainPlan": "harness.systems.chain.models",
+    "PlanStep": "harness.systems.chain.models",
+    "ChainExecutor": "harness.systems.chain.executor",
+    "PlanExecutionError": "harness.systems.chain.errors",
+    "Policy": "harness.systems.chain.policy",
+    "InMemoryVectorStore": "harness.systems.chain.vectors",
+    "VectorStore": "harness.systems.chain.vectors",
+    "TaskExecutor": "harness.systems.planner.executor",
     **{name: "harness.invariants" for name in _INVARIANTS},
     "GoldenExtension": "harness.golden.extension",
     "ScenarioGoldenExtension": "harness.golden.extension",

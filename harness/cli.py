@@ -49,10 +49,12 @@ def _diff(args: argparse.Namespace) -> int:
         return 2
     paths = args.paths or ["golden"]
     root = top.stdout.strip()
-    untracked = subprocess.run(["git", "ls-files", "--others", "--exclude-standard", "--", *paths],
-                               capture_output=True, text=True, cwd=root).stdout.split()
-    diff = subprocess.run(["git", "diff", "--no-color", "HEAD", "--", *paths],
-                          capture_output=True, text=True, cwd=root).stdout
+    untracked = subprocess.run(
+        ["git", "ls-files", "--others", "--exclude-standard", "--", *paths], capture_output=True, text=True, cwd=root
+    ).stdout.split()
+    diff = subprocess.run(
+        ["git", "diff", "--no-color", "HEAD", "--", *paths], capture_output=True, text=True, cwd=root
+    ).stdout
     if not diff and not untracked:
         print("No golden changed against HEAD.")
         return 0
@@ -84,10 +86,10 @@ def _serve(args: argparse.Namespace) -> int:
     """The chain service (REST, WebSocket, progress page, MCP) until SIGINT or SIGTERM."""
     import uvicorn
 
-    from harness.service.app import create_app
-    from harness.service.config import load_service_config
-    from harness.service.auth import TOKENS_ENV, TokenAuth, token_gate
-    from harness.service.core import ChainService
+    from harness.systems.service.app import create_app
+    from harness.systems.service.auth import TOKENS_ENV, TokenAuth, token_gate
+    from harness.systems.service.config import load_service_config
+    from harness.systems.service.core import ChainService
     from mockllm._server import bind_socket, run_until_signalled
 
     try:
@@ -96,15 +98,20 @@ def _serve(args: argparse.Namespace) -> int:
         print(f"harness serve: cannot read the tokens in {TOKENS_ENV}: {exc}", file=sys.stderr)
         return 2
     if not auth.tokens:
-        print(f"harness serve: no tokens are configured, so nobody could use the service. Set {TOKENS_ENV} to "
-              'JSON such as {"<token>": {"user": "ada", "organization": "acme"}}, or to the path of a JSON file.',
-              file=sys.stderr)
+        print(
+            f"harness serve: no tokens are configured, so nobody could use the service. Set {TOKENS_ENV} to "
+            'JSON such as {"<token>": {"user": "ada", "organization": "acme"}}, or to the path of a JSON file.',
+            file=sys.stderr,
+        )
         return 2
     try:
         sock = bind_socket(args.host, args.port)
     except OSError as exc:
-        print(f"harness serve: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}. "
-              "Pick another --port (0 picks a free one).", file=sys.stderr)
+        print(
+            f"harness serve: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}. "
+            "Pick another --port (0 picks a free one).",
+            file=sys.stderr,
+        )
         return 2
     shown = f"[{args.host}]" if ":" in args.host else args.host
     base_url = f"http://{shown}:{sock.getsockname()[1]}"
@@ -131,8 +138,16 @@ def _serve(args: argparse.Namespace) -> int:
     print(f"  progress page: {base_url}/chain#token=<token>", flush=True)
     print(f"  MCP (streamable HTTP): {base_url}/mcp", flush=True)
     print(f"  model: {llm_url or 'an in-process mock LLM'}", flush=True)
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on",
-                                           ws="websockets-sansio", timeout_graceful_shutdown=2))
+    server = uvicorn.Server(
+        uvicorn.Config(
+            app,
+            log_level="warning",
+            access_log=False,
+            lifespan="on",
+            ws="websockets-sansio",
+            timeout_graceful_shutdown=2,
+        )
+    )
     run_until_signalled(server, sock)
     print("harness chain service stopped", flush=True)
     return 0
@@ -142,31 +157,38 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m harness", description=__doc__.split("\n")[0])
     verbs = parser.add_subparsers(dest="verb", required=True)
     replay = verbs.add_parser(
-        "replay", help="replay scenarios, check invariants and goldens (pytest underneath)",
-        description="Runs pytest on the scenario files; any other option is passed to pytest (e.g. -n 2, -v).")
+        "replay",
+        help="replay scenarios, check invariants and goldens (pytest underneath)",
+        description="Runs pytest on the scenario files; any other option is passed to pytest (e.g. -n 2, -v).",
+    )
     replay.add_argument("paths", nargs="*", default=["scenarios"], help="scenario files or folders")
     replay.add_argument("-k", metavar="EXPR", help="pytest's -k: only items whose name matches")
     replay.add_argument("--update", action="store_true", help="write the goldens (pytest's --snapshot-update)")
     replay.add_argument("--protocol", choices=PROTOCOLS, help="only this protocol (--mockllm-protocol)")
-    replay.add_argument("--server", action="store_true",
-                        help="replay against a loopback mock server (--mockllm-replay-server)")
-    replay.add_argument("--golden-dir", default=None,
-                        help="where goldens live (--mockllm-golden-dir; default: as pytest decides)")
+    replay.add_argument(
+        "--server", action="store_true", help="replay against a loopback mock server (--mockllm-replay-server)"
+    )
+    replay.add_argument(
+        "--golden-dir", default=None, help="where goldens live (--mockllm-golden-dir; default: as pytest decides)"
+    )
     diff = verbs.add_parser("diff", help="show goldens changed against git HEAD")
     diff.add_argument("paths", nargs="*", help="golden files or folders (default golden/)")
     review = verbs.add_parser("review", help="write an HTML page of the goldens changed against git HEAD")
     review.add_argument("path", nargs="?", default="golden", help="a golden file or folder (default golden/)")
-    review.add_argument("--output", "-o", default="golden-review.html",
-                        help="the page to write (default golden-review.html)")
+    review.add_argument(
+        "--output", "-o", default="golden-review.html", help="the page to write (default golden-review.html)"
+    )
     serve = verbs.add_parser("serve", help="serve the chain service (tokens from HARNESS_CHAIN_TOKENS)")
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=8765, help="port (0 picks a free one; default 8765)")
     serve.add_argument("--config", help="the service's YAML configuration (default: built-in defaults)")
     model = serve.add_mutually_exclusive_group()
     model.add_argument("--llm-base-url", metavar="URL", help="the model server (e.g. python -m mockllm serve)")
-    model.add_argument("--with-mock", action="store_true",
-                       help="serve the mock LLM under /llm in the same process and use it "
-                            "(behind the same tokens)")
+    model.add_argument(
+        "--with-mock",
+        action="store_true",
+        help="serve the mock LLM under /llm in the same process and use it (behind the same tokens)",
+    )
     return parser
 
 

@@ -15,7 +15,7 @@ Persistence states (seed 002):
 | persisted   | written to the store and queue   | yes            |
 
 A pending event is emitted without a number and stored right after its listeners have
-heard it (``harness.agent.emitter``); the stored copy is persisted and takes the
+heard it (``harness.systems.agent.emitter``); the stored copy is persisted and takes the
 session's next sequence number. Chain executor events are all transient: they go to
 listeners only and are never stored.
 
@@ -86,14 +86,20 @@ class EventRecord(BaseModel):
         event_type: str
         timestamp: int
 
-    def as_event(self, event_index: int, session_id: str,
-                 persistence: Persistence = Persistence.TRANSIENT) -> Event:
+    def as_event(self, event_index: int, session_id: str, persistence: Persistence = Persistence.TRANSIENT) -> Event:
         """This event as an ``Event`` of session ``session_id``: its set fields, but the
         type, the timestamp and the run's, are the data (in their JSON spelling)."""
-        data = self.model_dump(mode="json", by_alias=True, exclude_none=True,
-                               exclude={"event_type", "timestamp", *self.RUN_FIELDS})
-        return Event(type=self.event_type, persistence=persistence, event_index=event_index,
-                     session_id=session_id, timestamp=self.timestamp, data=data)
+        data = self.model_dump(
+            mode="json", by_alias=True, exclude_none=True, exclude={"event_type", "timestamp", *self.RUN_FIELDS}
+        )
+        return Event(
+            type=self.event_type,
+            persistence=persistence,
+            event_index=event_index,
+            session_id=session_id,
+            timestamp=self.timestamp,
+            data=data,
+        )
 
 
 class EventClock:

@@ -4,25 +4,25 @@
     ├── MissingExtra               an optional package is not installed; the message
     │                              names the extra that brings it (also ModuleNotFoundError)
     ├── ModelError                 a model call failed: HTTP status, stream error event,
-    │                              or a reply the harness cannot use      (harness.llm)
+    │                              or a reply the harness cannot use      (harness.systems.llm)
     ├── ToolError                  a tool could not run; the agent hands the message to
-    │                              the model as a failed result           (harness.agent)
+    │                              the model as a failed result           (harness.systems.agent)
     ├── FileAccessDenied           a file the user may not use  (also PermissionError)
     ├── ToolArgumentsError         arguments that do not fit a tool  (also TypeError)
-    ├── PlanExecutionError         a chain step failed; ``plan`` as it stood (harness.chain)
+    ├── PlanExecutionError         a chain step failed; ``plan`` as it stood (harness.systems.chain)
     ├── PlanningError              the model's plan is unusable      (also ValueError)
     ├── RoutingError               the routing answer is not routing JSON  (also ValueError)
     ├── UnknownReference           a name or am7:// URI the organization does not see
     │                              (a 404; also LookupError)
     ├── CharacterError             a character record not found (404) or forbidden (403)
     │                              (also LookupError)
-    ├── StepError                  a planner step could not run        (harness.planner)
+    ├── StepError                  a planner step could not run        (harness.systems.planner)
     ├── PlanValidationError        a plan the task executor cannot run  (also ValueError)
     ├── CalculationError           not plain arithmetic, or too big  (also ValueError)
-    ├── DuplicateName              a ``userName`` the organization has  (harness.identity)
+    ├── DuplicateName              a ``userName`` the organization has  (harness.systems.identity)
     ├── IdentityToolError          an identity operation SCIM refused, with its status
     ├── ChainServiceError          a request the chain service answers with ``status``
-    │   ├── BadRequest             400                                 (harness.service)
+    │   ├── BadRequest             400                                 (harness.systems.service)
     │   ├── Unauthorized           401
     │   ├── Forbidden              403
     │   └── NotFound               404

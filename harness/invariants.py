@@ -19,10 +19,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from harness.events import Event
 from harness.exceptions import HarnessError
 from harness.golden.table import CHUNK_TYPES, render_event_table
-from harness.chain.models import CHAIN_ENDINGS
-from harness.events import Event
+from harness.systems.chain.models import CHAIN_ENDINGS
 
 __all__ = [
     "InvariantError",
@@ -67,6 +67,7 @@ def _data(record: Mapping[str, Any]) -> Mapping[str, Any]:
 
 # -- general checks -------------------------------------------------------------------
 
+
 def check_user_message_first(events: Events) -> None:
     """``user_message_sent`` is the first event, and persisted."""
     records = _records(events)
@@ -102,7 +103,7 @@ def check_sequence_numbers(events: Events, *, start: int | None = None) -> None:
     from the session's starting number: ``start``, or by default the number the first
     persisted event carries (a session's second message continues where the first
     ended). A ``pending`` event takes the next number when it is stored, right after it
-    is emitted (``harness.agent.emitter``), so the next persisted event skips it."""
+    is emitted (``harness.systems.agent.emitter``), so the next persisted event skips it."""
     records = _records(events)
     slots: dict[Any, list[tuple[int, int | None]]] = {}
     for i, r in enumerate(records):
@@ -116,8 +117,11 @@ def check_sequence_numbers(events: Events, *, start: int | None = None) -> None:
         base = start if start is not None else numbered[0][1] - numbered[0][0]
         for k, (i, seq) in enumerate(session_slots):
             if seq is not None and seq != base + k:
-                _fail(f"sequence numbers are consecutive per session from {base} "
-                      "(no gap, no duplicate)", records, {i: f"sequenceNumber {seq}, expected {base + k}"})
+                _fail(
+                    f"sequence numbers are consecutive per session from {base} (no gap, no duplicate)",
+                    records,
+                    {i: f"sequenceNumber {seq}, expected {base + k}"},
+                )
 
 
 def check_event_indexes(events: Events) -> None:
@@ -129,8 +133,11 @@ def check_event_indexes(events: Events) -> None:
         if index is None:
             _fail("every event carries an eventIndex", records, {i: "no eventIndex"})
         if previous is not None and index <= previous:
-            _fail("eventIndex is strictly increasing over all events", records,
-                  {i: f"eventIndex {index} after {previous}"})
+            _fail(
+                "eventIndex is strictly increasing over all events",
+                records,
+                {i: f"eventIndex {index} after {previous}"},
+            )
         previous = index
 
 
@@ -157,13 +164,19 @@ def check_final_content_matches_chunks(events: Events) -> None:
             pending[chunk_of[kind]].append(str(content))
         elif kind == "thinking_complete" and pending["thinking"]:
             if content != "".join(pending["thinking"]):
-                _fail("thinking_complete carries the accumulated thinking", records,
-                      {i: "differs from the thinking chunks"})
+                _fail(
+                    "thinking_complete carries the accumulated thinking",
+                    records,
+                    {i: "differs from the thinking chunks"},
+                )
         elif kind in pending:
             streamed = "".join(pending[kind])
             if pending[kind] and content != streamed:
-                _fail(f"the final {kind} equals the accumulated {kind}_chunk contents", records,
-                      {i: f"final content differs from the {len(pending[kind])} chunks"})
+                _fail(
+                    f"the final {kind} equals the accumulated {kind}_chunk contents",
+                    records,
+                    {i: f"final content differs from the {len(pending[kind])} chunks"},
+                )
             pending[kind] = []
 
 
@@ -176,15 +189,16 @@ def check_thinking_before_text(events: Events) -> None:
     for i, r in enumerate(records):
         kind = r.get("type")
         if kind == "message_chunk":
-            if thinking_seen and not any(
-                    x.get("type") == "thinking_complete" for x in records[:i]):
-                _fail("thinking_complete signals the switch from thinking to text", records,
-                      {i: "text before thinking_complete"})
+            if thinking_seen and not any(x.get("type") == "thinking_complete" for x in records[:i]):
+                _fail(
+                    "thinking_complete signals the switch from thinking to text",
+                    records,
+                    {i: "text before thinking_complete"},
+                )
             text_started = True
         elif kind == "thinking_chunk":
             if text_started:
-                _fail("thinking_chunk events come before message_chunk events", records,
-                      {i: "thinking after text"})
+                _fail("thinking_chunk events come before message_chunk events", records, {i: "thinking after text"})
             thinking_seen = True
         elif kind == "message":
             text_started = thinking_seen = False
@@ -202,22 +216,28 @@ def check_tool_pairing(events: Events) -> None:
         tool_id = _data(r).get("toolUseId")
         if kind == "tool_use":
             if tool_id in used:
-                _fail("tool events are not duplicated (deduplicated by toolUseId)", records,
-                      {i: "duplicate tool_use"})
+                _fail("tool events are not duplicated (deduplicated by toolUseId)", records, {i: "duplicate tool_use"})
             used.add(tool_id)
             open_uses[tool_id] = i
         elif kind == "tool_result":
             if tool_id in answered:
-                _fail("tool events are not duplicated (deduplicated by toolUseId)", records,
-                      {i: "duplicate tool_result"})
+                _fail(
+                    "tool events are not duplicated (deduplicated by toolUseId)", records, {i: "duplicate tool_result"}
+                )
             if tool_id not in open_uses:
-                _fail("a tool_result answers an earlier tool_use of the same toolUseId", records,
-                      {i: "no tool_use before it"})
+                _fail(
+                    "a tool_result answers an earlier tool_use of the same toolUseId",
+                    records,
+                    {i: "no tool_use before it"},
+                )
             answered.add(tool_id)
             del open_uses[tool_id]
     if open_uses:
-        _fail("tool_use is always followed by the tool_result of the same toolUseId", records,
-              {i: "no tool_result" for i in open_uses.values()})
+        _fail(
+            "tool_use is always followed by the tool_result of the same toolUseId",
+            records,
+            {i: "no tool_result" for i in open_uses.values()},
+        )
 
 
 def check_approval_ordering(events: Events) -> None:
@@ -245,22 +265,29 @@ def check_approval_ordering(events: Events) -> None:
         elif kind == "approval_resolved":
             approval = data.get("approvalId")
             if approval not in requested:
-                _fail("approval_resolved follows its approval_requested", records,
-                      {i: "no approval_requested before it"})
+                _fail(
+                    "approval_resolved follows its approval_requested", records, {i: "no approval_requested before it"}
+                )
             decisions[tool_of_approval.get(approval)] = bool(data.get("approved"))
             del requested[approval]
         elif kind == "tool_result":
             tool_id = data.get("toolUseId")
             if any(tool_of_approval.get(a) == tool_id for a in requested):
-                _fail("the tool runs only after its approval is resolved", records,
-                      {i: "tool_result before approval_resolved"})
-            if decisions.get(tool_id) is False and (data.get("success") is not False
-                                                    or data.get("error") != "User rejected"):
-                _fail("a rejected tool gives success=false and error='User rejected'", records,
-                      {i: "rejected but not reported as such"})
+                _fail(
+                    "the tool runs only after its approval is resolved",
+                    records,
+                    {i: "tool_result before approval_resolved"},
+                )
+            if decisions.get(tool_id) is False and (
+                data.get("success") is not False or data.get("error") != "User rejected"
+            ):
+                _fail(
+                    "a rejected tool gives success=false and error='User rejected'",
+                    records,
+                    {i: "rejected but not reported as such"},
+                )
     if requested:
-        _fail("every approval_requested is resolved", records,
-              {i: "never resolved" for i in requested.values()})
+        _fail("every approval_requested is resolved", records, {i: "never resolved" for i in requested.values()})
 
 
 def check_terminal_event(events: Events, *, success: bool) -> None:
@@ -271,22 +298,32 @@ def check_terminal_event(events: Events, *, success: bool) -> None:
     errors = [i for i, r in enumerate(records) if r.get("type") == "error"]
     if success:
         if not completes or completes[-1] != len(records) - 1:
-            _fail("complete is always last on success", records,
-                  {len(records) - 1: "expected complete here"} if records else {})
+            _fail(
+                "complete is always last on success",
+                records,
+                {len(records) - 1: "expected complete here"} if records else {},
+            )
         if len(completes) > 1 or errors:
-            _fail("a successful run has one complete and no error", records,
-                  {i: "unexpected" for i in completes[:-1] + errors})
+            _fail(
+                "a successful run has one complete and no error",
+                records,
+                {i: "unexpected" for i in completes[:-1] + errors},
+            )
     else:
         if completes:
             _fail("there is no complete after an error", records, {i: "complete after error" for i in completes})
         if not errors or errors[-1] != len(records) - 1:
-            _fail("error is terminal: it is the last event", records,
-                  {errors[0]: "events follow the error"} if errors else {})
+            _fail(
+                "error is terminal: it is the last event",
+                records,
+                {errors[0]: "events follow the error"} if errors else {},
+            )
         if records[errors[-1]].get("persistence") != "persisted":
             _fail("the error is persisted", records, {errors[-1]: "not persisted"})
 
 
 # -- one check per seed flow ----------------------------------------------------------
+
 
 def _only(events: Events, allowed: set[str], flow: str) -> None:
     records = _records(events)
@@ -334,8 +371,11 @@ def check_tool_use_flow(events: Events, *, start: int | None = None) -> None:
         if r.get("type") == "tool_use":
             previous_messages = [x for x in records[:i] if x.get("type") == "message"]
             if not previous_messages or _data(previous_messages[-1]).get("stopReason") != "tool_use":
-                _fail("an intermediate message with stopReason='tool_use' precedes tool events", records,
-                      {i: "no tool_use message before it"})
+                _fail(
+                    "an intermediate message with stopReason='tool_use' precedes tool events",
+                    records,
+                    {i: "no tool_use message before it"},
+                )
     check_terminal_event(events, success=True)
 
 
@@ -374,15 +414,21 @@ def check_chain_flow(events: Events) -> None:
         kind, data = record.get("type"), _data(record)
         if kind == "stepStart":
             if open_step is not None:
-                _fail("a step ends before the next one starts", records,
-                      {open_step[0]: "never ended", i: "next step started"})
+                _fail(
+                    "a step ends before the next one starts",
+                    records,
+                    {open_step[0]: "never ended", i: "next step started"},
+                )
             open_step = (i, data.get("stepNumber"))
         elif kind in ("stepComplete", "stepError"):
             if open_step is None and not (kind == "stepError" and data.get("stepNumber") in (None, 0)):
                 _fail("a step ends only after it started", records, {i: "no stepStart before"})
             if open_step is not None and data.get("stepNumber") != open_step[1]:
-                _fail("a step ends as the step that started", records,
-                      {open_step[0]: "started", i: "a different step ended"})
+                _fail(
+                    "a step ends as the step that started",
+                    records,
+                    {open_step[0]: "started", i: "a different step ended"},
+                )
             open_step = None
             if kind == "stepError":
                 failed = i
@@ -393,12 +439,18 @@ def check_chain_flow(events: Events) -> None:
                 _fail("the chain's ending event is the last event", records, {i: "events follow"})
     endings = [i for i, r in enumerate(records) if r.get("type") in _CHAIN_ENDINGS]
     if failed is not None and (endings or failed != len(records) - 1):
-        _fail("a failed step ends the run: nothing follows its stepError", records,
-              {failed: "stepError", **{i: "after the error" for i in range(failed + 1, len(records))}})
+        _fail(
+            "a failed step ends the run: nothing follows its stepError",
+            records,
+            {failed: "stepError", **{i: "after the error" for i in range(failed + 1, len(records))}},
+        )
     if failed is None and len(endings) != 1:
-        _fail("a run that did not fail ends with exactly one ending event", records,
-              {i: "ending" for i in endings} or ({len(records) - 1: "no ending after this"} if records else {}))
+        _fail(
+            "a run that did not fail ends with exactly one ending event",
+            records,
+            {i: "ending" for i in endings} or ({len(records) - 1: "no ending after this"} if records else {}),
+        )
     totals = [(i, _data(r).get("totalSteps")) for i, r in enumerate(records) if _data(r).get("totalSteps") is not None]
-    for (_, before), (i, after) in zip(totals, totals[1:]):
+    for (_, before), (i, after) in zip(totals, totals[1:], strict=False):
         if after < before:
             _fail("totalSteps never shrinks", records, {i: f"{before} -> {after}"})

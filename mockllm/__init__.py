@@ -20,7 +20,6 @@ Everything else lives in ``_``-private modules and may change without notice.
 from __future__ import annotations
 
 from mockllm._engine import JournalEntry, MockLLM, UnusedStep
-from mockllm._response import MockResponse
 from mockllm._exceptions import (
     InvalidScript,
     MockLLMError,
@@ -44,7 +43,8 @@ from mockllm._instructions import (
 )
 from mockllm._intercept import intercept
 from mockllm._limits import Limits
-from mockllm._scripts import RegisteredScript, ScriptMatch
+from mockllm._mock_response import MockResponse
+from mockllm._registered import RegisteredScript, ScriptMatch
 from mockllm._server import create_app, serve
 from mockllm._transports import HTTPX2Transport, HTTPXTransport
 from mockllm._wire.registry import PROTOCOLS

@@ -44,8 +44,9 @@ class AttemptCounter:
         self._seen: OrderedDict[bytes, int] = OrderedDict()
         self._lock = threading.Lock()
 
-    def attempt(self, path: str, headers: Mapping[str, str], body: bytes, *,
-                scripted_error: bool) -> tuple[int, AttemptRule | None]:
+    def attempt(
+        self, path: str, headers: Mapping[str, str], body: bytes, *, scripted_error: bool
+    ) -> tuple[int, AttemptRule | None]:
         """This request's attempt number and the rule that gave it (None: no header and
         no scripted error, so attempt 0 and nothing counted).
 

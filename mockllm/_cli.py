@@ -1,9 +1,9 @@
 """``python -m mockllm``: serve the mock, or explain a request body.
 
-    python -m mockllm serve [--host 127.0.0.1] [--port 8000] [--seed 0] [--lenient]
-                            [--max-output-bytes N] [--max-delay-ms MS] [--max-body-bytes N]
-                            [--max-scripts N] [--max-scripts-bytes N] [--max-sessions N]
-    python -m mockllm explain request.json [--protocol openai-chat]
+python -m mockllm serve [--host 127.0.0.1] [--port 8000] [--seed 0] [--lenient]
+                        [--max-output-bytes N] [--max-delay-ms MS] [--max-body-bytes N]
+                        [--max-scripts N] [--max-scripts-bytes N] [--max-sessions N]
+python -m mockllm explain request.json [--protocol openai-chat]
 """
 
 from __future__ import annotations
@@ -29,26 +29,55 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=8000, help="port (0 picks a free one; default 8000)")
     serve.add_argument("--seed", type=int, default=0, help="seed for generated words (default 0)")
-    serve.add_argument("--lenient", action="store_true",
-                       help="accept tool results and tool calls that do not pair up")
-    serve.add_argument("--max-output-bytes", type=int, default=Limits.max_output_bytes, metavar="N",
-                       help="largest reply one request may script; past it the reply is a fallback "
-                            "saying why (default 8 MiB)")
-    serve.add_argument("--max-delay-ms", type=float, default=Limits.max_delay_ms, metavar="MS",
-                       help="longest scripted streaming delay; longer ones are shortened (default 30000)")
-    serve.add_argument("--max-body-bytes", type=int, default=Limits.max_body_bytes, metavar="N",
-                       help="largest request body; past it the reply is a 413 (default 4 MiB)")
-    serve.add_argument("--max-scripts", type=int, default=Limits.max_scripts, metavar="N",
-                       help="most registered scripts a mock (or session) keeps; past it a 409 (default 1000)")
-    serve.add_argument("--max-scripts-bytes", type=int, default=Limits.scripts_bytes, metavar="N",
-                       help="most bytes of registered scripts a mock (or session) keeps (default 8 MiB)")
-    serve.add_argument("--max-sessions", type=int, default=Limits.max_sessions, metavar="N",
-                       help="most sessions open at once; past it a 409 (default 256)")
+    serve.add_argument("--lenient", action="store_true", help="accept tool results and tool calls that do not pair up")
+    serve.add_argument(
+        "--max-output-bytes",
+        type=int,
+        default=Limits.max_output_bytes,
+        metavar="N",
+        help="largest reply one request may script; past it the reply is a fallback saying why (default 8 MiB)",
+    )
+    serve.add_argument(
+        "--max-delay-ms",
+        type=float,
+        default=Limits.max_delay_ms,
+        metavar="MS",
+        help="longest scripted streaming delay; longer ones are shortened (default 30000)",
+    )
+    serve.add_argument(
+        "--max-body-bytes",
+        type=int,
+        default=Limits.max_body_bytes,
+        metavar="N",
+        help="largest request body; past it the reply is a 413 (default 4 MiB)",
+    )
+    serve.add_argument(
+        "--max-scripts",
+        type=int,
+        default=Limits.max_scripts,
+        metavar="N",
+        help="most registered scripts a mock (or session) keeps; past it a 409 (default 1000)",
+    )
+    serve.add_argument(
+        "--max-scripts-bytes",
+        type=int,
+        default=Limits.scripts_bytes,
+        metavar="N",
+        help="most bytes of registered scripts a mock (or session) keeps (default 8 MiB)",
+    )
+    serve.add_argument(
+        "--max-sessions",
+        type=int,
+        default=Limits.max_sessions,
+        metavar="N",
+        help="most sessions open at once; past it a 409 (default 256)",
+    )
 
     explain_ = verbs.add_parser("explain", help="say which instruction a request body would run")
     explain_.add_argument("body", help="a JSON request body file, or - for standard input")
-    explain_.add_argument("--protocol", default="openai-chat",
-                          help=f"one of {', '.join(PROTOCOLS)} (default openai-chat)")
+    explain_.add_argument(
+        "--protocol", default="openai-chat", help=f"one of {', '.join(PROTOCOLS)} (default openai-chat)"
+    )
     return parser
 
 
@@ -63,8 +92,13 @@ def _limits_problem(args: argparse.Namespace) -> str | None:
     """What is wrong with the limit flags, if anything."""
     if not 0 <= args.max_delay_ms < float("inf"):
         return f"--max-delay-ms must be a finite number of milliseconds, 0 or more; got {args.max_delay_ms}."
-    for flag, least in (("max_output_bytes", 1024), ("max_body_bytes", 1024), ("max_scripts", 0),
-                        ("max_scripts_bytes", 0), ("max_sessions", 0)):
+    for flag, least in (
+        ("max_output_bytes", 1024),
+        ("max_body_bytes", 1024),
+        ("max_scripts", 0),
+        ("max_scripts_bytes", 0),
+        ("max_sessions", 0),
+    ):
         if getattr(args, flag) < least:
             return f"--{flag.replace('_', '-')} must be at least {least}; got {getattr(args, flag)}."
     return None
@@ -79,15 +113,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         if problem is not None:
             print(f"mockllm: {problem}", file=sys.stderr)
             return 2
-        limits = Limits(max_output_bytes=args.max_output_bytes, max_delay_ms=args.max_delay_ms,
-                        max_body_bytes=args.max_body_bytes, max_scripts=args.max_scripts,
-                        scripts_bytes=args.max_scripts_bytes, max_sessions=args.max_sessions)
+        limits = Limits(
+            max_output_bytes=args.max_output_bytes,
+            max_delay_ms=args.max_delay_ms,
+            max_body_bytes=args.max_body_bytes,
+            max_scripts=args.max_scripts,
+            scripts_bytes=args.max_scripts_bytes,
+            max_sessions=args.max_sessions,
+        )
         try:
-            serve(MockLLM(seed=args.seed, lenient=args.lenient, limits=limits), host=args.host,
-                  port=args.port, on_ready=_announce)
+            serve(
+                MockLLM(seed=args.seed, lenient=args.lenient, limits=limits),
+                host=args.host,
+                port=args.port,
+                on_ready=_announce,
+            )
         except OSError as exc:
-            print(f"mockllm: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}. "
-                  "Pick another --port (0 picks a free one).", file=sys.stderr)
+            print(
+                f"mockllm: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}. "
+                "Pick another --port (0 picks a free one).",
+                file=sys.stderr,
+            )
             return 2
         print("mockllm stopped", flush=True)
         return 0

@@ -3,7 +3,7 @@
 ``MockLLM.handle`` takes the method, path, headers and body bytes of a request and
 returns a ``MockResponse``: status, headers and either a complete body or SSE events
 with the pacing to deliver them at; a long stream is rendered as it is delivered
-(``mockllm._response``). It does no I/O and never sleeps; the server and the in-process
+(``mockllm._mock_response``). It does no I/O and never sleeps; the server and the in-process
 transports deliver what it returns, which is why the same request gives the same bytes
 through all of them.
 
@@ -23,17 +23,16 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from mockllm._response import MockResponse
 from mockllm._attempts import AttemptCounter, AttemptRule
-from mockllm._limits import (ByteBoundedLog, Limits, clip_text, estimated_output_bytes, header_value,
-                            surrogate_path)
-from mockllm._plan import Pacing, ReplyPlan
-from mockllm._replies import build_reply_plan
-from mockllm._script import clear_script_cache
-from mockllm._scripts import MatchLike, RegisteredScript, ScriptRegistry
-from mockllm._selection import Selection, select_in_conversation
 from mockllm._held import HeldNotFound
+from mockllm._limits import ByteBoundedLog, Limits, clip_text, estimated_output_bytes, header_value, surrogate_path
+from mockllm._mock_response import MockResponse
+from mockllm._parsing import clear_script_cache
+from mockllm._plan import Pacing, ReplyPlan
+from mockllm._plan_builder import build_reply_plan
+from mockllm._registered import MatchLike, RegisteredScript, ScriptRegistry
 from mockllm._responses_state import ResponseStore
+from mockllm._selection import Selection, select_in_conversation
 from mockllm._threads import ThreadStore
 from mockllm._usage import prompt_tokens
 from mockllm._wire.base import RequestRejected, WireCodec, dumps
@@ -109,13 +108,15 @@ class MockLLM:
     (``mockllm._limits``).
     """
 
-    def __init__(self, *, seed: int = 0, lenient: bool = False, journal_size: int = JOURNAL_SIZE,
-                 limits: Limits | None = None) -> None:
+    def __init__(
+        self, *, seed: int = 0, lenient: bool = False, journal_size: int = JOURNAL_SIZE, limits: Limits | None = None
+    ) -> None:
         self.seed = seed
         self.lenient = lenient
         self.limits = limits if limits is not None else Limits()
         self._journal: ByteBoundedLog[JournalEntry] = ByteBoundedLog(
-            journal_size, self.limits.journal_bytes, _entry_bytes)
+            journal_size, self.limits.journal_bytes, _entry_bytes
+        )
         self._counter = itertools.count()
         self._lock = threading.Lock()
         # chain id -> (step labels, turn indexes served): what unused_steps() reports.
@@ -164,8 +165,12 @@ class MockLLM:
         """Scripted instructions of the chains this mock has seen that no request reached."""
         with self._lock:
             chains = [(cid, labels, set(served)) for cid, (labels, served) in self._chains.items()]
-        return [UnusedStep(cid, i, label) for cid, labels, served in chains
-                for i, label in enumerate(labels) if i not in served]
+        return [
+            UnusedStep(cid, i, label)
+            for cid, labels, served in chains
+            for i, label in enumerate(labels)
+            if i not in served
+        ]
 
     def _note_step(self, selection: Selection) -> None:
         if selection.chain_id is None:
@@ -184,8 +189,7 @@ class MockLLM:
         labels = tuple(clip_text(label, 200) for label in step_labels)
         row = self._chains[chain_id] = (labels, set())
         self._chain_bytes += _row_bytes(labels)
-        while len(self._chains) > 1 and (len(self._chains) > CHAIN_TABLE_SIZE
-                                         or self._chain_bytes > CHAIN_TABLE_BYTES):
+        while len(self._chains) > 1 and (len(self._chains) > CHAIN_TABLE_SIZE or self._chain_bytes > CHAIN_TABLE_BYTES):
             self._chain_bytes -= _row_bytes(self._chains.pop(next(iter(self._chains)))[0])
         return row
 
@@ -220,8 +224,10 @@ class MockLLM:
             codec = codec_for_path(path) or CODECS[0]
             extra = _rejection_headers(codec, body)
             request_id = extra[codec.request_id_header]
-            message = (f"mockllm failed on this request ({type(exc).__name__}: {clip_text(exc, 300)}); "
-                       f"this is a bug in mockllm, please report it with request id {request_id}.")
+            message = (
+                f"mockllm failed on this request ({type(exc).__name__}: {clip_text(exc, 300)}); "
+                f"this is a bug in mockllm, please report it with request id {request_id}."
+            )
             self._record(method=method, path=path, protocol=codec.name, status=500, error=message)
             return self._error_response(codec, 500, None, message, None, extra)
 
@@ -230,19 +236,24 @@ class MockLLM:
         there) past ``limits.max_body_bytes``, in the protocol's error shape."""
         codec = codec_for_path(path) or CODECS[0]
         cap = self.limits.max_body_bytes
-        message = (f"The request body is {'more than ' if at_least else ''}{size} bytes, over the mock's cap "
-                   f"of {cap} bytes per request; send less, or raise it with serve --max-body-bytes "
-                   "(Limits(max_body_bytes=...)).")
+        message = (
+            f"The request body is {'more than ' if at_least else ''}{size} bytes, over the mock's cap "
+            f"of {cap} bytes per request; send less, or raise it with serve --max-body-bytes "
+            "(Limits(max_body_bytes=...))."
+        )
         self._record(method=method, path=path, protocol=codec.name, status=413, error=message)
         # Not derived from the body, which the server may not have read whole.
-        return self._error_response(codec, 413, None, message, None,
-                                    _rejection_headers(codec, f"{method} {path} {size}".encode()))
+        return self._error_response(
+            codec, 413, None, message, None, _rejection_headers(codec, f"{method} {path} {size}".encode())
+        )
 
     def _unrepresentable(self, method: str, path: str, body: bytes, exc: Exception) -> MockResponse:
         codec = codec_for_path(path) or CODECS[0]
         if isinstance(exc, RecursionError):
-            message, param = ("The request body is nested too deeply to process; "
-                              "send JSON nested fewer than 500 levels."), None
+            message, param = (
+                ("The request body is nested too deeply to process; send JSON nested fewer than 500 levels."),
+                None,
+            )
         else:
             try:
                 parsed = json.loads(body)
@@ -250,11 +261,14 @@ class MockLLM:
                 parsed = None
             param = surrogate_path(parsed)
             where = f" in '{param}'" if param else ""
-            message = (f"The request holds a lone UTF-16 surrogate{where}, which is not valid "
-                       "Unicode; send well-formed UTF-8 text (pair surrogates in \\u escapes).")
+            message = (
+                f"The request holds a lone UTF-16 surrogate{where}, which is not valid "
+                "Unicode; send well-formed UTF-8 text (pair surrogates in \\u escapes)."
+            )
         self._record(method=method, path=path, protocol=codec.name, status=400, error=message)
-        return self._error_response(codec, 400, "invalid_request_error", message, param,
-                                    _rejection_headers(codec, body))
+        return self._error_response(
+            codec, 400, "invalid_request_error", message, param, _rejection_headers(codec, body)
+        )
 
     def _handle(self, method: str, path: str, headers: Mapping[str, str], body: bytes) -> MockResponse:
         endpoint = answer_endpoint(method, path, headers, body, lenient=self.lenient)
@@ -273,34 +287,49 @@ class MockLLM:
         if method != "POST":
             message = f"{method} is not allowed on {path}; send a POST request."
             self._record(method=method, path=path, protocol=codec.name, status=405, error=message)
-            return self._error_response(codec, 405, "invalid_request_error", message, None,
-                                        _rejection_headers(codec, body))
+            return self._error_response(
+                codec, 405, "invalid_request_error", message, None, _rejection_headers(codec, body)
+            )
         try:
             parsed = json.loads(body, parse_constant=_reject_constant)
         except ValueError as exc:
-            message = (f"The request body is not valid JSON: {exc}. "
-                       "Send a JSON object with the request parameters.")
+            message = f"The request body is not valid JSON: {exc}. Send a JSON object with the request parameters."
             self._record(method=method, path=path, protocol=codec.name, status=400, error=message)
-            return self._error_response(codec, 400, "invalid_request_error", message, None,
-                                        _rejection_headers(codec, body))
+            return self._error_response(
+                codec, 400, "invalid_request_error", message, None, _rejection_headers(codec, body)
+            )
         held = self._held.get(codec.name)
         rebuilt_from, hold = None, False
         if held is not None:
             try:
                 parsed, rebuilt_from, hold = held.expand(parsed)
             except HeldNotFound as exc:
-                self._record(method=method, path=path, protocol=codec.name, status=exc.status,
-                             error=exc.message, model=_model_of(parsed))
-                return MockResponse(exc.status, _with_headers(_rejection_headers(codec, body), content_type=_JSON),
-                                    exc.body())
+                self._record(
+                    method=method,
+                    path=path,
+                    protocol=codec.name,
+                    status=exc.status,
+                    error=exc.message,
+                    model=_model_of(parsed),
+                )
+                return MockResponse(
+                    exc.status, _with_headers(_rejection_headers(codec, body), content_type=_JSON), exc.body()
+                )
         try:
             # One reading of the body serves validation and selection alike.
             conversation = codec.read_request(parsed, lenient=self.lenient)
         except RequestRejected as exc:
-            self._record(method=method, path=path, protocol=codec.name, status=exc.status,
-                         error=exc.message, model=_model_of(parsed))
-            return self._error_response(codec, exc.status, exc.type, exc.message, exc.param,
-                                        _rejection_headers(codec, body))
+            self._record(
+                method=method,
+                path=path,
+                protocol=codec.name,
+                status=exc.status,
+                error=exc.message,
+                model=_model_of(parsed),
+            )
+            return self._error_response(
+                codec, exc.status, exc.type, exc.message, exc.param, _rejection_headers(codec, body)
+            )
 
         selection = select_in_conversation(conversation, codec.name)
         script = None
@@ -313,18 +342,32 @@ class MockLLM:
         attempt, attempt_rule = self._attempts.attempt(path, headers, body, scripted_error=scripted_error)
         stream = codec.wants_stream(parsed)
         selection = self._within_output_cap(selection, stream, parsed)
-        plan = build_reply_plan(selection, tool_call_prefix=codec.tool_call_prefix, seed=self.seed,
-                                attempt=attempt, input_tokens=prompt_tokens(parsed, codec.prompt_fields))
+        plan = build_reply_plan(
+            selection,
+            tool_call_prefix=codec.tool_call_prefix,
+            seed=self.seed,
+            attempt=attempt,
+            input_tokens=prompt_tokens(parsed, codec.prompt_fields),
+        )
         plan, warnings = self._within_delay_cap(plan)
         mock_headers = dict(plan.headers)
         mock_headers["x-mockllm-protocol"] = codec.name
         request_id = f"req_{plan.response_id}"
         mock_headers[codec.request_id_header] = request_id
         record = dict(
-            method=method, path=path, protocol=codec.name, model=_model_of(parsed), stream=stream,
-            attempt=attempt, attempt_rule=attempt_rule, chain_id=selection.chain_id, chain_length=selection.chain_length,
-            turn_index=selection.turn_index, instruction_id=selection.instruction_id,
-            fallback_reason=selection.fallback_reason, warnings=[*selection.warnings, *warnings],
+            method=method,
+            path=path,
+            protocol=codec.name,
+            model=_model_of(parsed),
+            stream=stream,
+            attempt=attempt,
+            attempt_rule=attempt_rule,
+            chain_id=selection.chain_id,
+            chain_length=selection.chain_length,
+            turn_index=selection.turn_index,
+            instruction_id=selection.instruction_id,
+            fallback_reason=selection.fallback_reason,
+            warnings=[*selection.warnings, *warnings],
             script_id=script.id if script is not None else None,
             explanation=selection.describe() if selection.fallback_reason is not None else None,
             rebuilt_from=rebuilt_from,
@@ -342,10 +385,13 @@ class MockLLM:
         if held is not None and hold and error is None:
             held.keep(parsed, codec.render_json(plan, parsed))
         if stream:
+
             def failed(exc: Exception, sent: int) -> bytes:
-                message = (f"mockllm failed while streaming this reply ({type(exc).__name__}: "
-                           f"{clip_text(exc, 300)}); this is a bug in mockllm, please report it "
-                           f"with request id {request_id}.")
+                message = (
+                    f"mockllm failed while streaming this reply ({type(exc).__name__}: "
+                    f"{clip_text(exc, 300)}); this is a bug in mockllm, please report it "
+                    f"with request id {request_id}."
+                )
                 return codec.render_stream_error(500, None, message, sent)
 
             reply = MockResponse.stream(
@@ -373,9 +419,14 @@ class MockLLM:
         cap = self.limits.max_output_bytes
         if size <= cap:
             return selection
-        return replace(selection, instruction=None, fallback_reason=(
-            f"instruction {selection.instruction_id!r} scripts about {size} bytes of output, over the "
-            f"cap of {cap} bytes per reply (script less, or raise it with serve --max-output-bytes)"))
+        return replace(
+            selection,
+            instruction=None,
+            fallback_reason=(
+                f"instruction {selection.instruction_id!r} scripts about {size} bytes of output, over the "
+                f"cap of {cap} bytes per reply (script less, or raise it with serve --max-output-bytes)"
+            ),
+        )
 
     def _within_delay_cap(self, plan: ReplyPlan) -> tuple[ReplyPlan, list[str]]:
         """``plan`` with every scripted delay at most ``limits.max_delay_ms``."""
@@ -386,10 +437,18 @@ class MockLLM:
         shortened = Pacing(min(pacing.first_chunk_s, cap), min(pacing.chunk_s, cap))
         return replace(plan, pacing=shortened), [
             f"timing shortened to at most {self.limits.max_delay_ms:g} ms per delay "
-            "(raise it with serve --max-delay-ms)"]
+            "(raise it with serve --max-delay-ms)"
+        ]
 
-    def _error_response(self, codec: WireCodec, status: int, type: str | None, message: str | None,
-                        param: str | None, extra: dict[str, str]) -> MockResponse:
+    def _error_response(
+        self,
+        codec: WireCodec,
+        status: int,
+        type: str | None,
+        message: str | None,
+        param: str | None,
+        extra: dict[str, str],
+    ) -> MockResponse:
         body = codec.render_error(status, type, message, param)
         headers = {"x-mockllm-protocol": codec.name, **extra}
         return MockResponse(status, _with_headers(headers, content_type=_JSON), body)
@@ -400,8 +459,9 @@ class MockLLM:
         self._record(method=method, path=path, protocol=None, status=404, error=message)
         # OpenAI's shape for an unknown URL: ``code`` is null (its 404 default,
         # ``model_not_found``, would send the reader after the wrong problem).
-        body = dumps({"error": {"message": message, "type": "invalid_request_error",
-                                "param": None, "code": None}}).encode()
+        body = dumps(
+            {"error": {"message": message, "type": "invalid_request_error", "param": None, "code": None}}
+        ).encode()
         return MockResponse(404, _with_headers({}, content_type=_JSON), body)
 
 
@@ -417,8 +477,19 @@ def _reject_constant(name: str) -> Any:
 
 def _entry_bytes(entry: JournalEntry) -> int:
     """A journal entry's weight for the byte budget: its text and the object, roughly."""
-    texts = (entry.method, entry.path, entry.model, entry.error, entry.fallback_reason, entry.instruction_id,
-             entry.chain_id, entry.script_id, entry.explanation, entry.rebuilt_from, *entry.warnings)
+    texts = (
+        entry.method,
+        entry.path,
+        entry.model,
+        entry.error,
+        entry.fallback_reason,
+        entry.instruction_id,
+        entry.chain_id,
+        entry.script_id,
+        entry.explanation,
+        entry.rebuilt_from,
+        *entry.warnings,
+    )
     return 1024 + sum(len(t) + 64 for t in texts if t)
 
 
@@ -432,8 +503,9 @@ def _model_of(body: Any) -> str | None:
     return model if isinstance(model, str) else None
 
 
-def _with_headers(values: Mapping[str, str], *, content_type: str,
-                  extra: list[tuple[str, str]] | None = None) -> list[tuple[str, str]]:
+def _with_headers(
+    values: Mapping[str, str], *, content_type: str, extra: list[tuple[str, str]] | None = None
+) -> list[tuple[str, str]]:
     headers = [("content-type", content_type)]
     headers.extend((name, header_value(value)) for name, value in values.items())
     if extra:

@@ -25,8 +25,14 @@ an HTTP reply. They reach the caller of the Python API (``explain``, ``MockLLM.s
 
 from __future__ import annotations
 
-__all__ = ["InvalidScript", "MockLLMError", "RequestRejected", "ScriptLimitReached", "UnknownProtocol",
-           "UnmockedRequestError"]
+__all__ = [
+    "InvalidScript",
+    "MockLLMError",
+    "RequestRejected",
+    "ScriptLimitReached",
+    "UnknownProtocol",
+    "UnmockedRequestError",
+]
 
 
 class MockLLMError(Exception):
@@ -40,8 +46,7 @@ class RequestRejected(MockLLMError):
     The engine renders it with the codec's own error body.
     """
 
-    def __init__(self, message: str, *, status: int = 400, type: str | None = None,
-                 param: str | None = None) -> None:
+    def __init__(self, message: str, *, status: int = 400, type: str | None = None, param: str | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.status = status

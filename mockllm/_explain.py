@@ -48,6 +48,10 @@ def explain(body: dict[str, Any] | str | bytes, protocol: str = "openai-chat") -
         try:
             body = json.loads(body)
         except (ValueError, RecursionError) as exc:  # RecursionError: absurdly deep nesting
-            return Selection(codec.name, chain_found=False, instruction=None,
-                             fallback_reason=f"the request body is not valid JSON: {exc}")
+            return Selection(
+                codec.name,
+                chain_found=False,
+                instruction=None,
+                fallback_reason=f"the request body is not valid JSON: {exc}",
+            )
     return select_in_conversation(codec.read(body), codec.name)

@@ -20,9 +20,11 @@ __all__ = ["WHY_NOT_HELD", "HeldMemory", "HeldNotFound"]
 
 T = TypeVar("T")
 
-WHY_NOT_HELD = ("The mock keeps the conversations it answered in memory, per process, until reset or "
-                "until newer ones evict them; this id was never answered here, or the mock was reset, "
-                "or it was evicted, or another mock process answered it.")
+WHY_NOT_HELD = (
+    "The mock keeps the conversations it answered in memory, per process, until reset or "
+    "until newer ones evict them; this id was never answered here, or the mock was reset, "
+    "or it was evicted, or another mock process answered it."
+)
 """Why an id may be unknown to the mock: every not-found message says so."""
 
 
@@ -71,4 +73,3 @@ class HeldMemory(Generic[T]):
         with self._lock:
             self._held.clear()
             self._bytes = 0
-

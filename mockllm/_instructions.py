@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from typing import Annotated, Any, Union
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, model_validator
 
@@ -109,8 +109,7 @@ class ContentSpec(_Model):
     @model_validator(mode="after")
     def _one_of(self) -> ContentSpec:
         if (self.length is None) == (self.text is None):
-            raise ValueError("give exactly one of 'length' (a number of words) or 'text'"
-                             + self._unknown_key_hint())
+            raise ValueError("give exactly one of 'length' (a number of words) or 'text'" + self._unknown_key_hint())
         return self
 
 
@@ -142,7 +141,7 @@ def _message_kind(value: Any) -> str | None:
 
 
 MessageSpec = Annotated[
-    Union[Annotated[TextMessage, Tag("text_message")], Annotated[ToolCallMessage, Tag("tool_call")]],
+    Annotated[TextMessage, Tag("text_message")] | Annotated[ToolCallMessage, Tag("tool_call")],
     Discriminator(
         _message_kind,
         custom_error_type="message_kind",
@@ -199,8 +198,9 @@ class Instruction(_Model):
     @model_validator(mode="after")
     def _has_content(self) -> Instruction:
         if self.messages is None and self.reasoning is None and self.error is None:
-            raise ValueError("an instruction needs at least one of 'messages', 'reasoning' or 'error'"
-                             + self._unknown_key_hint())
+            raise ValueError(
+                "an instruction needs at least one of 'messages', 'reasoning' or 'error'" + self._unknown_key_hint()
+            )
         if self.stop_reason is not None:
             object.__setattr__(self, "stop_reason", normalise_stop_reason(self.stop_reason))
         return self
@@ -225,7 +225,7 @@ def strip_instructions(text: str) -> str:
 class InstructionChain(_Model):
     """A chain to write into a user message, built in Python (strictly validated).
 
-    The server side parses leniently, entry by entry (see ``mockllm._script``); this
+    The server side parses leniently, entry by entry (see ``mockllm._parsing``); this
     model is for authoring: ``InstructionChain(instruction_chain=[...]).tagged()``.
     """
 

@@ -59,6 +59,7 @@ DEFAULT_HOSTS: tuple[str, ...] = ("api.openai.com", "api.anthropic.com")
 CLIENT_LIBRARIES: tuple[str, ...] = ("httpx", "httpx2")
 """The client libraries ``intercept`` can cover."""
 
+
 @dataclass(eq=False)
 class _Interception:
     mock: MockLLM
@@ -96,8 +97,7 @@ class _Registry:
     def refuse(self, method: str, url: Any, *, library: str) -> None:
         """Raise for a request no interception serves, if one blocks unmocked hosts
         (respx's ``assert_all_mocked``); the blocker also remembers it for its exit."""
-        blocker = next((e for e in reversed(self.entries)
-                        if e.block_unmocked and library in e.clients), None)
+        blocker = next((e for e in reversed(self.entries) if e.block_unmocked and library in e.clients), None)
         if blocker is None:
             return
         shown = f"{method} {url}"
@@ -186,8 +186,7 @@ def _checked_hosts(hosts: Any) -> frozenset[str]:
     for host in hosts:
         if not isinstance(host, str) or not host or any(c in host for c in "/:@ "):
             raise ValueError(
-                f"hosts must hold bare host names such as 'api.openai.com' (no scheme, port or path); "
-                f"got {host!r}."
+                f"hosts must hold bare host names such as 'api.openai.com' (no scheme, port or path); got {host!r}."
             )
         checked.append(host.lower())
     if not checked:
@@ -203,8 +202,9 @@ def _checked_clients(clients: Any) -> frozenset[str]:
     if unknown:
         raise ValueError(f"clients names {', '.join(unknown)}; intercept covers {list(CLIENT_LIBRARIES)}.")
     if not checked:
-        raise ValueError(f"clients is empty, so nothing would be intercepted; name at least one of "
-                         f"{list(CLIENT_LIBRARIES)}.")
+        raise ValueError(
+            f"clients is empty, so nothing would be intercepted; name at least one of {list(CLIENT_LIBRARIES)}."
+        )
     return checked
 
 

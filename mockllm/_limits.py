@@ -87,7 +87,7 @@ def estimated_output_bytes(instruction: Instruction, *, stream: bool, echo_bytes
     name). JSON escaping is counted at four bytes a character for verbatim text.
     """
     size = chunks = 0
-    for spec in ([instruction.reasoning] if instruction.reasoning else []):
+    for spec in [instruction.reasoning] if instruction.reasoning else []:
         size, chunks = _text_size(spec)
     for message in instruction.messages or ():
         if isinstance(message, TextMessage):
@@ -212,7 +212,7 @@ class ByteBoundedLog(Generic[T]):
         return len(self._items)
 
 
-# -- lazy streaming (``mockllm._response``) ----------------------------------------------
+# -- lazy streaming (``mockllm._mock_response``) ----------------------------------------------
 
 STREAM_HEAD_EVENTS = 512
 """A streamed reply of at most this many events is rendered whole inside ``handle`` and

@@ -5,7 +5,7 @@ the pytest plugin need. The rest comes with extras::
 
     httpx2    httpx2                        HTTPX2Transport, intercepting httpx2 clients
     golden    syrupy                        the golden fixture, scenario files' goldens
-    agent     golden, openai, anthropic,    harness.llm and the agent, chain and planner
+    agent     golden, openai, anthropic,    harness.systems.llm and the agent, chain and planner
               scim2-models
     service   agent, mcp, websockets        ``python -m harness serve``, MCP, SCIM
 

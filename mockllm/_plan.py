@@ -131,7 +131,7 @@ def split_words(text: str, words_per_chunk: int) -> list[str]:
         return [text]  # whitespace only
     if words_per_chunk == 1:
         return words
-    return ["".join(words[i:i + words_per_chunk]) for i in range(0, len(words), words_per_chunk)]
+    return ["".join(words[i : i + words_per_chunk]) for i in range(0, len(words), words_per_chunk)]
 
 
 # A batch of ``word_batches`` covers about this many characters of text: its events
@@ -171,7 +171,7 @@ def _word_batches(text: str, words_per_chunk: int, batch_chars: int) -> Iterator
         whole = len(words) - len(words) % words_per_chunk
         carry = words[whole:]
         if whole:
-            yield ["".join(words[i:i + words_per_chunk]) for i in range(0, whole, words_per_chunk)]
+            yield ["".join(words[i : i + words_per_chunk]) for i in range(0, whole, words_per_chunk)]
     if carry:
         yield ["".join(carry)]
     elif not found:
@@ -182,10 +182,12 @@ def slice_batches(text: str, size: int, batch_chars: int = BATCH_CHARS) -> Itera
     """``text`` cut every ``size`` characters (tool-call arguments stream so, cut
     mid-token as the real APIs do), in lists covering about ``batch_chars`` characters."""
     if len(text) <= batch_chars:
-        return [[text[i:i + size] for i in range(0, len(text), size)]] if text else []
+        return [[text[i : i + size] for i in range(0, len(text), size)]] if text else []
     step = max(size, batch_chars // size * size)
-    return ([text[i:i + size] for i in range(start, min(start + step, len(text)), size)]
-            for start in range(0, len(text), step))
+    return (
+        [text[i : i + size] for i in range(start, min(start + step, len(text)), size)]
+        for start in range(0, len(text), step)
+    )
 
 
 def count_words(text: str) -> int:

@@ -32,7 +32,6 @@ from mockllm._wire.base import dumps
 __all__ = ["ResponseStore"]
 
 
-
 class ResponsesStateError(HeldNotFound):
     """A held-state problem, in OpenAI's error shape with its ``code``."""
 
@@ -41,8 +40,9 @@ class ResponsesStateError(HeldNotFound):
         self.code = code
 
     def body(self) -> bytes:
-        return dumps({"error": {"message": self.message, "type": self.type,
-                                "param": self.param, "code": self.code}}).encode()
+        return dumps(
+            {"error": {"message": self.message, "type": self.type, "param": self.param, "code": self.code}}
+        ).encode()
 
 
 def _items(value: Any) -> list[Any] | None:
@@ -81,7 +81,11 @@ class ResponseStore:
         if previous is not None and conversation is not None:
             raise ResponsesStateError(
                 "Mutually exclusive parameters: Ensure you are only providing one of: "
-                "'previous_response_id' or 'conversation'.", status=400, param="previous_response_id", code=None)
+                "'previous_response_id' or 'conversation'.",
+                status=400,
+                param="previous_response_id",
+                code=None,
+            )
         new = _items(body.get("input"))
         if new is None:
             return body, None, hold  # the codec rejects the input's type
@@ -89,13 +93,19 @@ class ResponseStore:
             if not isinstance(previous, str):
                 raise ResponsesStateError(
                     "Invalid type for 'previous_response_id': expected a string.",
-                    status=400, param="previous_response_id", code=None)
+                    status=400,
+                    param="previous_response_id",
+                    code=None,
+                )
             held, held_id = self._responses.get(previous), previous
             if held is None:
                 raise ResponsesStateError(
                     f"Previous response with id {previous!r} not found. {WHY_NOT_HELD} "
                     "Responses created with store: false are never kept. Send the whole conversation in 'input' instead.",
-                    status=400, param="previous_response_id", code="previous_response_not_found")
+                    status=400,
+                    param="previous_response_id",
+                    code="previous_response_not_found",
+                )
         else:
             held_id = _conversation_id(conversation)
             held = None if held_id is None else self._conversations.get(held_id)
@@ -103,7 +113,10 @@ class ResponseStore:
                 raise ResponsesStateError(
                     f"Conversation with id {held_id!r} not found. {WHY_NOT_HELD} The mock accepts only "
                     "the conversation ids its own POST /v1/conversations handed out.",
-                    status=404, param="conversation", code=None)
+                    status=404,
+                    param="conversation",
+                    code=None,
+                )
         return {**body, "input": [*held, *new]}, held_id, hold
 
     def keep(self, whole_body: dict[str, Any], reply_json: bytes) -> None:
@@ -135,8 +148,9 @@ class ResponseStore:
         digest = hashlib.blake2b(body + str(number).encode(), digest_size=12).hexdigest()
         conversation_id = f"conv_{number:04d}{digest}"
         self._conversations.put(conversation_id, items)
-        return 200, dumps({"id": conversation_id, "object": "conversation", "created_at": 1_700_000_000,
-                           "metadata": metadata}).encode()
+        return 200, dumps(
+            {"id": conversation_id, "object": "conversation", "created_at": 1_700_000_000, "metadata": metadata}
+        ).encode()
 
     def clear(self) -> None:
         self._responses.clear()
@@ -146,5 +160,6 @@ class ResponseStore:
 
 
 def _error(message: str, param: str | None) -> bytes:
-    return dumps({"error": {"message": message, "type": "invalid_request_error",
-                            "param": param, "code": None}}).encode()
+    return dumps(
+        {"error": {"message": message, "type": "invalid_request_error", "param": param, "code": None}}
+    ).encode()

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from mockllm._conversation import Conversation
 from mockllm._generation import TOOL_CALL_ID, turn_of_tool_call_id
 from mockllm._instructions import INSTRUCTION_START, Instruction
-from mockllm._script import InvalidInstruction, Script, ScriptFailure, extract_block, parse_script
+from mockllm._parsing import InvalidInstruction, Script, ScriptFailure, extract_block, parse_script
 
 __all__ = ["Selection", "select_in_conversation"]
 
@@ -72,9 +72,7 @@ class Selection:
             kind = "legacy single instruction" if self.legacy else f"chain of {self.chain_length}"
             lines.append(f"chain: {kind} [{self.chain_id}] in message {self.message_index}")
             placed = " (placed by a tool-call id)" if self.placed_by_tool_call_id else ""
-            lines.append(
-                f"turn index: {self.turn_index} ({self.counted_turns} assistant turns counted){placed}"
-            )
+            lines.append(f"turn index: {self.turn_index} ({self.counted_turns} assistant turns counted){placed}")
             if self.instruction is not None:
                 lines.append(f"runs: instruction {self.instruction_id!r}")
             else:
@@ -110,22 +108,32 @@ def select_in_conversation(conversation: Conversation, protocol: str = "neutral"
                 if "_mk" in call_id and TOOL_CALL_ID.search(call_id):
                     newest_mock = (call_id, turns - 1 if role == "assistant" else turns)
                     break
-    return Selection(protocol, chain_found=False, instruction=None,
-                     fallback_reason="no user message holds an instruction block")
+    return Selection(
+        protocol, chain_found=False, instruction=None, fallback_reason="no user message holds an instruction block"
+    )
 
 
-def _resolve(protocol: str, text: str, message_index: int | None, counted: int,
-             newest_mock: tuple[str, int] | None) -> Selection:
+def _resolve(
+    protocol: str, text: str, message_index: int | None, counted: int, newest_mock: tuple[str, int] | None
+) -> Selection:
     block = extract_block(text)
     script = block if isinstance(block, ScriptFailure) else parse_script(block)
     if isinstance(script, ScriptFailure):
-        return Selection(protocol, chain_found=True, instruction=None, fallback_reason=script.reason,
-                         turn_index=counted, message_index=message_index, counted_turns=counted)
+        return Selection(
+            protocol,
+            chain_found=True,
+            instruction=None,
+            fallback_reason=script.reason,
+            turn_index=counted,
+            message_index=message_index,
+            counted_turns=counted,
+        )
     return _pick(protocol, script, message_index, counted, newest_mock)
 
 
-def _pick(protocol: str, script: Script, message_index: int | None, counted: int,
-          newest_mock: tuple[str, int] | None) -> Selection:
+def _pick(
+    protocol: str, script: Script, message_index: int | None, counted: int, newest_mock: tuple[str, int] | None
+) -> Selection:
     turn = counted
     placed = False
     if newest_mock is not None:
@@ -134,22 +142,26 @@ def _pick(protocol: str, script: Script, message_index: int | None, counted: int
         if encoded is not None and encoded + 1 + turns_after > turn:
             turn, placed = encoded + 1 + turns_after, True
     common = dict(
-        chain_found=True, turn_index=turn, chain_length=len(script.entries),
-        chain_id=script.fingerprint, legacy=script.legacy, message_index=message_index,
-        counted_turns=counted, placed_by_tool_call_id=placed, warnings=script.warnings,
+        chain_found=True,
+        turn_index=turn,
+        chain_length=len(script.entries),
+        chain_id=script.fingerprint,
+        legacy=script.legacy,
+        message_index=message_index,
+        counted_turns=counted,
+        placed_by_tool_call_id=placed,
+        warnings=script.warnings,
         step_labels=tuple(
-            e.id if isinstance(e, Instruction) and e.id is not None else str(i)
-            for i, e in enumerate(script.entries)),
+            e.id if isinstance(e, Instruction) and e.id is not None else str(i) for i, e in enumerate(script.entries)
+        ),
     )
     if not script.entries:
-        return Selection(protocol, instruction=None, fallback_reason="the instruction chain is empty",
-                         **common)
+        return Selection(protocol, instruction=None, fallback_reason="the instruction chain is empty", **common)
     if turn >= len(script.entries):
         if script.legacy:
             reason = f"the legacy instruction was already answered ({turn} assistant turns follow it)"
         else:
-            reason = (f"turn index {turn} is past the end of the chain "
-                      f"of {len(script.entries)} instructions")
+            reason = f"turn index {turn} is past the end of the chain of {len(script.entries)} instructions"
         return Selection(protocol, instruction=None, fallback_reason=reason, **common)
     entry = script.entries[turn]
     if isinstance(entry, InvalidInstruction):

@@ -11,7 +11,7 @@ This is the only module that imports Starlette. Routes:
 - ``GET /_mockllm/unused`` — scripted steps no request reached;
 - ``POST /_mockllm/scripts`` (a chain and a ``match``; 201 with its ``id``), ``GET
   /_mockllm/scripts``, ``GET``/``DELETE /_mockllm/scripts/{id}`` — registered scripts
-  for conversations without instruction tags (``mockllm._scripts``);
+  for conversations without instruction tags (``mockllm._registered``);
 - ``POST /_mockllm/sessions`` (``{"seed": 0, "lenient": false}``) and ``DELETE
   /_mockllm/sessions/{id}`` — a session is a mock of its own (journal, scripts, settings)
   served under ``/_mockllm/sessions/{id}/``, every route above included; the pytest
@@ -24,7 +24,7 @@ cap, never buffered past it.
 
 Every reply is what ``MockLLM.handle`` returns. A complete reply with no pacing goes out
 in one write, with a Content-Length; with pacing each event is its own write, after its
-delay; a long stream is written in pieces rendered as they go (``mockllm._response``), so
+delay; a long stream is written in pieces rendered as they go (``mockllm._mock_response``), so
 the whole reply is never held, and uvicorn's flow control holds the next piece back
 while the client is slow to read. A client that goes away mid-stream just ends that
 response: the watcher task and the sender live in one task group, so nothing outlives
@@ -58,8 +58,8 @@ from mockllm._engine import MockLLM, MockResponse
 from mockllm._exceptions import ScriptLimitReached
 from mockllm._instructions import InstructionChain
 from mockllm._limits import nested_deeper_than, non_finite_path, surrogate_path
-from mockllm._script import MAX_NESTING
-from mockllm._scripts import ScriptRequest, validation_problems
+from mockllm._parsing import MAX_NESTING
+from mockllm._registered import ScriptRequest, validation_problems
 
 __all__ = ["create_app", "serve"]
 
@@ -76,8 +76,7 @@ class _PiecewiseResponse(Response):
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
-            await send({"type": "http.response.start", "status": self.status_code,
-                        "headers": self.raw_headers})
+            await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
             async with anyio.create_task_group() as group:
 
                 async def watch_disconnect() -> None:
@@ -147,9 +146,12 @@ async def _body(request: Request, cap: int) -> bytes:
 
 
 def _too_large(exc: _TooLarge, cap: int) -> JSONResponse:
-    return _refused(413, f"The request body is {'more than ' if exc.at_least else ''}{exc.size} bytes, over "
-                         f"the mock's cap of {cap} bytes per request; send less, or raise it with serve "
-                         "--max-body-bytes.")
+    return _refused(
+        413,
+        f"The request body is {'more than ' if exc.at_least else ''}{exc.size} bytes, over "
+        f"the mock's cap of {cap} bytes per request; send less, or raise it with serve "
+        "--max-body-bytes.",
+    )
 
 
 async def _validated(request: Request, model: type[BaseModel], cap: int) -> BaseModel | JSONResponse:
@@ -168,8 +170,9 @@ async def _validated(request: Request, model: type[BaseModel], cap: int) -> Base
         problems = validation_problems(exc) if isinstance(exc, ValidationError) else [f"body: {exc}"]
         return _refused(400, "invalid request: " + "; ".join(problems), problems)
     except RecursionError:
-        return _refused(400, "invalid request: the body is nested too deeply to read",
-                        ["body: nested too deeply to read"])
+        return _refused(
+            400, "invalid request: the body is nested too deeply to read", ["body: nested too deeply to read"]
+        )
 
 
 def _unkeepable(value: Any) -> str | None:
@@ -211,15 +214,20 @@ class _LastGuard:
             await self.app(scope, receive, watched)
         except Exception:
             request_id = f"req_{uuid.uuid4().hex[:24]}"
-            _log.exception("mockllm failed on %s %s (request id %s)", scope.get("method"), scope.get("path"),
-                           request_id)
+            _log.exception(
+                "mockllm failed on %s %s (request id %s)", scope.get("method"), scope.get("path"), request_id
+            )
             if started:  # part of a reply is out: nothing sound can follow it
                 raise
-            detail = (f"mockllm failed on this request; this is a bug in mockllm, please report it with "
-                      f"request id {request_id}.")
-            await JSONResponse({"error": {"message": detail, "type": "server_error", "param": None,
-                                          "code": None}}, status_code=500,
-                               headers={"x-request-id": request_id})(scope, receive, send)
+            detail = (
+                f"mockllm failed on this request; this is a bug in mockllm, please report it with "
+                f"request id {request_id}."
+            )
+            await JSONResponse(
+                {"error": {"message": detail, "type": "server_error", "param": None, "code": None}},
+                status_code=500,
+                headers={"x-request-id": request_id},
+            )(scope, receive, send)
 
 
 EngineHandler = Callable[[Request, MockLLM], Awaitable[Response]]
@@ -233,9 +241,12 @@ def _engine_routes(engine_of: Callable[[Request], MockLLM | None]) -> list[Route
             engine = engine_of(request)
             if engine is None:
                 session = request.path_params.get("session")
-                return _refused(404, f"There is no mock session {session!r} on this server: a session "
-                                     "lives until it is deleted (the pytest plugin deletes a test's "
-                                     "session when the test ends). Create one with POST /_mockllm/sessions.")
+                return _refused(
+                    404,
+                    f"There is no mock session {session!r} on this server: a session "
+                    "lives until it is deleted (the pytest plugin deletes a test's "
+                    "session when the test ends). Create one with POST /_mockllm/sessions.",
+                )
             return await handler(request, engine)
 
         return endpoint
@@ -252,8 +263,9 @@ def _engine_routes(engine_of: Callable[[Request], MockLLM | None]) -> list[Route
             return _reply_response(engine.handle(request.method, path, request.headers, body))
         except Exception as exc:
             detail = f"mockllm failed to deliver this reply ({type(exc).__name__}); this is a bug in mockllm."
-            return JSONResponse({"error": {"message": detail, "type": "server_error", "param": None,
-                                           "code": None}}, status_code=500)
+            return JSONResponse(
+                {"error": {"message": detail, "type": "server_error", "param": None, "code": None}}, status_code=500
+            )
 
     async def requests(request: Request, engine: MockLLM) -> Response:
         return JSONResponse([entry.model_dump(mode="json") for entry in engine.journal])
@@ -281,8 +293,7 @@ def _engine_routes(engine_of: Callable[[Request], MockLLM | None]) -> list[Route
 
     async def one_script(request: Request, engine: MockLLM) -> Response:
         script_id = request.path_params["script_id"]
-        found = (engine.scripts.remove(script_id) if request.method == "DELETE"
-                 else engine.scripts.get(script_id))
+        found = engine.scripts.remove(script_id) if request.method == "DELETE" else engine.scripts.get(script_id)
         if found is None:
             return _refused(404, f"No script {script_id!r} is registered; GET /_mockllm/scripts lists them.")
         return JSONResponse(found.as_json())
@@ -313,10 +324,13 @@ def create_app(mock: MockLLM | None = None) -> Starlette:
             return checked
         assert isinstance(checked, _SessionRequest)
         if len(sessions) >= engine.limits.max_sessions:
-            return _refused(409, f"{len(sessions)} mock sessions are open on this server, the most it keeps "
-                                 f"(serve --max-sessions). Delete the ones you are done with "
-                                 "(DELETE /_mockllm/sessions/{id}; the pytest plugin deletes a test's "
-                                 "session when the test ends).")
+            return _refused(
+                409,
+                f"{len(sessions)} mock sessions are open on this server, the most it keeps "
+                f"(serve --max-sessions). Delete the ones you are done with "
+                "(DELETE /_mockllm/sessions/{id}; the pytest plugin deletes a test's "
+                "session when the test ends).",
+            )
         session = f"s{next(session_ids)}"
         sessions[session] = MockLLM(seed=checked.seed, lenient=checked.lenient, limits=engine.limits)
         return JSONResponse({"id": session, "path": f"/_mockllm/sessions/{session}"}, status_code=201)
@@ -333,10 +347,12 @@ def create_app(mock: MockLLM | None = None) -> Starlette:
             Route("/_mockllm/health", health, methods=["GET"]),
             Route("/_mockllm/sessions", create_session, methods=["POST"]),
             Route("/_mockllm/sessions/{session}", delete_session, methods=["DELETE"]),
-            Mount("/_mockllm/sessions/{session}",
-                  routes=_engine_routes(lambda request: sessions.get(request.path_params["session"]))),
+            Mount(
+                "/_mockllm/sessions/{session}",
+                routes=_engine_routes(lambda request: sessions.get(request.path_params["session"])),
+            ),
             *_engine_routes(lambda request: engine),
-        ]
+        ],
     )
     app.state.mock = engine
     return app
@@ -364,16 +380,18 @@ def _raise_stopped(signum: int, frame: FrameType | None) -> None:
     raise _Stopped
 
 
-def serve(mock: MockLLM, *, host: str = "127.0.0.1", port: int = 8000,
-          on_ready: Callable[[str], None] | None = None) -> None:
+def serve(
+    mock: MockLLM, *, host: str = "127.0.0.1", port: int = 8000, on_ready: Callable[[str], None] | None = None
+) -> None:
     """Run the server until SIGINT/SIGTERM. ``on_ready`` gets the base URL once bound."""
     import uvicorn
 
     sock = bind_socket(host, port)
     bound_port = sock.getsockname()[1]
     shown_host = f"[{host}]" if ":" in host else host
-    config = uvicorn.Config(create_app(mock), log_level="warning", access_log=False,
-                            lifespan="off", timeout_graceful_shutdown=2)
+    config = uvicorn.Config(
+        create_app(mock), log_level="warning", access_log=False, lifespan="off", timeout_graceful_shutdown=2
+    )
     server = uvicorn.Server(config)
     if on_ready is not None:
         on_ready(f"http://{shown_host}:{bound_port}")

@@ -28,6 +28,7 @@ def on_thread(body: Any) -> bool:
     """Whether the request asks for a server-held thread."""
     return isinstance(body, dict) and isinstance(body.get("thread"), dict)
 
+
 _CREATE_ONLY = ("system", "tools")
 
 
@@ -38,12 +39,18 @@ class ThreadNotFound(HeldNotFound):
         super().__init__(
             f"thread.previous_message_id: the mock does not hold message {message_id!r}. {WHY_NOT_HELD} "
             'Send the whole history with "thread": {"type": "create"}.',
-            status=404, type="not_found_error")
+            status=404,
+            type="not_found_error",
+        )
 
     def body(self) -> bytes:
         """Anthropic's error body, with the ``details`` the SDK reads to replay."""
-        return dumps({"type": "error", "error": {"type": self.type, "message": self.message,
-                                                 "details": {"error_code": "thread_not_found"}}}).encode()
+        return dumps(
+            {
+                "type": "error",
+                "error": {"type": self.type, "message": self.message, "details": {"error_code": "thread_not_found"}},
+            }
+        ).encode()
 
 
 class ThreadStore:

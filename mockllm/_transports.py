@@ -4,7 +4,7 @@ A transport hands each request to the engine and returns its reply with no socke
 Streamed replies are delivered chunk by chunk: when the script asks for pacing the
 transport waits between events (``time.sleep`` / ``anyio.sleep``); otherwise the ready
 events go out as one chunk, which the client parses as the same events, and a long
-stream in chunks rendered as the client reads them (``mockllm._response``).
+stream in chunks rendered as the client reads them (``mockllm._mock_response``).
 
 The stock ``ASGITransport`` of either library buffers the whole body and is async only,
 so it is not used here. openai>=3 and anthropic>=1 build on ``httpx2``; openai 2.x,
@@ -77,8 +77,9 @@ def response_for(module: ModuleType, reply: MockResponse, request: Any, *, is_as
     """Build a ``module.Response`` (httpx or httpx2) carrying ``reply``."""
     if reply.length is not None:
         # A ByteStream, not content=: the response stays unread, so iter_raw() works.
-        return module.Response(reply.status, headers=reply.headers, stream=module.ByteStream(reply.body),
-                               request=request)
+        return module.Response(
+            reply.status, headers=reply.headers, stream=module.ByteStream(reply.body), request=request
+        )
     sync_stream, async_stream = _stream_classes(module)
     stream = async_stream(reply) if is_async else sync_stream(reply)
     return module.Response(reply.status, headers=reply.headers, stream=stream, request=request)
@@ -95,15 +96,23 @@ class _EngineTransport:
     def __enter__(self) -> Any:
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None = None, exc_value: BaseException | None = None,
-                 traceback: TracebackType | None = None) -> None:
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None = None,
+        exc_value: BaseException | None = None,
+        traceback: TracebackType | None = None,
+    ) -> None:
         self.close()
 
     async def __aenter__(self) -> Any:
         return self
 
-    async def __aexit__(self, exc_type: type[BaseException] | None = None, exc_value: BaseException | None = None,
-                        traceback: TracebackType | None = None) -> None:
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None = None,
+        exc_value: BaseException | None = None,
+        traceback: TracebackType | None = None,
+    ) -> None:
         await self.aclose()
 
     def close(self) -> None:

@@ -13,14 +13,14 @@ from typing import Any
 
 import pytest
 
+import harness.invariants
+import harness.plugin.scenario_item  # noqa: F401
+
 # The plugin imports the harness only when a fixture or a scenario file needs it. pytester's
 # in-process runs forget the modules a run imported when it ends, while a package keeps its
 # submodules as attributes: a second run's ``from harness import invariants`` would get the
 # first run's copy beside fresh copies of the plugin's lazy imports (two ``Event`` classes).
 # Imported once here, they are the outer session's and every inner run shares them.
-import harness.agent
-import harness.invariants
-import harness.plugin.scenario_replay  # noqa: F401
 from harness.plugin.fixtures import MockLLMFixture, MockLLMServer, start_server
 from mockllm._engine import MockLLM
 

@@ -7,7 +7,7 @@ import http.client
 import json
 from typing import Any
 
-from harness.llm import http_library, sdk_for
+from harness.systems.llm import http_library, sdk_for
 from mockllm import MockLLM
 from mockllm._transports import HTTPX2Transport, HTTPXTransport
 
@@ -21,8 +21,13 @@ def sdk_http_client(protocol: str, mock: MockLLM | None = None, **kwargs: Any) -
     return library.AsyncClient(**kwargs)
 
 
-def follow_up(connection: http.client.HTTPConnection, method: str, path: str, body: bytes | None = None,
-              headers: dict[str, str] | None = None) -> tuple[int, Any]:
+def follow_up(
+    connection: http.client.HTTPConnection,
+    method: str,
+    path: str,
+    body: bytes | None = None,
+    headers: dict[str, str] | None = None,
+) -> tuple[int, Any]:
     """Status and JSON body of one more request on ``connection``, asserting that it went
     over the same socket: the server kept the keep-alive connection usable (no reconnect)."""
     sock = connection.sock

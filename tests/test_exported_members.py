@@ -114,11 +114,16 @@ HARNESS_EXPORTS = [
 
 # Prompts and constants stay in their modules, out of the packages' ``__all__``.
 CONSTANTS = {
-    "harness.agent": ["PERSISTENCE", "REJECTED"],
-    "harness.chain": ["ABSOLUTE_MAX_STEPS", "CITATION_SCHEMA", "MAX_INSERTED_PER_DECISION", "ROUTE_PROMPT",
-                      "TYPE_LABELS"],
-    "harness.identity": ["AM7_TYPES"],
-    "harness.planner": ["fallback_planner_prompt", "planner_prompt"],
+    "harness.systems.agent": ["PERSISTENCE", "REJECTED"],
+    "harness.systems.chain": [
+        "ABSOLUTE_MAX_STEPS",
+        "CITATION_SCHEMA",
+        "MAX_INSERTED_PER_DECISION",
+        "ROUTE_PROMPT",
+        "TYPE_LABELS",
+    ],
+    "harness.systems.identity": ["AM7_TYPES"],
+    "harness.systems.planner": ["fallback_planner_prompt", "planner_prompt"],
 }
 
 OPTIONAL_SDKS = ("openai", "anthropic", "mcp")
@@ -126,8 +131,11 @@ EXTRA_PACKAGES = {"openai", "anthropic", "httpx2", "mcp", "mcp_types", "websocke
 
 
 def _modules(package) -> list[str]:
-    return [info.name for info in pkgutil.walk_packages(package.__path__, package.__name__ + ".")
-            if not info.name.endswith(".__main__")]  # __main__ runs the CLI on import
+    return [
+        info.name
+        for info in pkgutil.walk_packages(package.__path__, package.__name__ + ".")
+        if not info.name.endswith(".__main__")
+    ]  # __main__ runs the CLI on import
 
 
 def _exception_classes(package) -> dict[str, type[BaseException]]:
@@ -141,18 +149,22 @@ def _exception_classes(package) -> dict[str, type[BaseException]]:
                 continue  # its extra is not installed here (.ci/run's lean environment)
             raise
         for attribute, value in vars(module).items():
-            if (inspect.isclass(value) and issubclass(value, BaseException)
-                    and value.__module__ == name and not attribute.startswith("_")):
+            if (
+                inspect.isclass(value)
+                and issubclass(value, BaseException)
+                and value.__module__ == name
+                and not attribute.startswith("_")
+            ):
                 found[f"{name}.{attribute}"] = value
     return found
 
 
 def _run(code: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
-                          timeout=120)
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=120)
 
 
 # -- the lists -------------------------------------------------------------------------
+
 
 def test_mockllm_exports_exactly_its_doors() -> None:
     assert mockllm.__all__ == MOCKLLM_EXPORTS
@@ -200,12 +212,17 @@ def test_type_checkers_see_the_doors_the_runtime_loads() -> None:
     """The ``if TYPE_CHECKING:`` imports of ``harness/__init__`` name the same module for
     each door as its lazy loader, so editors and mypy resolve what users run."""
     tree = ast.parse(inspect.getsource(harness))
-    block = next(node for node in tree.body if isinstance(node, ast.If)
-                 and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING")
-    typed = {alias.name: node.module for node in block.body if isinstance(node, ast.ImportFrom)
-             for alias in node.names}
-    lazy = {name: inspect.getmodule(getattr(harness, name)).__name__ for name in harness.__all__
-            if name not in {"HarnessError", "MissingExtra"}}
+    block = next(
+        node
+        for node in tree.body
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"
+    )
+    typed = {alias.name: node.module for node in block.body if isinstance(node, ast.ImportFrom) for alias in node.names}
+    lazy = {
+        name: inspect.getmodule(getattr(harness, name)).__name__
+        for name in harness.__all__
+        if name not in {"HarnessError", "MissingExtra"}
+    }
     assert typed == lazy
 
 
@@ -232,6 +249,7 @@ def test_mockllm_has_no_public_module_but_init_and_main() -> None:
 
 # -- the exception trees -----------------------------------------------------------------
 
+
 def test_every_mockllm_exception_derives_from_mockllm_error() -> None:
     classes = _exception_classes(mockllm)
     assert "mockllm._exceptions.UnknownProtocol" in classes
@@ -240,30 +258,33 @@ def test_every_mockllm_exception_derives_from_mockllm_error() -> None:
 
 def test_every_harness_exception_derives_from_harness_error_and_is_drawn_in_the_tree() -> None:
     classes = _exception_classes(harness)
-    assert "harness.service.errors.NotFound" in classes
+    assert "harness.systems.service.errors.NotFound" in classes
     assert [name for name, cls in classes.items() if not issubclass(cls, HarnessError)] == []
     tree = harness.exceptions.__doc__ or ""
     assert [name for name, cls in classes.items() if not re.search(rf"\b{cls.__name__}\b", tree)] == []
 
 
-@pytest.mark.parametrize(("name", "builtin"), [
-    ("PlanningError", "harness.chain.planning:ValueError"),
-    ("RoutingError", "harness.chain.routing:ValueError"),
-    ("PlanValidationError", "harness.planner.models:ValueError"),
-    ("CalculationError", "harness.planner.calculator:ValueError"),
-    ("ScenarioError", "harness.scenarios.model:ValueError"),
-    ("RunnerNotFound", "harness.scenarios.registry:LookupError"),
-    ("ToolArgumentsError", "harness.tool_calls:TypeError"),
-    ("FileAccessDenied", "harness.agent.files:PermissionError"),
-    ("GitError", "harness.golden.review.changes:RuntimeError"),
-    ("InvariantError", "harness.invariants:AssertionError"),
-    ("FallbackRefused", "harness.golden.assertion:AssertionError"),
-    ("UnusedStepsError", "harness.plugin.fixtures:AssertionError"),
-    ("UnscriptedRequestsError", "harness.plugin.strict:AssertionError"),
-    ("MissingExtra", "harness.exceptions:ModuleNotFoundError"),
-    ("UnknownReference", "harness.chain.uris:LookupError"),
-    ("CharacterError", "harness.chain.characters:LookupError"),
-])
+@pytest.mark.parametrize(
+    ("name", "builtin"),
+    [
+        ("PlanningError", "harness.systems.chain.planning:ValueError"),
+        ("RoutingError", "harness.systems.chain.routing:ValueError"),
+        ("PlanValidationError", "harness.systems.planner.models:ValueError"),
+        ("CalculationError", "harness.systems.planner.calculator:ValueError"),
+        ("ScenarioError", "harness.scenarios.model:ValueError"),
+        ("RunnerNotFound", "harness.scenarios.registry:LookupError"),
+        ("ToolArgumentsError", "harness.systems.tool_calls:TypeError"),
+        ("FileAccessDenied", "harness.systems.agent.files:PermissionError"),
+        ("GitError", "harness.golden.review.changes:RuntimeError"),
+        ("InvariantError", "harness.invariants:AssertionError"),
+        ("FallbackRefused", "harness.golden.assertion:AssertionError"),
+        ("UnusedStepsError", "harness.plugin.fixtures:AssertionError"),
+        ("UnscriptedRequestsError", "harness.plugin.strict:AssertionError"),
+        ("MissingExtra", "harness.exceptions:ModuleNotFoundError"),
+        ("UnknownReference", "harness.systems.chain.uris:LookupError"),
+        ("CharacterError", "harness.systems.chain.characters:LookupError"),
+    ],
+)
 def test_harness_exceptions_keep_their_builtin_base(name: str, builtin: str) -> None:
     """``except ValueError`` (and the rest) still catch what they caught before the root."""
     module, _, base = builtin.partition(":")
@@ -273,6 +294,7 @@ def test_harness_exceptions_keep_their_builtin_base(name: str, builtin: str) -> 
 
 
 # -- import cost and optional extras ------------------------------------------------------
+
 
 def test_import_harness_loads_nothing_but_the_standard_library() -> None:
     result = _run("""
@@ -311,8 +333,11 @@ def test_every_harness_export_resolves_in_a_core_install_or_names_its_extra() ->
                 print(name, exc.name)
     """)
     assert result.returncode == 0, result.stderr
-    assert result.stdout.splitlines() == ["FallbackRefused syrupy", "GoldenExtension syrupy",
-                                          "ScenarioGoldenExtension syrupy"]
+    assert result.stdout.splitlines() == [
+        "FallbackRefused syrupy",
+        "GoldenExtension syrupy",
+        "ScenarioGoldenExtension syrupy",
+    ]
 
 
 def test_a_door_whose_extra_is_missing_names_the_extra(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
@@ -322,16 +347,20 @@ def test_a_door_whose_extra_is_missing_names_the_extra(monkeypatch: pytest.Monke
     monkeypatch.setitem(harness._LAZY, "Door", "needs_mcp_door")
     with pytest.raises(MissingExtra) as caught:
         harness.Door  # noqa: B018
-    assert str(caught.value) == ('harness.Door needs the \'mcp\' package, which is not installed. '
-                                 'Install it with: pip install "mockllm-harness[service]"')
+    assert str(caught.value) == (
+        "harness.Door needs the 'mcp' package, which is not installed. "
+        'Install it with: pip install "mockllm-harness[service]"'
+    )
     assert isinstance(caught.value, ModuleNotFoundError) and caught.value.name == "mcp"
     assert isinstance(caught.value.__cause__, ModuleNotFoundError)
 
 
 def test_missing_extra_names_the_extra_of_the_package() -> None:
     error = missing_extra("openai", needed_by="the OpenAI model client")
-    assert str(error) == ('the OpenAI model client needs the \'openai\' package, which is not installed. '
-                          'Install it with: pip install "mockllm-harness[agent]"')
+    assert str(error) == (
+        "the OpenAI model client needs the 'openai' package, which is not installed. "
+        'Install it with: pip install "mockllm-harness[agent]"'
+    )
     assert isinstance(error, HarnessError) and isinstance(error, ModuleNotFoundError)
 
 
@@ -346,5 +375,7 @@ def test_a_golden_door_without_syrupy_names_the_golden_extra() -> None:
             print(exc)
     """)
     assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == ('harness.GoldenExtension needs the \'syrupy\' package, which is not installed. '
-                                     'Install it with: pip install "mockllm-harness[golden]"')
+    assert result.stdout.strip() == (
+        "harness.GoldenExtension needs the 'syrupy' package, which is not installed. "
+        'Install it with: pip install "mockllm-harness[golden]"'
+    )

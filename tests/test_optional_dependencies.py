@@ -10,8 +10,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from harness.llm import model_client
 from harness.plugin.fixtures import MockLLMFixture
+from harness.systems.llm import model_client
 from mockllm import HTTPX2Transport, InstructionChain, MockLLM, intercept
 
 EXTRAS = ("openai", "anthropic", "httpx2", "mcp", "mcp_types", "websockets", "respx", "scim2_models", "agents")
@@ -39,8 +39,11 @@ def test_the_plugin_module_imports_neither_the_mock_nor_syrupy_nor_pydantic_at_s
 
 def test_httpx2_transport_without_httpx2_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "httpx2", None)
-    with pytest.raises(ImportError, match=r'HTTPX2Transport needs the \'httpx2\' package, which is not installed\. '
-                       r'Install it with: pip install "mockllm-harness\[httpx2\]"'):
+    with pytest.raises(
+        ImportError,
+        match=r"HTTPX2Transport needs the \'httpx2\' package, which is not installed\. "
+        r'Install it with: pip install "mockllm-harness\[httpx2\]"',
+    ):
         HTTPX2Transport(MockLLM())
 
 
@@ -49,8 +52,10 @@ def test_intercept_without_httpx2_still_serves_httpx_clients(monkeypatch: pytest
     monkeypatch.setattr("importlib.util.find_spec", lambda name, *a: None if name == "httpx2" else object())
     chain = InstructionChain(instruction_chain=[{"messages": [{"text_message": {"text": "Served."}}]}])
     with intercept() as mock, httpx.Client() as client:
-        reply = client.post("https://api.openai.com/v1/chat/completions",
-                            json={"model": "m", "messages": [{"role": "user", "content": chain.tagged("hi")}]})
+        reply = client.post(
+            "https://api.openai.com/v1/chat/completions",
+            json={"model": "m", "messages": [{"role": "user", "content": chain.tagged("hi")}]},
+        )
     assert reply.json()["choices"][0]["message"]["content"] == "Served."
     assert len(mock.journal) == 1
     with pytest.raises(ImportError, match=r'pip install "mockllm-harness\[httpx2\]"'), intercept(clients=("httpx2",)):
@@ -60,8 +65,11 @@ def test_intercept_without_httpx2_still_serves_httpx_clients(monkeypatch: pytest
 @pytest.mark.parametrize(("sdk", "protocol"), [("openai", "openai-chat"), ("anthropic", "anthropic-messages")])
 def test_a_missing_sdk_names_the_agent_extra(monkeypatch: pytest.MonkeyPatch, sdk: str, protocol: str) -> None:
     monkeypatch.setitem(sys.modules, sdk, None)
-    extra = r'needs the \'%s\' package, which is not installed\. Install it with: pip install "mockllm-harness\[agent\]"' % sdk
-    with pytest.raises(ImportError, match=rf"harness.llm's {protocol} client {extra}"):
+    extra = (
+        rf"needs the '{sdk}' package, which is not installed\. "
+        r'Install it with: pip install "mockllm-harness\[agent\]"'
+    )
+    with pytest.raises(ImportError, match=rf"harness.systems.llm's {protocol} client {extra}"):
         model_client(protocol)
     fixture = MockLLMFixture(MockLLM())
     with pytest.raises(ImportError, match=rf"mockllm.{sdk}\(\) {extra}"):
@@ -69,14 +77,17 @@ def test_a_missing_sdk_names_the_agent_extra(monkeypatch: pytest.MonkeyPatch, sd
 
 
 def test_a_scenario_whose_runner_needs_the_agent_extra_fails_its_item_with_the_command(
-        strict_pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    strict_pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
     strict_pytester.makefile(".scenario.yaml", simple=SCENARIO.read_text(encoding="utf-8"))
     monkeypatch.setitem(sys.modules, "anthropic", None)
     result = strict_pytester.runpytest("--mockllm-protocol", "anthropic-messages", "--snapshot-update")
     result.assert_outcomes(failed=1)
-    assert ("scenario 'simple.scenario' under anthropic-messages: runner 'agent': harness.llm's anthropic-messages "
-            "client needs the 'anthropic' package, which is not installed. "
-            "Install it with: pip install \"mockllm-harness[agent]\"") in result.stdout.str()
+    assert (
+        "scenario 'simple.scenario' under anthropic-messages: runner 'agent': harness.systems.llm's anthropic-messages "
+        "client needs the 'anthropic' package, which is not installed. "
+        'Install it with: pip install "mockllm-harness[agent]"'
+    ) in result.stdout.str()
     assert "During handling" not in result.stdout.str()
 
 
@@ -89,21 +100,27 @@ sys.modules["syrupy"] = None  # as if the golden extra were not installed
 
 def test_without_the_golden_extra_a_golden_test_errors_with_the_command(strict_pytester: pytest.Pytester) -> None:
     strict_pytester.makeconftest(_WITHOUT_SYRUPY)
-    strict_pytester.makepyfile(test_plain="def test_plain():\n    assert True\n",
-                               test_snap="def test_snap(golden):\n    assert golden == []\n")
+    strict_pytester.makepyfile(
+        test_plain="def test_plain():\n    assert True\n", test_snap="def test_snap(golden):\n    assert golden == []\n"
+    )
     # A fresh interpreter: syrupy is neither loaded as a plugin nor importable.
     result = strict_pytester.runpytest_subprocess("-p", "no:syrupy")
     result.assert_outcomes(passed=1, errors=1)
-    assert ("the golden fixture needs the 'syrupy' package, which is not installed. "
-            'Install it with: pip install "mockllm-harness[golden]"') in result.stdout.str()
+    assert (
+        "the golden fixture needs the 'syrupy' package, which is not installed. "
+        'Install it with: pip install "mockllm-harness[golden]"'
+    ) in result.stdout.str()
 
 
 def test_without_the_golden_extra_a_scenario_file_is_a_collection_error_with_the_command(
-        strict_pytester: pytest.Pytester) -> None:
+    strict_pytester: pytest.Pytester,
+) -> None:
     strict_pytester.makeconftest(_WITHOUT_SYRUPY)
     strict_pytester.makefile(".scenario.yaml", simple=SCENARIO.read_text(encoding="utf-8"))
     result = strict_pytester.runpytest_subprocess("-p", "no:syrupy")
     result.assert_outcomes(errors=1)
-    assert ("simple.scenario.yaml: a scenario file (its golden) needs the 'syrupy' package, "
-            'which is not installed. Install it with: pip install "mockllm-harness[golden]"') in result.stdout.str()
+    assert (
+        "simple.scenario.yaml: a scenario file (its golden) needs the 'syrupy' package, "
+        'which is not installed. Install it with: pip install "mockllm-harness[golden]"'
+    ) in result.stdout.str()
     assert "Traceback" not in result.stdout.str()

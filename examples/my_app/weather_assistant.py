@@ -13,15 +13,16 @@ from typing import Any
 import openai
 
 SYSTEM_PROMPT = "You are a weather assistant. Call the weather tool before you answer."
-TOOLS = [{
-    "type": "function",
-    "function": {
-        "name": "weather",
-        "description": "Today's weather in a city.",
-        "parameters": {"type": "object", "properties": {"city": {"type": "string"}},
-                       "required": ["city"]},
-    },
-}]
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "weather",
+            "description": "Today's weather in a city.",
+            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+        },
+    }
+]
 
 
 def weather(city: str) -> str:

@@ -16,9 +16,8 @@ from typing import Any
 
 from syrupy.assertion import SnapshotAssertion
 
-from mockllm._engine import JournalEntry
-
 from harness.exceptions import HarnessError
+from mockllm._engine import JournalEntry
 
 __all__ = ["FALLBACK_PREFIX", "FallbackRefused", "GoldenAssertion", "fallback_evidence"]
 
@@ -50,8 +49,11 @@ def _fallback_texts(data: Any, path: str = "") -> list[str]:
 def fallback_evidence(data: Any, journal: Sequence[JournalEntry] = ()) -> list[str]:
     """Where ``data`` holds a fallback reply, and which requests of ``journal`` got one."""
     evidence = [f"  {where}" for where in _fallback_texts(data)]
-    evidence += [f"  request {e.index} ({e.method} {e.path}): fallback_reason={e.fallback_reason!r}"
-                 for e in journal if e.fallback_reason is not None]
+    evidence += [
+        f"  request {e.index} ({e.method} {e.path}): fallback_reason={e.fallback_reason!r}"
+        for e in journal
+        if e.fallback_reason is not None
+    ]
     return evidence
 
 
@@ -63,13 +65,24 @@ class GoldenAssertion(SnapshotAssertion):
     allow_fallback: bool = False
 
     @classmethod
-    def wrap(cls, snapshot: SnapshotAssertion, extension_class: type, *, journal: Journal | None = None,
-             allow_fallback: bool = False) -> GoldenAssertion:
+    def wrap(
+        cls,
+        snapshot: SnapshotAssertion,
+        extension_class: type,
+        *,
+        journal: Journal | None = None,
+        allow_fallback: bool = False,
+    ) -> GoldenAssertion:
         """``snapshot`` (syrupy's fixture) with ``extension_class`` and the refusal."""
-        return cls(session=snapshot.session, test_location=snapshot.test_location,
-                   update_snapshots=snapshot.update_snapshots,
-                   update_new_snapshots_only=snapshot.update_new_snapshots_only,
-                   extension_class=extension_class, journal=journal, allow_fallback=allow_fallback)
+        return cls(
+            session=snapshot.session,
+            test_location=snapshot.test_location,
+            update_snapshots=snapshot.update_snapshots,
+            update_new_snapshots_only=snapshot.update_new_snapshots_only,
+            extension_class=extension_class,
+            journal=journal,
+            allow_fallback=allow_fallback,
+        )
 
     def with_defaults(self, **options: Any) -> SnapshotAssertion:
         made = super().with_defaults(**options)

@@ -89,7 +89,7 @@ class ScenarioGoldenExtension(GoldenExtension):
         parts = path.parent.parts
         if "scenarios" in parts:
             top = len(parts) - 1 - parts[::-1].index("scenarios")
-            return Path(*parts[top + 1:], path.stem)
+            return Path(*parts[top + 1 :], path.stem)
         return Path(path.stem)
 
     @classmethod

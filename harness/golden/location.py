@@ -48,4 +48,3 @@ def golden_extension(config: pytest.Config, base: type[GoldenExtension] | None =
     if base not in made:
         made[base] = type(base.__name__, (base,), {"snapshot_dirname": golden_dir(config)})
     return made[base]
-

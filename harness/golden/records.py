@@ -53,10 +53,18 @@ class Shown:
     text: str
 
 
-_ID_LABELS = {"messageId": "id", "toolUseId": "tool", "approvalId": "approval", "runId": "run",
-              "planId": "plan", "fileId": "file"}
+_ID_LABELS = {
+    "messageId": "id",
+    "toolUseId": "tool",
+    "approvalId": "approval",
+    "runId": "run",
+    "planId": "plan",
+    "fileId": "file",
+}
 _TIMESTAMP_KEY = re.compile(r"^(timestamp|created|updated|time|ts)$|(_at|At|_time|Time|timestamp|Timestamp)$")
-_DURATION_KEY = re.compile(r"^(duration|elapsed|latency)|(Duration|Elapsed|Latency|_duration|_elapsed|_latency)|(_ms|Ms|_seconds|Seconds)$")
+_DURATION_KEY = re.compile(
+    r"^(duration|elapsed|latency)|(Duration|Elapsed|Latency|_duration|_elapsed|_latency)|(_ms|Ms|_seconds|Seconds)$"
+)
 
 
 @dataclass
@@ -112,8 +120,9 @@ def _path_text(path: PropertyPath) -> str:
 class _Walk:
     """One walk over a golden's data: user filters and matcher, then plain values."""
 
-    def __init__(self, rules: VolatileRules, *, matcher: Matcher | None, exclude: Filter | None,
-                 include: Filter | None) -> None:
+    def __init__(
+        self, rules: VolatileRules, *, matcher: Matcher | None, exclude: Filter | None, include: Filter | None
+    ) -> None:
         self.rules = rules
         self.matcher = matcher
         self.exclude = exclude
@@ -173,8 +182,14 @@ class _Walk:
         )
 
 
-def plain_records(events: Iterable[Any], *, rules: VolatileRules | None = None, matcher: Matcher | None = None,
-                  exclude: Filter | None = None, include: Filter | None = None) -> list[tuple[str, dict[str, Any]]]:
+def plain_records(
+    events: Iterable[Any],
+    *,
+    rules: VolatileRules | None = None,
+    matcher: Matcher | None = None,
+    exclude: Filter | None = None,
+    include: Filter | None = None,
+) -> list[tuple[str, dict[str, Any]]]:
     """Each event as (its class name, its plain record); see the module docstring."""
     walk = _Walk(rules or VolatileRules(), matcher=matcher, exclude=exclude, include=include)
     if matcher is not None:

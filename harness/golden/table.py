@@ -53,13 +53,15 @@ _PERSISTENCE_WIDTH = 12
 def _abbreviate_script(text: str) -> str:
     """The instruction block a prompt carries, shown as its step count: the script's
     effect is what the rest of the table shows."""
+
     def steps(match: re.Match[str]) -> str:
         try:
-            chain = json.loads(match.group(0)[len(INSTRUCTION_START):-len(INSTRUCTION_END)])
+            chain = json.loads(match.group(0)[len(INSTRUCTION_START) : -len(INSTRUCTION_END)])
             count = len(chain["instruction_chain"])
         except (ValueError, KeyError, TypeError):
             return "<instruction block>"
         return f"<instruction chain: {count} steps>"
+
     return INSTRUCTION_BLOCK.sub(steps, text)
 
 
@@ -70,8 +72,7 @@ def _compact(value: Any) -> str:
     if isinstance(value, str):
         return json.dumps(_abbreviate_script(value), ensure_ascii=False)
     if isinstance(value, Mapping):
-        return "{" + ",".join(f"{json.dumps(k, ensure_ascii=False)}:{_compact(value[k])}"
-                              for k in sorted(value)) + "}"
+        return "{" + ",".join(f"{json.dumps(k, ensure_ascii=False)}:{_compact(value[k])}" for k in sorted(value)) + "}"
     if isinstance(value, list):
         return "[" + ",".join(_compact(v) for v in value) + "]"
     return json.dumps(value)
@@ -140,8 +141,9 @@ def _fold(records: Sequence[_Record]) -> list[Row]:
             assert key is not None
             fields = dict(record.fields)
             fields[key] = "".join(r.fields[key] for r in records[i:j])
-            rows.append((record.seq_text, f"{record.kind} ×{j - i}", record.persistence, _key_fields(fields),
-                         range(i, j)))
+            rows.append(
+                (record.seq_text, f"{record.kind} ×{j - i}", record.persistence, _key_fields(fields), range(i, j))
+            )
         else:
             rows.append((record.seq_text, record.kind, record.persistence, _key_fields(record.fields), range(i, j)))
         i = j
@@ -158,10 +160,23 @@ def render_rows(rows: Iterable[Row], *, title: str | None = None, marks: Mapping
     """The table text of ``rows``, ending with a newline; ``marks`` maps an event's
     position to a note shown at the end of its row."""
     lines = [f"# {title}"] if title else []
-    header = ("SEQ".ljust(_SEQ_WIDTH) + " " + "EVENT TYPE".ljust(_TYPE_WIDTH) + " "
-              + "PERSISTENCE".ljust(_PERSISTENCE_WIDTH) + " KEY FIELDS")
-    rule = ("─" * (_SEQ_WIDTH - 1)).ljust(_SEQ_WIDTH) + " " + "─" * (_TYPE_WIDTH - 1) + "  " \
-        + "─" * (_PERSISTENCE_WIDTH - 1) + "  " + "─" * 30
+    header = (
+        "SEQ".ljust(_SEQ_WIDTH)
+        + " "
+        + "EVENT TYPE".ljust(_TYPE_WIDTH)
+        + " "
+        + "PERSISTENCE".ljust(_PERSISTENCE_WIDTH)
+        + " KEY FIELDS"
+    )
+    rule = (
+        ("─" * (_SEQ_WIDTH - 1)).ljust(_SEQ_WIDTH)
+        + " "
+        + "─" * (_TYPE_WIDTH - 1)
+        + "  "
+        + "─" * (_PERSISTENCE_WIDTH - 1)
+        + "  "
+        + "─" * 30
+    )
     lines += [header, rule]
     for seq, kind, persistence, fields, positions in rows:
         line = f"{seq.ljust(_SEQ_WIDTH)} {kind.ljust(_TYPE_WIDTH)} {persistence.ljust(_PERSISTENCE_WIDTH)} {fields}"
@@ -172,8 +187,13 @@ def render_rows(rows: Iterable[Row], *, title: str | None = None, marks: Mapping
     return "\n".join(lines) + "\n"
 
 
-def render_event_table(events: Iterable[Any], *, title: str | None = None, marks: Mapping[int, str] | None = None,
-                       rules: VolatileRules | None = None) -> str:
+def render_event_table(
+    events: Iterable[Any],
+    *,
+    title: str | None = None,
+    marks: Mapping[int, str] | None = None,
+    rules: VolatileRules | None = None,
+) -> str:
     """The table of ``events`` (normalised and folded), ending with a newline.
 
     ``marks`` maps an event's position in ``events`` to a note shown at the end of

@@ -48,12 +48,16 @@ def add_options(parser: pytest.Parser) -> None:
         else:
             group.addoption(flag, action="store_true", default=None, help=_HELP[field.name])
             parser.addini(f"mockllm_{field.name}", _HELP[field.name], type="bool", default=False)
-    group.addoption("--mockllm-golden-dir", default=None, metavar="DIR",
-                    help="where golden files live (default: <rootdir>/golden)")
+    group.addoption(
+        "--mockllm-golden-dir", default=None, metavar="DIR", help="where golden files live (default: <rootdir>/golden)"
+    )
     parser.addini("mockllm_golden_dir", "where golden files live (default: <rootdir>/golden)")
-    parser.addini("mockllm_scenario_dirs",
-                  "folders (relative to the rootdir) whose *.yaml files are scenarios to collect",
-                  type="linelist", default=[])
+    parser.addini(
+        "mockllm_scenario_dirs",
+        "folders (relative to the rootdir) whose *.yaml files are scenarios to collect",
+        type="linelist",
+        default=[],
+    )
 
 
 def base_settings(config: pytest.Config) -> Settings:

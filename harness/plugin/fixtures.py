@@ -24,11 +24,11 @@ from typing import TYPE_CHECKING, Any
 import httpx
 
 from harness.exceptions import HarnessError
-from harness.llm import ModelClient, http_library, model_client, require_sdk, sdk_for
 from harness.plugin.strict import assert_all_requests_scripted
+from harness.systems.llm import ModelClient, http_library, model_client, require_sdk, sdk_for
 from mockllm._engine import JournalEntry, MockLLM, UnusedStep
 from mockllm._explain import explain
-from mockllm._scripts import as_chain, as_match
+from mockllm._registered import as_chain, as_match
 from mockllm._transports import HTTPX2Transport, HTTPXTransport, import_httpx2
 
 if TYPE_CHECKING:
@@ -120,22 +120,31 @@ class _Clients:
         openai = require_sdk("openai", needed_by="mockllm.openai()")
         cls = openai.AsyncOpenAI if is_async else openai.OpenAI
         kwargs.setdefault("max_retries", 0)
-        return cls(api_key="test", base_url=self.openai_base_url,
-                   http_client=self._client(http_library(openai), is_async=is_async), **kwargs)
+        return cls(
+            api_key="test",
+            base_url=self.openai_base_url,
+            http_client=self._client(http_library(openai), is_async=is_async),
+            **kwargs,
+        )
 
     def anthropic(self, *, is_async: bool = False, **kwargs: Any) -> Any:
         """An ``anthropic.Anthropic`` (or ``AsyncAnthropic``) client on the mock, any generation."""
         anthropic = require_sdk("anthropic", needed_by="mockllm.anthropic()")
         cls = anthropic.AsyncAnthropic if is_async else anthropic.Anthropic
         kwargs.setdefault("max_retries", 0)
-        return cls(api_key="test", base_url=self.anthropic_base_url,
-                   http_client=self._client(http_library(anthropic), is_async=is_async), **kwargs)
+        return cls(
+            api_key="test",
+            base_url=self.anthropic_base_url,
+            http_client=self._client(http_library(anthropic), is_async=is_async),
+            **kwargs,
+        )
 
     def model_client(self, protocol: str = "anthropic-messages", **kwargs: Any) -> ModelClient:
         """The harness's streaming ``ModelClient`` for ``protocol`` on the mock."""
         library = http_library(sdk_for(protocol))
-        return model_client(protocol, base_url=self.base_url,
-                            http_client=self._client(library, is_async=True), **kwargs)
+        return model_client(
+            protocol, base_url=self.base_url, http_client=self._client(library, is_async=True), **kwargs
+        )
 
     def close(self) -> None:
         for client in self._to_close:
@@ -167,7 +176,7 @@ class MockLLMFixture(_Clients):
 
     def script(self, chain: Any, match: Any = None) -> str:
         """Answer requests without instruction tags that fit ``match`` with ``chain``
-        (see ``mockllm._scripts``); returns the script's id, named in the journal."""
+        (see ``mockllm._registered``); returns the script's id, named in the journal."""
         return self.mock.script(chain, match).id
 
     def script_descriptions(self) -> list[str]:
@@ -243,8 +252,11 @@ class MockLLMServer(_Clients):
         """A mock of its own on this server (journal, scripts, settings) until the block
         ends: its clients and base URLs reach only it."""
         with httpx.Client() as client:
-            created = client.post(f"{self.base_url}/_mockllm/sessions",
-                                  json={"seed": seed, "lenient": lenient}).raise_for_status().json()
+            created = (
+                client.post(f"{self.base_url}/_mockllm/sessions", json={"seed": seed, "lenient": lenient})
+                .raise_for_status()
+                .json()
+            )
         session = MockLLMServer(self.base_url + created["path"], self.pid)
         try:
             yield session
@@ -262,8 +274,9 @@ def start_server(workdir: Path, *, seed: int = 0, lenient: bool = False) -> Iter
     if lenient:
         command.append("--lenient")
     with open(log_path, "w") as log:
-        proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT,
-                                env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        proc = subprocess.Popen(
+            command, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"}
+        )
     server = None
     try:
         deadline = time.monotonic() + SERVER_START_TIMEOUT_S

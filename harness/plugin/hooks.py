@@ -10,13 +10,13 @@ Fixtures:
 - ``mockllm_server`` — the same over sockets: one loopback server (``python -m mockllm
   serve``) per session, a server-side session per test; ``mockllm_server_process`` is
   the shared server itself.
-- ``mockllm_agent`` — builds agent runners (``harness.agent``) on the ``mockllm`` mock.
+- ``mockllm_agent`` — builds agent runners (``harness.systems.agent``) on the ``mockllm`` mock.
 - ``golden`` — syrupy's ``snapshot`` storing event tables under ``golden/`` (events as
   dicts, pydantic models, dataclasses or ``Event``s; see docs/goldens.md). It refuses
   to record a mock fallback reply unless the marker says ``allow_fallback=True``.
 
 Scenario files the project opted in (``*.scenario.yaml``, ``mockllm_scenario_dirs``) are
-collected as test items (see ``harness.plugin.scenario_items``).
+collected as test items (see ``harness.plugin.scenario_collection``).
 
 Configure a test with the marker of the same name::
 
@@ -25,7 +25,7 @@ Configure a test with the marker of the same name::
 Options (all prefixed, each also an ini option; see ``harness.plugin.config``):
 ``--mockllm-seed``, ``--mockllm-lenient``, ``--mockllm-allow-fallback``,
 ``--mockllm-allow-unused-steps``, ``--mockllm-golden-dir``, and the scenario options
-of ``harness.plugin.scenario_items``.
+of ``harness.plugin.scenario_collection``.
 
 pytest imports this module in every run of every project that has the package
 installed, so it imports only pytest and the plugin's settings: each fixture imports
@@ -43,12 +43,12 @@ import pytest
 from harness.exceptions import missing_extra, not_installed
 from harness.plugin import hookspecs
 from harness.plugin.config import MARKER, Settings, add_options, base_settings, settings_for
-from harness.plugin.scenario_items import add_scenario_options, pytest_collect_file, show_goldens_to_syrupy
+from harness.plugin.scenario_collection import add_scenario_options, pytest_collect_file, show_goldens_to_syrupy
 
 if TYPE_CHECKING:
-    from harness.agent import AgentRunner
     from harness.golden.assertion import GoldenAssertion
     from harness.plugin.fixtures import MockLLMFixture, MockLLMServer
+    from harness.systems.agent import AgentRunner
 
 __all__ = ["pytest_collect_file"]
 
@@ -94,8 +94,9 @@ def mockllm(request: pytest.FixtureRequest) -> Iterator[MockLLMFixture]:
 
 
 @pytest.fixture(scope="session")
-def mockllm_server_process(tmp_path_factory: pytest.TempPathFactory,
-                           pytestconfig: pytest.Config) -> Iterator[MockLLMServer]:
+def mockllm_server_process(
+    tmp_path_factory: pytest.TempPathFactory, pytestconfig: pytest.Config
+) -> Iterator[MockLLMServer]:
     """The one mock server on 127.0.0.1 for the session, stopped by its PID at the end.
 
     Shared by every test and unchecked; tests use ``mockllm_server``, which is scoped
@@ -104,14 +105,14 @@ def mockllm_server_process(tmp_path_factory: pytest.TempPathFactory,
     from harness.plugin.fixtures import start_server
 
     settings = base_settings(pytestconfig)
-    with start_server(tmp_path_factory.mktemp("mockllm-server"),
-                      seed=settings.seed, lenient=settings.lenient) as server:
+    with start_server(
+        tmp_path_factory.mktemp("mockllm-server"), seed=settings.seed, lenient=settings.lenient
+    ) as server:
         yield server
 
 
 @pytest.fixture
-def mockllm_server(mockllm_server_process: MockLLMServer,
-                   request: pytest.FixtureRequest) -> Iterator[MockLLMServer]:
+def mockllm_server(mockllm_server_process: MockLLMServer, request: pytest.FixtureRequest) -> Iterator[MockLLMServer]:
     """This test's mock on the session's loopback server: a server-side session of its
     own (journal, scripts, the marker's settings), checked at teardown like ``mockllm``."""
     settings = settings_for(request.node)
@@ -122,12 +123,12 @@ def mockllm_server(mockllm_server_process: MockLLMServer,
 
 @pytest.fixture
 def mockllm_agent(mockllm: MockLLMFixture) -> Iterator[Callable[..., AgentRunner]]:
-    """Builds ``harness.agent.AgentRunner``s on this test's in-process mock::
+    """Builds ``harness.systems.agent.AgentRunner``s on this test's in-process mock::
 
-        runner = mockllm_agent("openai-chat", tools=tools)
-        result = runner.run_sync(prompt, "session-1")
+    runner = mockllm_agent("openai-chat", tools=tools)
+    result = runner.run_sync(prompt, "session-1")
     """
-    from harness.agent import AgentRunner
+    from harness.systems.agent import AgentRunner
 
     runners: list[AgentRunner] = []
 
@@ -162,5 +163,9 @@ def golden(request: pytest.FixtureRequest) -> GoldenAssertion:
         mock = request.node.funcargs.get("mockllm") if hasattr(request.node, "funcargs") else None
         return mock.journal if isinstance(mock, MockLLMFixture) else ()
 
-    return GoldenAssertion.wrap(snapshot, golden_extension(request.config), journal=journal,
-                                allow_fallback=settings_for(request.node).allow_fallback)
+    return GoldenAssertion.wrap(
+        snapshot,
+        golden_extension(request.config),
+        journal=journal,
+        allow_fallback=settings_for(request.node).allow_fallback,
+    )

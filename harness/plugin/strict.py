@@ -13,9 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from mockllm._engine import JournalEntry
-
 from harness.exceptions import HarnessError
+from mockllm._engine import JournalEntry
 
 __all__ = ["UnscriptedRequestsError", "assert_all_requests_scripted", "unscripted"]
 
@@ -26,9 +25,12 @@ class UnscriptedRequestsError(HarnessError, AssertionError):
 
 def unscripted(journal: Iterable[JournalEntry]) -> list[JournalEntry]:
     """The entries answered by no script: fallbacks and unscripted 4xx rejections."""
-    return [entry for entry in journal
-            if entry.fallback_reason is not None
-            or (400 <= entry.status < 500 and not (entry.error or "").startswith("scripted"))]
+    return [
+        entry
+        for entry in journal
+        if entry.fallback_reason is not None
+        or (400 <= entry.status < 500 and not (entry.error or "").startswith("scripted"))
+    ]
 
 
 def _describe(entry: JournalEntry) -> str:
@@ -52,7 +54,7 @@ def assert_all_requests_scripted(journal: Iterable[JournalEntry], scripts: Seque
     if scripts:
         candidates = "No registered script matched them, amongst:\n" + "\n".join(f"  - {s}" for s in scripts)
     else:
-        candidates = "No script is registered (mockllm._script) to answer requests without instruction tags."
+        candidates = "No script is registered (mockllm._parsing) to answer requests without instruction tags."
     raise UnscriptedRequestsError(
         f"{len(missed)} request(s) to the mock were answered by no script:\n{listing}\n{candidates}\n"
         "Script every model call the code makes (an instruction chain in a user message, or "

@@ -36,8 +36,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, Union
 
 if TYPE_CHECKING:
-    from harness.llm import ModelClient
     from harness.scenarios.model import Scenario
+    from harness.systems.llm import ModelClient
 
 __all__ = ["MockClients", "RunnerContext", "ScenarioRun", "ScenarioRunner", "speaks", "spoken_protocols"]
 
@@ -100,6 +100,7 @@ def speaks(*protocols: str) -> Callable[[R], R]:
     def mark(runner: R) -> R:
         runner.mockllm_protocols = tuple(protocols)  # type: ignore[attr-defined]
         return runner
+
     return mark
 
 
@@ -178,5 +179,7 @@ async def play(runner: ScenarioRunner, context: RunnerContext) -> ScenarioRun:
         return result
     if isinstance(result, Sequence) and not isinstance(result, (str, bytes)):
         return ScenarioRun(list(result))
-    raise TypeError(f"the runner for scenario {context.scenario.name!r} returned a {type(result).__name__}; "
-                    "a runner returns the run's events (a list) or a harness.scenarios.contract.ScenarioRun")
+    raise TypeError(
+        f"the runner for scenario {context.scenario.name!r} returned a {type(result).__name__}; "
+        "a runner returns the run's events (a list) or a harness.scenarios.contract.ScenarioRun"
+    )

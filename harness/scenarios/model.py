@@ -27,18 +27,17 @@ Example::
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Annotated, Any, Literal, Union
-
 import re
+from pathlib import Path
+from typing import Annotated, Any, Literal
 
 import yaml
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
-from harness.chain.models import ChainPlan, PlanStep
-from harness.chain.policy import Policy
 from harness.exceptions import HarnessError, missing_extra
 from harness.scenarios.contract import PROTOCOLS
+from harness.systems.chain.models import ChainPlan, PlanStep
+from harness.systems.chain.policy import Policy
 from mockllm._instructions import Instruction, InstructionChain
 
 __all__ = [
@@ -144,12 +143,13 @@ def _organization_seed(value: Any) -> Any:
     # Imported here: the identity tools need scim2-models (the agent extra), and a
     # scenario without an identity section must load without it.
     try:
-        from harness.identity.seeding import OrganizationSeed
+        from harness.systems.identity.seeding import OrganizationSeed
     except ModuleNotFoundError as exc:
         if exc.name != "scim2_models":
             raise
-        raise ValueError(str(missing_extra("scim2_models", needed_by="a scenario's identity section",
-                                           extra="agent"))) from None
+        raise ValueError(
+            str(missing_extra("scim2_models", needed_by="a scenario's identity section", extra="agent"))
+        ) from None
 
     return OrganizationSeed.model_validate(value)
 
@@ -163,7 +163,7 @@ class Scenario(_Strict):
     name: str
     description: str = ""
     runner: str = "agent"
-    protocols: Union[Literal["all"], list[Protocol]] = Field(default_factory=lambda: ["anthropic-messages"])
+    protocols: Literal["all"] | list[Protocol] = Field(default_factory=lambda: ["anthropic-messages"])
     prompt: str
     script: list[Instruction] = Field(default_factory=list)
     tools: list[ScenarioTool] = Field(default_factory=list)
@@ -178,7 +178,7 @@ class Scenario(_Strict):
     prompt_configs: dict[str, str] = Field(default_factory=dict)
     identity: dict[str, Annotated[Any, BeforeValidator(_organization_seed)]] | None = None
     """Users and groups per organization for the chain's identity tools: each an
-    ``harness.identity.seeding.OrganizationSeed``."""
+    ``harness.systems.identity.seeding.OrganizationSeed``."""
     allow_fallback: bool = False
     expect: Expectation = Field(default_factory=Expectation)
     turns: list[FollowUp] = Field(default_factory=list)
@@ -190,8 +190,10 @@ class Scenario(_Strict):
     @classmethod
     def _runner_is_a_name_or_a_function_path(cls, value: str) -> str:
         if not _RUNNER_REFERENCE.match(value):
-            raise ValueError(f"{value!r} is neither a runner name (agent, chain, planner, or one a hook or entry "
-                             "point provides) nor a function as package.module:function")
+            raise ValueError(
+                f"{value!r} is neither a runner name (agent, chain, planner, or one a hook or entry "
+                "point provides) nor a function as package.module:function"
+            )
         return value
 
     _script_entries = field_validator("script", mode="before")(_script_entries_are_mappings)
@@ -201,8 +203,9 @@ class Scenario(_Strict):
     def _turns_need_a_runner_that_plays_them(cls, value: list[FollowUp], info: ValidationInfo) -> list[FollowUp]:
         runner = info.data.get("runner")
         if value and runner in _ONE_MESSAGE_RUNNERS:
-            raise ValueError(f"the {runner} runner plays one message; turns are played by the agent runner "
-                             "(or a runner of your own)")
+            raise ValueError(
+                f"the {runner} runner plays one message; turns are played by the agent runner (or a runner of your own)"
+            )
         return value
 
     @field_validator("plan")
@@ -235,7 +238,9 @@ def _known_keys(data: dict[str, Any], model: type[BaseModel], where: str) -> Non
     known = {f.alias or name for name, f in model.model_fields.items()} | set(model.model_fields)
     unknown = sorted(set(data) - known)
     if unknown:
-        raise ValueError(f"{where}: unknown key(s) {unknown}; known: {sorted(f.alias or n for n, f in model.model_fields.items())}")
+        raise ValueError(
+            f"{where}: unknown key(s) {unknown}; known: {sorted(f.alias or n for n, f in model.model_fields.items())}"
+        )
 
 
 def _line_of(node: yaml.Node | None, loc: tuple[Any, ...]) -> int | None:
@@ -316,10 +321,10 @@ def _problems(node: yaml.Node, exc: ValidationError) -> list[tuple[int | None, s
     """One (line, reason) per problem, sorted by line. A union reports one error per
     branch; an error whose field path another error extends is dropped, so the one
     that names what is wrong (the deepest) is kept."""
-    errors = [(tuple(p for p in err["loc"] if not _is_branch_name(p)), tuple(err["loc"]), err["msg"])
-              for err in exc.errors()]
-    kept = [e for e in errors
-            if not any(len(o[0]) > len(e[0]) and o[0][:len(e[0])] == e[0] for o in errors)]
+    errors = [
+        (tuple(p for p in err["loc"] if not _is_branch_name(p)), tuple(err["loc"]), err["msg"]) for err in exc.errors()
+    ]
+    kept = [e for e in errors if not any(len(o[0]) > len(e[0]) and o[0][: len(e[0])] == e[0] for o in errors)]
     unique = list({e[0]: e for e in kept}.values())
     problems = [(_line_of(node, loc), f"{_field_path(loc)}: {msg}") for _, loc, msg in unique]
     return sorted(problems, key=lambda p: p[0] or 0)

@@ -51,8 +51,10 @@ def _import(reference: str) -> Any:
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
-        raise RunnerNotFound(f"runner {reference!r}: cannot import {module_name}: {exc}. Is its folder on "
-                             "sys.path (pytest's pythonpath ini option, or an installed package)?") from exc
+        raise RunnerNotFound(
+            f"runner {reference!r}: cannot import {module_name}: {exc}. Is its folder on "
+            "sys.path (pytest's pythonpath ini option, or an installed package)?"
+        ) from exc
     try:
         runner = getattr(module, attribute)
     except AttributeError:

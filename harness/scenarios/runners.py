@@ -10,16 +10,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from harness.agent import AgentOptions, AgentRunner, ApprovalManager, FileStore, Tool, ToolError, ToolRegistry
-from harness.agent.approvals import ApprovalRequest
 from harness.events import Event
 from harness.scenarios.contract import RunnerContext, ScenarioRun, speaks
 from harness.scenarios.model import ScenarioTool
+from harness.systems.agent import AgentOptions, AgentRunner, ApprovalManager, FileStore, Tool, ToolError, ToolRegistry
+from harness.systems.agent.approvals import ApprovalRequest
 
 __all__ = ["MODEL_CLIENT_PROTOCOLS", "run_agent_scenario", "run_chain_scenario", "run_planner_scenario"]
 
 MODEL_CLIENT_PROTOCOLS = ("anthropic-messages", "openai-chat")
-"""What ``harness.llm.model_client`` speaks, hence the bundled runners."""
+"""What ``harness.systems.llm.model_client`` speaks, hence the bundled runners."""
 
 # A scripted "timeout" decision waits this long; its outcome does not depend on it.
 _TIMEOUT_DECISION_S = 0.01
@@ -27,16 +27,18 @@ _TIMEOUT_DECISION_S = 0.01
 
 def _canned(spec: ScenarioTool) -> Callable[..., Any]:
     """The scenario tool's handler: its canned result, or its error, whatever the arguments."""
+
     def handler(**arguments: Any) -> Any:
         if spec.error is not None:
             raise ToolError(spec.error)
         return spec.result
+
     return handler
 
 
 @speaks(*MODEL_CLIENT_PROTOCOLS)
 async def run_agent_scenario(context: RunnerContext) -> ScenarioRun:
-    """Run ``scenario`` through ``harness.agent.AgentRunner``.
+    """Run ``scenario`` through ``harness.systems.agent.AgentRunner``.
 
     Tools return their canned results; approval decisions are taken in order
     (``approve``, ``reject``, ``timeout``; a request beyond the list times out). The
@@ -56,13 +58,14 @@ async def run_agent_scenario(context: RunnerContext) -> ScenarioRun:
         files.add(attachment.id, attachment.name, attachment.content, attachment.owner)
     runner = AgentRunner(
         client,
-        tools=ToolRegistry(Tool(t.name, _canned(t), t.description, t.input_schema, t.approval)
-                           for t in scenario.tools),
+        tools=ToolRegistry(Tool(t.name, _canned(t), t.description, t.input_schema, t.approval) for t in scenario.tools),
         approvals=ApprovalManager(timeout_s=_TIMEOUT_DECISION_S, decide=decide),
         files=files,
     )
-    options = AgentOptions(attachments=[a.id for a in scenario.attachments],
-                           **{k: v for k, v in scenario.options.items() if k != "attachments"})
+    options = AgentOptions(
+        attachments=[a.id for a in scenario.attachments],
+        **{k: v for k, v in scenario.options.items() if k != "attachments"},
+    )
     events: list[Event] = []
     with runner:
         for prompt in [scenario.tagged_prompt(), *(turn.tagged_prompt() for turn in scenario.turns)]:
@@ -75,8 +78,8 @@ async def run_agent_scenario(context: RunnerContext) -> ScenarioRun:
 
 @speaks(*MODEL_CLIENT_PROTOCOLS)
 async def run_planner_scenario(context: RunnerContext) -> ScenarioRun:
-    """Run ``scenario`` through ``harness.planner.TaskExecutor`` (the query is the prompt)."""
-    from harness.planner import TaskExecutor
+    """Run ``scenario`` through ``harness.systems.planner.TaskExecutor`` (the query is the prompt)."""
+    from harness.systems.planner import TaskExecutor
 
     scenario, client = context.scenario, context.model_client()
     executor = TaskExecutor(client, **scenario.options)
@@ -89,34 +92,45 @@ async def run_planner_scenario(context: RunnerContext) -> ScenarioRun:
 
 @speaks(*MODEL_CLIENT_PROTOCOLS)
 async def run_chain_scenario(context: RunnerContext) -> ScenarioRun:
-    """Run ``scenario`` through ``harness.chain.ChainExecutor``: ``plan`` is the plan
+    """Run ``scenario`` through ``harness.systems.chain.ChainExecutor``: ``plan`` is the plan
     (without one the model plans from the prompt), tools return their canned results,
     ``documents`` fill the vector store, ``policies`` and ``prompt_configs`` are named."""
-    from harness.chain import ChainEvent, ChainExecutor, ChainPlan, InMemoryVectorStore, PlanExecutionError
-    from harness.chain import PromptConfig
+    from harness.systems.chain import (
+        ChainEvent,
+        ChainExecutor,
+        ChainPlan,
+        InMemoryVectorStore,
+        PlanExecutionError,
+        PromptConfig,
+    )
 
     scenario, client = context.scenario, context.model_client()
     store = InMemoryVectorStore(chunk_words=int(scenario.options.get("chunk_words", 40)))
     for document in scenario.documents:
         store.add_document(document.uri, document.text)
 
-    from harness.identity.seeding import seeded_identity_tools
+    from harness.systems.identity.seeding import seeded_identity_tools
 
     # With an identity section, the identity tools (createUser…) act in the executor's organization, "default".
     identity = seeded_identity_tools(scenario.identity) if scenario.identity is not None else {}
     tools = {**identity, **{t.name: _canned(t) for t in scenario.tools}}
-    executor = ChainExecutor(client, tools=tools,
-                             prompt_configs={n: PromptConfig(s) for n, s in scenario.prompt_configs.items()},
-                             policies=scenario.policies, vector_store=store,
-                             routing=bool(scenario.options.get("routing", True)))
+    executor = ChainExecutor(
+        client,
+        tools=tools,
+        prompt_configs={n: PromptConfig(s) for n, s in scenario.prompt_configs.items()},
+        policies=scenario.policies,
+        vector_store=store,
+        routing=bool(scenario.options.get("routing", True)),
+    )
     events: list[Event] = []
 
     def record(event: ChainEvent) -> None:
         events.append(event.as_event(len(events), scenario.session_id))
 
     executor.add_listener(record)
-    plan = ChainPlan.model_validate({**(scenario.plan or {}), "planQuery": scenario.tagged_prompt(),
-                                     "objectId": scenario.name})
+    plan = ChainPlan.model_validate(
+        {**(scenario.plan or {}), "planQuery": scenario.tagged_prompt(), "objectId": scenario.name}
+    )
     try:
         done = await executor.execute_chain(plan)
     except PlanExecutionError as exc:

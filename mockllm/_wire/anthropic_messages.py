@@ -95,8 +95,11 @@ def _read_message(position: int, message: dict[str, Any], out: list[Row]) -> Non
     role = message.get("role")
     content = message.get("content")
     if role == "assistant":
-        calls = tuple([str(b.get("id")) for b in content if isinstance(b, dict) and b.get("type") == "tool_use"]) \
-            if isinstance(content, list) else ()
+        calls = (
+            tuple([str(b.get("id")) for b in content if isinstance(b, dict) and b.get("type") == "tool_use"])
+            if isinstance(content, list)
+            else ()
+        )
         out.append(("assistant", "", calls, (), position))
     elif role == "user":
         if isinstance(content, str):
@@ -139,9 +142,13 @@ def _pairing_rejection(conversation: Conversation, messages: list[Any]) -> Reque
             issued = calls_at.get(index - 1, ())
             for call_id in results:
                 if call_id not in issued:
-                    block = next(i for i, b in enumerate(messages[index]["content"])
-                                 if isinstance(b, dict) and b.get("type") == "tool_result"
-                                 and str(b.get("tool_use_id")) == call_id)
+                    block = next(
+                        i
+                        for i, b in enumerate(messages[index]["content"])
+                        if isinstance(b, dict)
+                        and b.get("type") == "tool_result"
+                        and str(b.get("tool_use_id")) == call_id
+                    )
                     return _reject(
                         f"messages.{index}.content.{block}: unexpected `tool_use_id` "
                         f"found in `tool_result` blocks: {call_id}. Each `tool_result` block "
@@ -182,8 +189,10 @@ def _thinking_rejection(body: dict[str, Any], messages: list[Any]) -> RequestRej
     ids = [str(b.get("id")) for b in content if isinstance(b, dict) and b.get("type") == "tool_use"]
     if all(TOOL_CALL_ID.search(call_id) for call_id in ids):
         return None
-    return _reject(f"messages.{final}.content.0.type: Expected `thinking` or `redacted_thinking`, "
-                   f"but found `{kinds[0]}`. {_THINKING_FIRST}")
+    return _reject(
+        f"messages.{final}.content.0.type: Expected `thinking` or `redacted_thinking`, "
+        f"but found `{kinds[0]}`. {_THINKING_FIRST}"
+    )
 
 
 def _check_thinking(thinking: Any, max_tokens: int | None) -> None:
@@ -195,10 +204,7 @@ def _check_thinking(thinking: Any, max_tokens: int | None) -> None:
     if not isinstance(budget, int) or isinstance(budget, bool):
         raise _reject("thinking.enabled.budget_tokens: Input should be a valid integer")
     if budget < THINKING_MIN_BUDGET:
-        raise _reject(
-            "thinking.enabled.budget_tokens: Input should be greater than or equal to "
-            f"{THINKING_MIN_BUDGET}"
-        )
+        raise _reject(f"thinking.enabled.budget_tokens: Input should be greater than or equal to {THINKING_MIN_BUDGET}")
     if max_tokens is not None and budget >= max_tokens:
         raise _reject(_BUDGET_ABOVE_MAX_TOKENS)
 
@@ -225,8 +231,9 @@ def _stop_reason(plan: ReplyPlan) -> str:
     return _STOP_REASONS.get(plan.stop_reason, "end_turn")
 
 
-def _message(plan: ReplyPlan, body: dict[str, Any], content: list[dict[str, Any]], stop_reason: str | None,
-             output_tokens: int) -> dict[str, Any]:
+def _message(
+    plan: ReplyPlan, body: dict[str, Any], content: list[dict[str, Any]], stop_reason: str | None, output_tokens: int
+) -> dict[str, Any]:
     """A ``Message``: the whole reply, or (no content, no stop reason) the one ``message_start`` opens."""
     return {
         "id": f"msg_{plan.response_id}",
@@ -258,8 +265,7 @@ def _content_blocks(plan: ReplyPlan) -> list[dict[str, Any]]:
         if isinstance(part, TextPart):
             blocks.append({"type": "text", "text": part.text})
         else:
-            blocks.append({"type": "tool_use", "id": part.id, "name": part.name,
-                           "input": _tool_input(part.arguments)})
+            blocks.append({"type": "tool_use", "id": part.id, "name": part.name, "input": _tool_input(part.arguments)})
     return blocks
 
 
@@ -276,8 +282,10 @@ def _block_events(index: int, block: dict[str, Any], chunk_words: int) -> EventB
         kind, field, pieces = "input_json_delta", "partial_json", slice_batches(dumps(block["input"]), JSON_SLICE)
     yield [_event({"type": "content_block_start", "index": index, "content_block": start})]
     for batch in pieces:
-        yield [_event({"type": "content_block_delta", "index": index, "delta": {"type": kind, field: piece}})
-               for piece in batch]
+        yield [
+            _event({"type": "content_block_delta", "index": index, "delta": {"type": kind, field: piece}})
+            for piece in batch
+        ]
     last = [_event({"type": "content_block_stop", "index": index})]
     if block["type"] == "thinking":
         signature = {"type": "signature_delta", "signature": block["signature"]}
@@ -297,7 +305,7 @@ class AnthropicMessagesCodec(StreamRenderer):
     route = "/messages"
     request_id_header = "request-id"
     tool_call_prefix = "toolu"
-    prompt_fields = ('system', 'messages', 'tools')
+    prompt_fields = ("system", "messages", "tools")
 
     def read(self, body: Any) -> Conversation:
         """The neutral conversation: ``system``, then the request's ``messages``."""
@@ -369,11 +377,12 @@ class AnthropicMessagesCodec(StreamRenderer):
             return self._events(plan, body)
         # An error with no cut point fails before the first event.
         kept = error.after_chunks or 0
-        return chain(first_events(self._events(plan, body), kept),
-                     [[self.render_stream_error(error.status, error.type, error.message, kept)]])
+        return chain(
+            first_events(self._events(plan, body), kept),
+            [[self.render_stream_error(error.status, error.type, error.message, kept)]],
+        )
 
-    def render_stream_error(self, status: int, type: str | None, message: str | None,
-                            sequence: int) -> bytes:
+    def render_stream_error(self, status: int, type: str | None, message: str | None, sequence: int) -> bytes:
         """``event: error`` carrying the error object of ``render_error``."""
         return _event(_error_object(status, type, message))
 
@@ -382,14 +391,18 @@ class AnthropicMessagesCodec(StreamRenderer):
         yield [_event({"type": "message_start", "message": start}), _event({"type": "ping"})]
         for index, block in enumerate(_content_blocks(plan)):
             yield from _block_events(index, block, plan.chunk_words)
-        yield [_event({
-            "type": "message_delta",
-            "delta": {"stop_reason": _stop_reason(plan), "stop_sequence": None},
-            "usage": {"output_tokens": plan.usage.output_tokens},
-        }), _event({"type": "message_stop"})]
+        yield [
+            _event(
+                {
+                    "type": "message_delta",
+                    "delta": {"stop_reason": _stop_reason(plan), "stop_sequence": None},
+                    "usage": {"output_tokens": plan.usage.output_tokens},
+                }
+            ),
+            _event({"type": "message_stop"}),
+        ]
 
-    def render_error(self, status: int, type: str | None, message: str | None,
-                     param: str | None = None) -> bytes:
+    def render_error(self, status: int, type: str | None, message: str | None, param: str | None = None) -> bytes:
         """``{"type":"error","error":{"type","message"}}``; Anthropic has no ``param``."""
         return dumps(_error_object(status, type, message)).encode()
 

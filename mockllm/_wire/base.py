@@ -14,8 +14,7 @@ from mockllm._conversation import Conversation
 from mockllm._exceptions import RequestRejected
 from mockllm._plan import ReplyPlan
 
-__all__ = ["EventBatches", "RequestRejected", "StreamRenderer", "WireCodec", "dumps", "first_events",
-           "sse_event"]
+__all__ = ["EventBatches", "RequestRejected", "StreamRenderer", "WireCodec", "dumps", "first_events", "sse_event"]
 
 EventBatches = Iterator[list[bytes]]
 """A streamed reply as it is rendered: lists of complete SSE events, in order."""
@@ -82,11 +81,9 @@ class WireCodec(Protocol):
 
     def render_events(self, plan: ReplyPlan, body: dict[str, Any]) -> list[bytes]: ...
 
-    def render_stream_error(self, status: int, type: str | None, message: str | None,
-                            sequence: int) -> bytes: ...
+    def render_stream_error(self, status: int, type: str | None, message: str | None, sequence: int) -> bytes: ...
 
-    def render_error(self, status: int, type: str | None, message: str | None,
-                     param: str | None = None) -> bytes: ...
+    def render_error(self, status: int, type: str | None, message: str | None, param: str | None = None) -> bytes: ...
 
 
 class StreamRenderer:

@@ -53,8 +53,11 @@ def _inputs(value: Any) -> list[str | list[int]]:
     elif isinstance(value, list) and value and all(isinstance(v, str) or is_tokens(v) for v in value):
         items = value
     else:
-        raise _reject("'input' must be a string, an array of strings, an array of token ids or an "
-                      f"array of token id arrays, and not empty; got {json.dumps(value)[:80]}.", "input")
+        raise _reject(
+            "'input' must be a string, an array of strings, an array of token ids or an "
+            f"array of token id arrays, and not empty; got {json.dumps(value)[:80]}.",
+            "input",
+        )
     for index, item in enumerate(items):
         if item == "":
             raise _reject(f"'$.input[{index}]' is invalid: an input must not be an empty string.", "input")
@@ -73,8 +76,7 @@ def embeddings_response(body: Any) -> bytes:
     items = _inputs(body["input"])
     dimensions = body.get("dimensions", DEFAULT_DIMENSIONS)
     if not isinstance(dimensions, int) or isinstance(dimensions, bool) or not 1 <= dimensions <= MAX_DIMENSIONS:
-        raise _reject(f"'dimensions' must be an integer from 1 to {MAX_DIMENSIONS}, got {dimensions!r}.",
-                      "dimensions")
+        raise _reject(f"'dimensions' must be an integer from 1 to {MAX_DIMENSIONS}, got {dimensions!r}.", "dimensions")
     encoding = body.get("encoding_format", "float")
     if encoding not in ("float", "base64"):
         raise _reject(f"'encoding_format' must be 'float' or 'base64', got {encoding!r}.", "encoding_format")
@@ -86,5 +88,6 @@ def embeddings_response(body: Any) -> bytes:
             value = base64.b64encode(struct.pack(f"<{dimensions}f", *vector)).decode()
         data.append({"object": "embedding", "index": index, "embedding": value})
     tokens = sum(tokens_in(item) if isinstance(item, str) else len(item) for item in items)
-    return dumps({"object": "list", "data": data, "model": model,
-                  "usage": {"prompt_tokens": tokens, "total_tokens": tokens}}).encode()
+    return dumps(
+        {"object": "list", "data": data, "model": model, "usage": {"prompt_tokens": tokens, "total_tokens": tokens}}
+    ).encode()

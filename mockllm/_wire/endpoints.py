@@ -28,8 +28,7 @@ from mockllm._wire.openai_errors import openai_error_body
 
 __all__ = ["ENDPOINT_ROUTES", "EndpointReply", "answer_endpoint"]
 
-ENDPOINT_ROUTES = ("GET /v1/models", "GET /v1/models/{id}", "POST /v1/messages/count_tokens",
-                   "POST /v1/embeddings")
+ENDPOINT_ROUTES = ("GET /v1/models", "GET /v1/models/{id}", "POST /v1/messages/count_tokens", "POST /v1/embeddings")
 
 _MODELS = re.compile(r"/models(?:/(?P<id>[^/]+))?$")
 
@@ -65,8 +64,9 @@ def _json(flavour: str, body: bytes) -> Any | EndpointReply:
     try:
         return json.loads(body)
     except ValueError as exc:
-        return _error(flavour, 400, f"The request body is not valid JSON: {exc}. "
-                                    "Send a JSON object with the request parameters.")
+        return _error(
+            flavour, 400, f"The request body is not valid JSON: {exc}. Send a JSON object with the request parameters."
+        )
 
 
 def _count_tokens(body: Any, lenient: bool) -> EndpointReply:
@@ -85,8 +85,9 @@ def _embeddings(body: Any) -> EndpointReply:
         return _error("openai", exc.status, exc.message, exc.param)
 
 
-def answer_endpoint(method: str, path: str, headers: Mapping[str, str], body: bytes, *,
-                    lenient: bool = False) -> EndpointReply | None:
+def answer_endpoint(
+    method: str, path: str, headers: Mapping[str, str], body: bytes, *, lenient: bool = False
+) -> EndpointReply | None:
     """The reply for one of these routes, or None when ``path`` is none of them."""
     path = path.rstrip("/")
     models = _MODELS.search(path)

@@ -30,8 +30,13 @@ def is_anthropic_client(headers: Mapping[str, str]) -> bool:
 def model_object(model_id: str, *, anthropic: bool) -> dict[str, Any]:
     """One model, as the provider describes it."""
     if anthropic:
-        return {"type": "model", "id": model_id, "display_name": model_id, "created_at": _CREATED_AT,
-                "lifecycle": "active"}
+        return {
+            "type": "model",
+            "id": model_id,
+            "display_name": model_id,
+            "created_at": _CREATED_AT,
+            "lifecycle": "active",
+        }
     return {"id": model_id, "object": "model", "created": _CREATED, "owned_by": "mockllm"}
 
 
@@ -39,6 +44,5 @@ def model_list(*, anthropic: bool) -> bytes:
     """The catalogue page: OpenAI's ``{"object":"list","data"}`` or Anthropic's cursor page."""
     if anthropic:
         data = [model_object(m, anthropic=True) for m in ANTHROPIC_MODELS]
-        return dumps({"data": data, "has_more": False, "first_id": data[0]["id"],
-                      "last_id": data[-1]["id"]}).encode()
+        return dumps({"data": data, "has_more": False, "first_id": data[0]["id"], "last_id": data[-1]["id"]}).encode()
     return dumps({"object": "list", "data": [model_object(m, anthropic=False) for m in OPENAI_MODELS]}).encode()

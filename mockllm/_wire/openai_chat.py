@@ -43,6 +43,7 @@ _FINISH_REASONS = {
 
 _ROLES = ("system", "assistant", "user", "function", "tool", "developer")
 
+
 def _json_type(value: Any) -> str:
     """The JSON type name OpenAI uses in its "Invalid type" messages."""
     if value is None:
@@ -64,9 +65,7 @@ def _finish_reason(stop_reason: str) -> str:
     try:
         return _FINISH_REASONS[stop_reason]
     except KeyError:
-        raise ValueError(
-            f"unknown stop_reason {stop_reason!r}; use one of {list(_FINISH_REASONS)}"
-        ) from None
+        raise ValueError(f"unknown stop_reason {stop_reason!r}; use one of {list(_FINISH_REASONS)}") from None
 
 
 def _content(plan: ReplyPlan) -> str | None:
@@ -97,7 +96,7 @@ class OpenAIChatCodec(StreamRenderer):
     route = "/chat/completions"
     request_id_header = "x-request-id"
     tool_call_prefix = "call"
-    prompt_fields = ('messages', 'tools')
+    prompt_fields = ("messages", "tools")
 
     def read(self, body: Any) -> Conversation:
         """The neutral conversation of the request's ``messages``."""
@@ -111,8 +110,11 @@ class OpenAIChatCodec(StreamRenderer):
             role = m.get("role")
             if role == "assistant":
                 calls = m.get("tool_calls")
-                ids = tuple([str(c["id"]) for c in calls if isinstance(c, dict) and "id" in c]) \
-                    if isinstance(calls, list) else ()
+                ids = (
+                    tuple([str(c["id"]) for c in calls if isinstance(c, dict) and "id" in c])
+                    if isinstance(calls, list)
+                    else ()
+                )
                 out.append(("assistant", "", ids, (), position))
             elif role == "tool" or role == "function":
                 call_id = m.get("tool_call_id")
@@ -148,8 +150,7 @@ class OpenAIChatCodec(StreamRenderer):
             raise RequestRejected("Missing required parameter: 'messages'.", param="messages")
         if not isinstance(messages, list):
             raise RequestRejected(
-                "Invalid type for 'messages': expected an array of objects, but got "
-                f"{_json_type(messages)} instead.",
+                f"Invalid type for 'messages': expected an array of objects, but got {_json_type(messages)} instead.",
                 param="messages",
             )
         if not messages:
@@ -176,15 +177,12 @@ class OpenAIChatCodec(StreamRenderer):
     def _validate_message(i: int, message: Any) -> None:
         if not isinstance(message, dict):
             raise RequestRejected(
-                f"Invalid type for 'messages[{i}]': expected an object, but got "
-                f"{_json_type(message)} instead.",
+                f"Invalid type for 'messages[{i}]': expected an object, but got {_json_type(message)} instead.",
                 param=f"messages[{i}]",
             )
         role = message.get("role")
         if role is None:
-            raise RequestRejected(
-                f"Missing required parameter: 'messages[{i}].role'.", param=f"messages[{i}].role"
-            )
+            raise RequestRejected(f"Missing required parameter: 'messages[{i}].role'.", param=f"messages[{i}].role")
         if role not in _ROLES:
             supported = ", ".join(f"'{r}'" for r in _ROLES[:-1]) + f", and '{_ROLES[-1]}'"
             raise RequestRejected(
@@ -203,7 +201,7 @@ class OpenAIChatCodec(StreamRenderer):
             )
         # OpenAI lists every call of that assistant message left without a response.
         answered: set[str] = set()
-        for later in conversation.messages[problem.message_index + 1:]:
+        for later in conversation.messages[problem.message_index + 1 :]:
             if later.role != "tool":
                 break
             answered.update(later.tool_results)
@@ -230,8 +228,7 @@ class OpenAIChatCodec(StreamRenderer):
         message: dict[str, Any] = {"role": "assistant", "content": content, "refusal": None}
         if plan.tool_calls:
             message["tool_calls"] = [
-                {"id": call.id, "type": "function",
-                 "function": {"name": call.name, "arguments": call.arguments}}
+                {"id": call.id, "type": "function", "function": {"name": call.name, "arguments": call.arguments}}
                 for call in plan.tool_calls
             ]
         if plan.reasoning:
@@ -241,12 +238,14 @@ class OpenAIChatCodec(StreamRenderer):
             "object": "chat.completion",
             "created": plan.created,
             "model": body.get("model"),
-            "choices": [{
-                "index": 0,
-                "message": message,
-                "finish_reason": _finish_reason(plan.stop_reason),
-                "logprobs": None,
-            }],
+            "choices": [
+                {
+                    "index": 0,
+                    "message": message,
+                    "finish_reason": _finish_reason(plan.stop_reason),
+                    "logprobs": None,
+                }
+            ],
             "usage": _usage(plan.usage),
             "system_fingerprint": SYSTEM_FINGERPRINT,
         }
@@ -254,8 +253,9 @@ class OpenAIChatCodec(StreamRenderer):
         if spliced:
             if rendered.count(_CONTENT_MARK_JSON) == 1:
                 head, tail = rendered.split(_CONTENT_MARK_JSON)
-                return b"".join([head.encode(), b'"', *[encode_string(t)[1:-1].encode() for t in texts],
-                                 b'"', tail.encode()])
+                return b"".join(
+                    [head.encode(), b'"', *[encode_string(t)[1:-1].encode() for t in texts], b'"', tail.encode()]
+                )
             message["content"] = _content(plan)  # the mark was echoed (in the model name)
             rendered = dumps(completion)
         return rendered.encode()
@@ -273,8 +273,7 @@ class OpenAIChatCodec(StreamRenderer):
             return chain(first_events(batches, error.after_chunks), [[failure]])
         return chain(batches, [[_DONE]])
 
-    def render_stream_error(self, status: int, type: str | None, message: str | None,
-                            sequence: int) -> bytes:
+    def render_stream_error(self, status: int, type: str | None, message: str | None, sequence: int) -> bytes:
         """``data: {"error": {...}}``, what the SDK raises ``openai.APIError`` for."""
         kind, _, text = openai_error_fields(status, type, message)
         return sse_event({"error": {"message": text, "type": kind, "param": None, "code": None}})
@@ -285,9 +284,11 @@ class OpenAIChatCodec(StreamRenderer):
         # (a 200-word reply is 200 chunks; dumping each whole object dominated).
         options = body.get("stream_options")
         include_usage = isinstance(options, dict) and options.get("include_usage") is True
-        base = (f'data: {{"id":{dumps(f"chatcmpl-{plan.response_id}")},"object":"chat.completion.chunk",'
-                f'"created":{plan.created},"model":{dumps(body.get("model"))},'
-                f'"system_fingerprint":{dumps(SYSTEM_FINGERPRINT)},')
+        base = (
+            f'data: {{"id":{dumps(f"chatcmpl-{plan.response_id}")},"object":"chat.completion.chunk",'
+            f'"created":{plan.created},"model":{dumps(body.get("model"))},'
+            f'"system_fingerprint":{dumps(SYSTEM_FINGERPRINT)},'
+        )
         head = base + '"choices":[{"index":0,"delta":'
         usage_null = ',"usage":null' if include_usage else ""
         tail = ',"logprobs":null,"finish_reason":null}]' + usage_null + "}\n\n"
@@ -298,8 +299,7 @@ class OpenAIChatCodec(StreamRenderer):
         # Events gather in ``out``, handed on every few hundred: one batch for a short
         # reply, a few tens of KiB at a time for a long one.
         content = _content(plan)
-        out = [event(dumps({"role": "assistant", "content": "" if content is not None else None,
-                            "refusal": None}))]
+        out = [event(dumps({"role": "assistant", "content": "" if content is not None else None, "refusal": None}))]
         for key, text in (("reasoning_content", plan.reasoning or ""), ("content", plan.text)):
             before, after = f'{head}{{"{key}":', "}" + tail
             for pieces in word_batches(text, plan.chunk_words):
@@ -308,13 +308,27 @@ class OpenAIChatCodec(StreamRenderer):
                     yield out
                     out = []
         for index, call in enumerate(plan.tool_calls):
-            out.append(event(dumps({"tool_calls": [{
-                "index": index, "id": call.id, "type": "function",
-                "function": {"name": call.name, "arguments": ""},
-            }]})))
+            out.append(
+                event(
+                    dumps(
+                        {
+                            "tool_calls": [
+                                {
+                                    "index": index,
+                                    "id": call.id,
+                                    "type": "function",
+                                    "function": {"name": call.name, "arguments": ""},
+                                }
+                            ]
+                        }
+                    )
+                )
+            )
             for pieces in slice_batches(call.arguments, ARGUMENT_SLICE):
-                out += [event(f'{{"tool_calls":[{{"index":{index},"function":{{"arguments":{encode_string(piece)}}}}}]}}')
-                        for piece in pieces]
+                out += [
+                    event(f'{{"tool_calls":[{{"index":{index},"function":{{"arguments":{encode_string(piece)}}}}}]}}')
+                    for piece in pieces
+                ]
                 if len(out) >= _BATCH_EVENTS:
                     yield out
                     out = []
@@ -324,8 +338,7 @@ class OpenAIChatCodec(StreamRenderer):
             out.append((base + f'"choices":[],"usage":{dumps(_usage(plan.usage))}}}\n\n').encode())
         yield out
 
-    def render_error(self, status: int, type: str | None, message: str | None,
-                     param: str | None = None) -> bytes:
+    def render_error(self, status: int, type: str | None, message: str | None, param: str | None = None) -> bytes:
         """OpenAI's error body; a given ``type`` or ``message`` is used verbatim."""
         return openai_error_body(status, type, message, param)
 

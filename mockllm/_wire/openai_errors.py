@@ -17,8 +17,7 @@ _DEFAULTS: dict[int, tuple[str, str | None, str]] = {
     400: ("invalid_request_error", None, "Invalid request."),
     401: ("invalid_request_error", "invalid_api_key", "Incorrect API key provided."),
     403: ("invalid_request_error", None, "You have insufficient permissions for this operation."),
-    404: ("invalid_request_error", "model_not_found",
-          "The model does not exist or you do not have access to it."),
+    404: ("invalid_request_error", "model_not_found", "The model does not exist or you do not have access to it."),
     429: ("requests", "rate_limit_exceeded", "Rate limit reached for requests. Please try again later."),
     500: ("server_error", None, SERVER_ERROR_MESSAGE),
     503: ("server_error", None, "The engine is currently overloaded, please try again later."),
@@ -29,11 +28,13 @@ def openai_error_fields(status: int, type: str | None, message: str | None) -> t
     """(type, code, message) for an error, filling in OpenAI's defaults for ``status``."""
     default = _DEFAULTS.get(status)
     if default is None:
-        default = (("server_error", None, SERVER_ERROR_MESSAGE) if status >= 500
-                   else ("invalid_request_error", None, f"The request was rejected (HTTP {status})."))
+        default = (
+            ("server_error", None, SERVER_ERROR_MESSAGE)
+            if status >= 500
+            else ("invalid_request_error", None, f"The request was rejected (HTTP {status}).")
+        )
     default_type, code, default_message = default
-    return (type if type is not None else default_type, code,
-            message if message is not None else default_message)
+    return (type if type is not None else default_type, code, message if message is not None else default_message)
 
 
 def openai_error_body(status: int, type: str | None, message: str | None, param: str | None = None) -> bytes:

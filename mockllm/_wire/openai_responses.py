@@ -29,8 +29,17 @@ _INCOMPLETE_REASONS = {"max_tokens": "max_output_tokens", "content_filter": "con
 
 # Input items that are model output: each is (part of) an assistant turn.
 _MODEL_OUTPUT_ITEMS = frozenset(
-    {"function_call", "reasoning", "web_search_call", "file_search_call", "computer_call",
-     "custom_tool_call", "mcp_call", "image_generation_call", "code_interpreter_call"}
+    {
+        "function_call",
+        "reasoning",
+        "web_search_call",
+        "file_search_call",
+        "computer_call",
+        "custom_tool_call",
+        "mcp_call",
+        "image_generation_call",
+        "code_interpreter_call",
+    }
 )
 _TOOL_OUTPUT_ITEMS = frozenset({"function_call_output", "custom_tool_call_output"})
 _MESSAGE_TEXT_TYPES = ("input_text", "output_text", "text", "refusal")
@@ -38,6 +47,7 @@ _MESSAGE_TEXT_TYPES = ("input_text", "output_text", "text", "refusal")
 # Tool-call arguments stream in pieces of this many characters: small enough that a
 # cut lands inside a key or a string, as the real API's token-sized pieces do.
 _ARGUMENT_PIECE_CHARS = 7
+
 
 def _reasoning_tokens(plan: ReplyPlan) -> int:
     # The plan carries no reasoning count; a word per token is close enough and never
@@ -62,7 +72,7 @@ class OpenAIResponsesCodec(StreamRenderer):
     route = "/responses"
     request_id_header = "x-request-id"
     tool_call_prefix = "call"
-    prompt_fields = ('instructions', 'input', 'tools')
+    prompt_fields = ("instructions", "input", "tools")
 
     # -- requests -----------------------------------------------------------------
 
@@ -94,8 +104,7 @@ class OpenAIResponsesCodec(StreamRenderer):
         else ``read(body)``."""
         if not isinstance(body, dict):
             raise RequestRejected(
-                f"Invalid type for the request body: expected a JSON object, but got "
-                f"{type(body).__name__} instead."
+                f"Invalid type for the request body: expected a JSON object, but got {type(body).__name__} instead."
             )
         if body.get("model") is None:
             raise RequestRejected("Missing required parameter: 'model'.", param="model")
@@ -133,8 +142,10 @@ class OpenAIResponsesCodec(StreamRenderer):
 
         def opening() -> Iterator[list[dict[str, Any]]]:
             started = self._response(plan, body, status="in_progress", output=[])
-            yield [{"type": "response.created", "response": started},
-                   {"type": "response.in_progress", "response": started}]
+            yield [
+                {"type": "response.created", "response": started},
+                {"type": "response.in_progress", "response": started},
+            ]
             for index, item in enumerate(items):
                 yield from _item_events(item, index, plan.chunk_words)
 
@@ -150,27 +161,27 @@ class OpenAIResponsesCodec(StreamRenderer):
         batches = chain(opening(), terminal()) if cut is None else first_events(opening(), cut)
         sequence = 0
         for batch in batches:
-            yield [sse_event({"type": event["type"], "sequence_number": seq, **event}, event=event["type"])
-                   for seq, event in enumerate(batch, sequence)]
+            yield [
+                sse_event({"type": event["type"], "sequence_number": seq, **event}, event=event["type"])
+                for seq, event in enumerate(batch, sequence)
+            ]
             sequence += len(batch)
         if error is not None and cut is not None:
             yield [self.render_stream_error(error.status, error.type, error.message, sequence)]
 
-    def render_stream_error(self, status: int, type: str | None, message: str | None,
-                            sequence: int) -> bytes:
+    def render_stream_error(self, status: int, type: str | None, message: str | None, sequence: int) -> bytes:
         """The ``error`` event (see ``_error_event``) numbered ``sequence``."""
-        return sse_event({"type": "error", "sequence_number": sequence, **_error_event(status, type, message)},
-                         event="error")
+        return sse_event(
+            {"type": "error", "sequence_number": sequence, **_error_event(status, type, message)}, event="error"
+        )
 
-    def render_error(self, status: int, type: str | None, message: str | None,
-                     param: str | None = None) -> bytes:
+    def render_error(self, status: int, type: str | None, message: str | None, param: str | None = None) -> bytes:
         """``{"error": {message, type, param, code}}`` with OpenAI's usual defaults."""
         return openai_error_body(status, type, message, param)
 
     # -- the response object --------------------------------------------------------
 
-    def _final_response(self, plan: ReplyPlan, body: dict[str, Any],
-                        items: list[dict[str, Any]]) -> dict[str, Any]:
+    def _final_response(self, plan: ReplyPlan, body: dict[str, Any], items: list[dict[str, Any]]) -> dict[str, Any]:
         reason = _INCOMPLETE_REASONS.get(plan.stop_reason)
         usage = {
             "input_tokens": plan.usage.input_tokens,
@@ -180,16 +191,24 @@ class OpenAIResponsesCodec(StreamRenderer):
             "total_tokens": plan.usage.total_tokens,
         }
         return self._response(
-            plan, body,
+            plan,
+            body,
             status="completed" if reason is None else "incomplete",
             output=items,
             incomplete_details=None if reason is None else {"reason": reason},
             usage=usage,
         )
 
-    def _response(self, plan: ReplyPlan, body: dict[str, Any], *, status: str,
-                  output: list[dict[str, Any]], incomplete_details: dict[str, str] | None = None,
-                  usage: dict[str, Any] | None = None) -> dict[str, Any]:
+    def _response(
+        self,
+        plan: ReplyPlan,
+        body: dict[str, Any],
+        *,
+        status: str,
+        output: list[dict[str, Any]],
+        incomplete_details: dict[str, str] | None = None,
+        usage: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
         # Request settings are echoed back as the real API does; the SDK's ``Response``
         # model requires tool_choice, tools and parallel_tool_calls.
         instructions = body.get("instructions")
@@ -274,11 +293,13 @@ def _output_items(plan: ReplyPlan) -> list[dict[str, Any]]:
     rid = plan.response_id
     items: list[dict[str, Any]] = []
     if plan.reasoning:
-        items.append({
-            "id": f"rs_{rid}_0",
-            "type": "reasoning",
-            "summary": [{"type": "summary_text", "text": plan.reasoning}],
-        })
+        items.append(
+            {
+                "id": f"rs_{rid}_0",
+                "type": "reasoning",
+                "summary": [{"type": "summary_text", "text": plan.reasoning}],
+            }
+        )
     for part in plan.parts:
         index = len(items)
         if isinstance(part, TextPart):
@@ -286,22 +307,26 @@ def _output_items(plan: ReplyPlan) -> list[dict[str, Any]]:
                 content = {"type": "refusal", "refusal": part.text}
             else:
                 content = {"type": "output_text", "annotations": [], "logprobs": [], "text": part.text}
-            items.append({
-                "id": f"msg_{rid}_{index}",
-                "type": "message",
-                "status": "completed",
-                "content": [content],
-                "role": "assistant",
-            })
+            items.append(
+                {
+                    "id": f"msg_{rid}_{index}",
+                    "type": "message",
+                    "status": "completed",
+                    "content": [content],
+                    "role": "assistant",
+                }
+            )
         else:
-            items.append({
-                "id": f"fc_{rid}_{index}",
-                "type": "function_call",
-                "status": "completed",
-                "arguments": part.arguments,
-                "call_id": part.id,
-                "name": part.name,
-            })
+            items.append(
+                {
+                    "id": f"fc_{rid}_{index}",
+                    "type": "function_call",
+                    "status": "completed",
+                    "arguments": part.arguments,
+                    "call_id": part.id,
+                    "name": part.name,
+                }
+            )
     if plan.stop_reason in _INCOMPLETE_REASONS and items and items[-1]["type"] == "message":
         items[-1]["status"] = "incomplete"
     return items
@@ -316,15 +341,23 @@ def _item_events(item: dict[str, Any], index: int, chunk_words: int) -> Iterator
         yield [{"type": "response.output_item.added", "output_index": index, "item": {**item, "summary": []}}]
         for s, summary in enumerate(item["summary"]):
             at = {**where, "summary_index": s}
-            yield [{"type": "response.reasoning_summary_part.added", **at,
-                    "part": {"type": "summary_text", "text": ""}}]
+            yield [
+                {"type": "response.reasoning_summary_part.added", **at, "part": {"type": "summary_text", "text": ""}}
+            ]
             for batch in word_batches(summary["text"], chunk_words):
                 yield [{"type": "response.reasoning_summary_text.delta", **at, "delta": delta} for delta in batch]
-            yield [{"type": "response.reasoning_summary_text.done", **at, "text": summary["text"]},
-                   {"type": "response.reasoning_summary_part.done", **at, "part": summary}]
+            yield [
+                {"type": "response.reasoning_summary_text.done", **at, "text": summary["text"]},
+                {"type": "response.reasoning_summary_part.done", **at, "part": summary},
+            ]
     elif kind == "message":
-        yield [{"type": "response.output_item.added", "output_index": index,
-                "item": {**item, "status": "in_progress", "content": []}}]
+        yield [
+            {
+                "type": "response.output_item.added",
+                "output_index": index,
+                "item": {**item, "status": "in_progress", "content": []},
+            }
+        ]
         for c, part in enumerate(item["content"]):
             at = {**where, "content_index": c}
             if part["type"] == "refusal":
@@ -335,13 +368,19 @@ def _item_events(item: dict[str, Any], index: int, chunk_words: int) -> Iterator
             else:
                 yield [{"type": "response.content_part.added", **at, "part": {**part, "text": ""}}]
                 for batch in word_batches(part["text"], chunk_words):
-                    yield [{"type": "response.output_text.delta", **at, "delta": delta, "logprobs": []}
-                           for delta in batch]
+                    yield [
+                        {"type": "response.output_text.delta", **at, "delta": delta, "logprobs": []} for delta in batch
+                    ]
                 done = {"type": "response.output_text.done", **at, "text": part["text"], "logprobs": []}
             yield [done, {"type": "response.content_part.done", **at, "part": part}]
     else:
-        yield [{"type": "response.output_item.added", "output_index": index,
-                "item": {**item, "status": "in_progress", "arguments": ""}}]
+        yield [
+            {
+                "type": "response.output_item.added",
+                "output_index": index,
+                "item": {**item, "status": "in_progress", "arguments": ""},
+            }
+        ]
         for batch in slice_batches(item["arguments"], _ARGUMENT_PIECE_CHARS):
             yield [{"type": "response.function_call_arguments.delta", **where, "delta": piece} for piece in batch]
         yield [{"type": "response.function_call_arguments.done", **where, "arguments": item["arguments"]}]

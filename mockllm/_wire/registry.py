@@ -7,7 +7,6 @@ Adding a protocol is adding its codec to ``CODECS``; nothing else names protocol
 from __future__ import annotations
 
 from mockllm._exceptions import UnknownProtocol
-
 from mockllm._wire.anthropic_messages import anthropic_messages
 from mockllm._wire.base import WireCodec
 from mockllm._wire.openai_chat import openai_chat
@@ -18,9 +17,7 @@ __all__ = ["CODECS", "PROTOCOLS", "codec_for_path", "codec_named"]
 CODECS: tuple[WireCodec, ...] = (openai_chat, anthropic_messages, openai_responses)
 PROTOCOLS: tuple[str, ...] = tuple(codec.name for codec in CODECS)
 
-_BY_NAME: dict[str, WireCodec] = {
-    name: codec for codec in CODECS for name in (codec.name, *codec.aliases)
-}
+_BY_NAME: dict[str, WireCodec] = {name: codec for codec in CODECS for name in (codec.name, *codec.aliases)}
 
 
 def codec_for_path(path: str) -> WireCodec | None:

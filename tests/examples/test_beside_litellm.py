@@ -19,12 +19,18 @@ from mockllm import InstructionChain
 def test_litellm_completion_is_served_by_the_mock_server(mockllm_server: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no cost map from the network
     litellm = pytest.importorskip("litellm", reason="litellm is not installed (the lean CI run has it)")
-    prompt = InstructionChain(instruction_chain=[
-        {"id": "hello", "messages": [{"text_message": {"text": "Hi from the mock, via LiteLLM."}}]}]).tagged("Say hi")
+    prompt = InstructionChain(
+        instruction_chain=[{"id": "hello", "messages": [{"text_message": {"text": "Hi from the mock, via LiteLLM."}}]}]
+    ).tagged("Say hi")
     # The async call: LiteLLM's sync completion() starts a logging thread holding an event
     # loop it never closes (litellm 1.110), which a later test's garbage collection reports.
-    reply = asyncio.run(litellm.acompletion(model="openai/gpt-mock", api_key="test",
-                                            api_base=mockllm_server.openai_base_url,
-                                            messages=[{"role": "user", "content": prompt}]))
+    reply = asyncio.run(
+        litellm.acompletion(
+            model="openai/gpt-mock",
+            api_key="test",
+            api_base=mockllm_server.openai_base_url,
+            messages=[{"role": "user", "content": prompt}],
+        )
+    )
     assert reply.choices[0].message.content == "Hi from the mock, via LiteLLM."
     assert [entry.instruction_id for entry in mockllm_server.journal] == ["hello"]

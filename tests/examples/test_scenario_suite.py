@@ -24,8 +24,9 @@ def suite(tmp_path: Path) -> Path:
 def run(folder: Path, *command: str) -> subprocess.CompletedProcess[str]:
     # A session of its own, not an xdist worker of ours (syrupy keeps a worker's report to itself).
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_XDIST")}
-    return subprocess.run([sys.executable, "-m", *command], cwd=folder, capture_output=True, text=True,
-                          timeout=300, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", *command], cwd=folder, capture_output=True, text=True, timeout=300, env=env
+    )
 
 
 def test_the_example_suite_passes_under_pytest_and_harness_replay(suite: Path) -> None:

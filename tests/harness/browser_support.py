@@ -12,8 +12,16 @@ import pytest
 from playwright.sync_api import Browser, sync_playwright
 
 CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
@@ -22,8 +30,10 @@ PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 def browser() -> Iterator[Browser]:
     """Headless Chromium for this module's tests."""
     if not CHROMIUM.exists():
-        reason = (f"Debian's chromium is not installed at {CHROMIUM}: install it with "
-                  "`apt-get update && apt-get install -y chromium` (with sudo if not root)")
+        reason = (
+            f"Debian's chromium is not installed at {CHROMIUM}: install it with "
+            "`apt-get update && apt-get install -y chromium` (with sudo if not root)"
+        )
         if os.environ.get("HARNESS_REQUIRE_BROWSER") == "1":
             pytest.fail(f"HARNESS_REQUIRE_BROWSER=1 but {reason}")
         pytest.skip(reason)

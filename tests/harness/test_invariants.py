@@ -23,9 +23,17 @@ class Flow:
             seq, self._seq = self._seq, self._seq + 1
         elif persistence == "pending":  # stored right after it is emitted: it takes a number
             self._seq += 1
-        self.events.append({"type": type, "persistence": persistence, "eventIndex": len(self.events),
-                            "sequenceNumber": seq, "sessionId": "s1", "timestamp": 1000 + len(self.events),
-                            "data": data})
+        self.events.append(
+            {
+                "type": type,
+                "persistence": persistence,
+                "eventIndex": len(self.events),
+                "sequenceNumber": seq,
+                "sessionId": "s1",
+                "timestamp": 1000 + len(self.events),
+                "data": data,
+            }
+        )
         return self
 
     def chunks(self, type: str, text: str, block: int = 0) -> Flow:
@@ -35,39 +43,62 @@ class Flow:
 
 
 def simple(start: int = 0) -> Flow:
-    return (Flow(start).add("user_message_sent", content="Hello")
-            .chunks("message_chunk", "Business Central is an ERP")
-            .add("message", content="Business Central is an ERP ", messageId="msg_1", stopReason="end_turn")
-            .add("complete", "transient", reason="success"))
+    return (
+        Flow(start)
+        .add("user_message_sent", content="Hello")
+        .chunks("message_chunk", "Business Central is an ERP")
+        .add("message", content="Business Central is an ERP ", messageId="msg_1", stopReason="end_turn")
+        .add("complete", "transient", reason="success")
+    )
 
 
 def thinking() -> Flow:
-    return (Flow().add("user_message_sent", content="Explain")
-            .chunks("thinking_chunk", "let me think", 0)
-            .add("thinking_complete", "transient", content="let me think ", blockIndex=0)
-            .chunks("message_chunk", "the cycle", 1)
-            .add("thinking", content="let me think ", messageId="msg_1")
-            .add("message", content="the cycle ", messageId="msg_1", stopReason="end_turn")
-            .add("complete", "transient", reason="success"))
+    return (
+        Flow()
+        .add("user_message_sent", content="Explain")
+        .chunks("thinking_chunk", "let me think", 0)
+        .add("thinking_complete", "transient", content="let me think ", blockIndex=0)
+        .chunks("message_chunk", "the cycle", 1)
+        .add("thinking", content="let me think ", messageId="msg_1")
+        .add("message", content="the cycle ", messageId="msg_1", stopReason="end_turn")
+        .add("complete", "transient", reason="success")
+    )
 
 
 def tool_use(approved: bool | None = None) -> Flow:
-    f = (Flow().add("user_message_sent", content="List")
-         .chunks("message_chunk", "Let me list.")
-         .add("message", content="Let me list. ", messageId="msg_1", stopReason="tool_use")
-         .add("tool_use", toolUseId="toolu_01ABC", toolName="list_all_entities", args={}))
+    f = (
+        Flow()
+        .add("user_message_sent", content="List")
+        .chunks("message_chunk", "Let me list.")
+        .add("message", content="Let me list. ", messageId="msg_1", stopReason="tool_use")
+        .add("tool_use", toolUseId="toolu_01ABC", toolName="list_all_entities", args={})
+    )
     if approved is not None:
-        f.add("approval_requested", "pending", approvalId="ap_1", toolName="list_all_entities",
-              toolUseId="toolu_01ABC", description="create")
+        f.add(
+            "approval_requested",
+            "pending",
+            approvalId="ap_1",
+            toolName="list_all_entities",
+            toolUseId="toolu_01ABC",
+            description="create",
+        )
         f.add("approval_resolved", "transient", approvalId="ap_1", approved=approved)
     if approved is False:
-        f.add("tool_result", toolUseId="toolu_01ABC", toolName="list_all_entities", result=None,
-              success=False, error="User rejected")
+        f.add(
+            "tool_result",
+            toolUseId="toolu_01ABC",
+            toolName="list_all_entities",
+            result=None,
+            success=False,
+            error="User rejected",
+        )
     else:
         f.add("tool_result", toolUseId="toolu_01ABC", toolName="list_all_entities", result="[]", success=True)
-    return (f.chunks("message_chunk", "Found them.")
-            .add("message", content="Found them. ", messageId="msg_2", stopReason="end_turn")
-            .add("complete", "transient", reason="success"))
+    return (
+        f.chunks("message_chunk", "Found them.")
+        .add("message", content="Found them. ", messageId="msg_2", stopReason="end_turn")
+        .add("complete", "transient", reason="success")
+    )
 
 
 def error() -> Flow:
@@ -109,27 +140,53 @@ def test_failure_shows_the_table_with_the_offending_event_marked() -> None:
     assert 'complete                 transient    reason="success"   <-- expected user_message_sent' in message
 
 
-@pytest.mark.parametrize(("check", "events", "rule"), [
-    (inv.check_user_message_first, lambda: broken(simple(), 0, persistence="transient", sequenceNumber=None),
-     "the user message is always persisted"),
-    (inv.check_persistence_states, lambda: broken(simple(), 1, sequenceNumber=7),
-     "sequenceNumber is carried by persisted events only"),
-    (inv.check_persistence_states, lambda: broken(simple(), 1, persistence="persisted"),
-     "sequenceNumber is carried by persisted events only"),
-    (inv.check_sequence_numbers, lambda: broken(simple(), -2, sequenceNumber=2),
-     "sequence numbers are consecutive per session from 0"),
-    (inv.check_event_indexes, lambda: broken(simple(), 3, eventIndex=1),
-     "eventIndex is strictly increasing"),
-    (inv.check_final_content_matches_chunks, lambda: broken(simple(), -2, data={"content": "other"}),
-     "the final message equals the accumulated message_chunk contents"),
-    (inv.check_final_content_matches_chunks, lambda: broken(thinking(), 4, data={"content": "x"}),
-     "thinking_complete carries the accumulated thinking"),
-    (inv.check_tool_pairing, lambda: [e for e in tool_use().events if e["type"] != "tool_result"],
-     "tool_use is always followed by the tool_result of the same toolUseId"),
-    (inv.check_tool_pairing, lambda: broken(tool_use(), 6, data={"toolUseId": "toolu_other"}),
-     "a tool_result answers an earlier tool_use"),
-    (inv.check_terminal_event, lambda: simple().events[:-1], "complete is always last on success"),
-])
+@pytest.mark.parametrize(
+    ("check", "events", "rule"),
+    [
+        (
+            inv.check_user_message_first,
+            lambda: broken(simple(), 0, persistence="transient", sequenceNumber=None),
+            "the user message is always persisted",
+        ),
+        (
+            inv.check_persistence_states,
+            lambda: broken(simple(), 1, sequenceNumber=7),
+            "sequenceNumber is carried by persisted events only",
+        ),
+        (
+            inv.check_persistence_states,
+            lambda: broken(simple(), 1, persistence="persisted"),
+            "sequenceNumber is carried by persisted events only",
+        ),
+        (
+            inv.check_sequence_numbers,
+            lambda: broken(simple(), -2, sequenceNumber=2),
+            "sequence numbers are consecutive per session from 0",
+        ),
+        (inv.check_event_indexes, lambda: broken(simple(), 3, eventIndex=1), "eventIndex is strictly increasing"),
+        (
+            inv.check_final_content_matches_chunks,
+            lambda: broken(simple(), -2, data={"content": "other"}),
+            "the final message equals the accumulated message_chunk contents",
+        ),
+        (
+            inv.check_final_content_matches_chunks,
+            lambda: broken(thinking(), 4, data={"content": "x"}),
+            "thinking_complete carries the accumulated thinking",
+        ),
+        (
+            inv.check_tool_pairing,
+            lambda: [e for e in tool_use().events if e["type"] != "tool_result"],
+            "tool_use is always followed by the tool_result of the same toolUseId",
+        ),
+        (
+            inv.check_tool_pairing,
+            lambda: broken(tool_use(), 6, data={"toolUseId": "toolu_other"}),
+            "a tool_result answers an earlier tool_use",
+        ),
+        (inv.check_terminal_event, lambda: simple().events[:-1], "complete is always last on success"),
+    ],
+)
 def test_each_check_rejects_a_broken_sequence(check: Any, events: Any, rule: str) -> None:
     with pytest.raises(inv.InvariantError, match="invariant broken: " + rule):
         check(events()) if check is not inv.check_terminal_event else check(events(), success=True)
@@ -176,7 +233,7 @@ def test_unresolved_and_non_pending_approvals_are_rejected() -> None:
     events = tool_use(approved=True).events
     cut = next(i for i, e in enumerate(events) if e["type"] == "approval_requested")
     with pytest.raises(inv.InvariantError, match="every approval_requested is resolved"):
-        inv.check_approval_ordering(events[:cut + 1])
+        inv.check_approval_ordering(events[: cut + 1])
     events = tool_use(approved=True).events
     requested = next(i for i, e in enumerate(events) if e["type"] == "approval_requested")
     events[requested]["persistence"] = "transient"
@@ -187,8 +244,9 @@ def test_unresolved_and_non_pending_approvals_are_rejected() -> None:
 def test_complete_after_error_and_events_after_error_are_rejected() -> None:
     with pytest.raises(inv.InvariantError, match="no complete after an error"):
         inv.check_error_flow(error().add("complete", "transient", reason="success").events)
-    events = error().events + [dict(error().events[1], type="message_chunk", persistence="transient",
-                                    sequenceNumber=None, eventIndex=5)]
+    events = error().events + [
+        dict(error().events[1], type="message_chunk", persistence="transient", sequenceNumber=None, eventIndex=5)
+    ]
     with pytest.raises(inv.InvariantError, match="error is terminal"):
         inv.check_terminal_event(events, success=False)
 
@@ -222,6 +280,7 @@ def test_thinking_flow_requires_persisted_thinking() -> None:
 
 # -- the chain executor's runs ---------------------------------------------------------
 
+
 def chain(*events: tuple[str, dict[str, Any]]) -> list[dict[str, Any]]:
     flow = Flow()
     for kind, data in events:
@@ -239,16 +298,25 @@ def test_a_whole_chain_run_passes() -> None:
     inv.check_chain_flow(chain(("stepStart", {"stepNumber": 1}), ("chainCancelled", {})))
 
 
-@pytest.mark.parametrize(("events", "rule"), [
-    ([("stepStart", {"stepNumber": 1}), ("stepStart", {"stepNumber": 2})], "a step ends before the next one starts"),
-    ([("stepStart", {"stepNumber": 1}), ("stepComplete", {"stepNumber": 2})], "a step ends as the step that started"),
-    ([("stepComplete", {"stepNumber": 1}), ("chainComplete", {})], "a step ends only after it started"),
-    ([*step_events(1), ("chainComplete", {}), *step_events(2)], "the chain's ending event is the last event"),
-    ([*step_events(1, end="stepError"), ("chainComplete", {})], "a failed step ends the run"),
-    ([*step_events(1)], "a run that did not fail ends with exactly one ending event"),
-    ([("stepStart", {"stepNumber": 1}), ("chainComplete", {})], "the chain ends only between steps"),
-    ([*step_events(1, total=3), *step_events(2, total=2), ("chainComplete", {})], "totalSteps never shrinks"),
-])
+@pytest.mark.parametrize(
+    ("events", "rule"),
+    [
+        (
+            [("stepStart", {"stepNumber": 1}), ("stepStart", {"stepNumber": 2})],
+            "a step ends before the next one starts",
+        ),
+        (
+            [("stepStart", {"stepNumber": 1}), ("stepComplete", {"stepNumber": 2})],
+            "a step ends as the step that started",
+        ),
+        ([("stepComplete", {"stepNumber": 1}), ("chainComplete", {})], "a step ends only after it started"),
+        ([*step_events(1), ("chainComplete", {}), *step_events(2)], "the chain's ending event is the last event"),
+        ([*step_events(1, end="stepError"), ("chainComplete", {})], "a failed step ends the run"),
+        ([*step_events(1)], "a run that did not fail ends with exactly one ending event"),
+        ([("stepStart", {"stepNumber": 1}), ("chainComplete", {})], "the chain ends only between steps"),
+        ([*step_events(1, total=3), *step_events(2, total=2), ("chainComplete", {})], "totalSteps never shrinks"),
+    ],
+)
 def test_a_broken_chain_run_fails_showing_the_events(events: list[tuple[str, dict[str, Any]]], rule: str) -> None:
     with pytest.raises(inv.InvariantError) as info:
         inv.check_chain_flow(chain(*events))
@@ -258,6 +326,7 @@ def test_a_broken_chain_run_fails_showing_the_events(events: list[tuple[str, dic
 
 
 # -- sequence numbers across a session's messages (002 Flow 1 inv 5) -------------------
+
 
 def test_a_sessions_second_message_passes_from_where_the_first_ended() -> None:
     first = simple().events
@@ -270,9 +339,11 @@ def test_a_sessions_second_message_passes_from_where_the_first_ended() -> None:
         inv.check_simple_message_flow(second, start=0)
 
 
-@pytest.mark.parametrize(("change", "expected"), [(1, "sequenceNumber 4, expected 3"),
-                                                   (-1, "sequenceNumber 2, expected 3")],
-                         ids=["gap", "duplicate"])
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [(1, "sequenceNumber 4, expected 3"), (-1, "sequenceNumber 2, expected 3")],
+    ids=["gap", "duplicate"],
+)
 def test_a_gap_or_a_duplicate_within_a_later_run_is_rejected(change: int, expected: str) -> None:
     events = simple(start=2).events
     events[-2]["sequenceNumber"] += change
@@ -292,19 +363,24 @@ def test_a_pending_event_takes_the_next_number() -> None:
 
 # -- rules found untested by mutation testing (docs/mutation.md) -----------------------
 
+
 def renumbered(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """``events`` with eventIndex 0, 1, 2… in their new order."""
     return [dict(e, eventIndex=i) for i, e in enumerate(events)]
 
 
-@pytest.mark.parametrize(("check", "flow"), [
-    (inv.check_simple_message_flow, lambda: simple(start=2)),
-    (inv.check_extended_thinking_flow, lambda: thinking_from(2)),
-    (inv.check_tool_use_flow, lambda: tool_use_from(2)),
-    (inv.check_approval_flow, lambda: tool_use_from(2, approved=True)),
-    (inv.check_error_flow, lambda: error_from(2)),
-    (inv.check_attachment_flow, lambda: simple(start=2)),
-], ids=["simple", "thinking", "tool_use", "approval", "error", "attachment"])
+@pytest.mark.parametrize(
+    ("check", "flow"),
+    [
+        (inv.check_simple_message_flow, lambda: simple(start=2)),
+        (inv.check_extended_thinking_flow, lambda: thinking_from(2)),
+        (inv.check_tool_use_flow, lambda: tool_use_from(2)),
+        (inv.check_approval_flow, lambda: tool_use_from(2, approved=True)),
+        (inv.check_error_flow, lambda: error_from(2)),
+        (inv.check_attachment_flow, lambda: simple(start=2)),
+    ],
+    ids=["simple", "thinking", "tool_use", "approval", "error", "attachment"],
+)
 def test_every_flow_check_counts_from_the_sessions_starting_number(check: Any, flow: Any) -> None:
     events = flow().events
     check(events, start=2)
@@ -336,16 +412,16 @@ def test_numbers_are_counted_per_session_when_sessions_interleave() -> None:
     one, two = simple().events, simple(start=5).events
     for e in two:
         e["sessionId"] = "s2"
-    mixed = renumbered([e for pair in zip(one, two) for e in pair])
+    mixed = renumbered([e for pair in zip(one, two, strict=False) for e in pair])
     inv.check_sequence_numbers(mixed)  # s1 from 0, s2 from 5: each consecutive in its session
     two[-2]["sequenceNumber"] = 9
     with pytest.raises(inv.InvariantError, match="sequenceNumber 9, expected 6"):
-        inv.check_sequence_numbers(renumbered([e for pair in zip(one, two) for e in pair]))
+        inv.check_sequence_numbers(renumbered([e for pair in zip(one, two, strict=False) for e in pair]))
 
 
 def test_a_run_whose_first_numbered_event_is_pending_counts_from_it() -> None:
     events = tool_use(approved=True).events
-    fragment = events[next(i for i, e in enumerate(events) if e["type"] == "approval_requested"):]
+    fragment = events[next(i for i, e in enumerate(events) if e["type"] == "approval_requested") :]
     inv.check_sequence_numbers(fragment)  # the pending request took 3, so the result's 4 follows
     inv.check_sequence_numbers(fragment, start=3)
     with pytest.raises(inv.InvariantError, match="sequenceNumber 4, expected 5"):
@@ -359,12 +435,16 @@ def test_a_streamed_chunk_stored_with_a_number_is_rejected() -> None:
     assert "a streamed chunk must be transient" in str(info.value)
 
 
-@pytest.mark.parametrize(("change", "mark"), [({"eventIndex": None}, "no eventIndex"),
-                                              ({"eventIndex": 1}, "eventIndex 1 after 1")],
-                         ids=["missing", "repeated"])
+@pytest.mark.parametrize(
+    ("change", "mark"),
+    [({"eventIndex": None}, "no eventIndex"), ({"eventIndex": 1}, "eventIndex 1 after 1")],
+    ids=["missing", "repeated"],
+)
 def test_an_event_index_missing_or_repeated_is_rejected(change: dict[str, Any], mark: str) -> None:
     events = broken(simple(), 2, **change)
-    with pytest.raises(inv.InvariantError, match="invariant broken: (every event carries|eventIndex is strictly)") as info:
+    with pytest.raises(
+        inv.InvariantError, match="invariant broken: (every event carries|eventIndex is strictly)"
+    ) as info:
         inv.check_event_indexes(events)
     assert mark in str(info.value)
 
@@ -384,7 +464,7 @@ def test_tool_events_that_are_not_persisted_are_rejected() -> None:
 def test_a_duplicated_tool_result_is_rejected() -> None:
     events = tool_use().events
     result = next(i for i, e in enumerate(events) if e["type"] == "tool_result")
-    events = renumbered(events[:result + 1] + [dict(events[result], sequenceNumber=None)] + events[result + 1:])
+    events = renumbered(events[: result + 1] + [dict(events[result], sequenceNumber=None)] + events[result + 1 :])
     with pytest.raises(inv.InvariantError, match="not duplicated") as info:
         inv.check_tool_pairing(events)
     assert "duplicate tool_result" in str(info.value)
@@ -410,8 +490,7 @@ def test_a_successful_run_has_one_complete_and_no_error() -> None:
     with pytest.raises(inv.InvariantError, match="a successful run has one complete and no error"):
         inv.check_terminal_event(twice, success=True)
     flow = simple()
-    flow.events.insert(-1, {**error().events[1], "eventIndex": 90, "sequenceNumber": None,
-                            "persistence": "persisted"})
+    flow.events.insert(-1, {**error().events[1], "eventIndex": 90, "sequenceNumber": None, "persistence": "persisted"})
     with pytest.raises(inv.InvariantError, match="a successful run has one complete and no error"):
         inv.check_terminal_event(flow.events, success=True)
 
@@ -424,13 +503,16 @@ def test_an_error_that_is_not_persisted_is_rejected() -> None:
 
 def test_thinking_order_is_judged_per_model_turn() -> None:
     # A text turn (a tool call), then a turn that thinks before it answers: each turn is in order.
-    events = (Flow().add("user_message_sent", content="Go")
-              .chunks("message_chunk", "Let me look.")
-              .add("message", content="Let me look. ", messageId="msg_1", stopReason="tool_use")
-              .chunks("thinking_chunk", "now think", 0)
-              .add("thinking_complete", "transient", content="now think ", blockIndex=0)
-              .chunks("message_chunk", "Found.", 1)
-              .add("message", content="Found. ", messageId="msg_2", stopReason="end_turn")).events
+    events = (
+        Flow()
+        .add("user_message_sent", content="Go")
+        .chunks("message_chunk", "Let me look.")
+        .add("message", content="Let me look. ", messageId="msg_1", stopReason="tool_use")
+        .chunks("thinking_chunk", "now think", 0)
+        .add("thinking_complete", "transient", content="now think ", blockIndex=0)
+        .chunks("message_chunk", "Found.", 1)
+        .add("message", content="Found. ", messageId="msg_2", stopReason="end_turn")
+    ).events
     inv.check_thinking_before_text(events)
     inv.check_thinking_before_text(simple().events)  # no thinking at all: nothing to switch from
 
@@ -449,10 +531,13 @@ def test_nothing_runs_after_a_failed_step_even_without_an_ending() -> None:
 
 
 def test_total_steps_may_not_shrink_between_two_events() -> None:
-    grows_then_shrinks = [("stepStart", {"stepNumber": 1, "totalSteps": 2}),
-                          ("stepComplete", {"stepNumber": 1, "totalSteps": 2}),
-                          ("stepStart", {"stepNumber": 2, "totalSteps": 3}),
-                          ("stepComplete", {"stepNumber": 2, "totalSteps": 2}), ("chainComplete", {})]
+    grows_then_shrinks = [
+        ("stepStart", {"stepNumber": 1, "totalSteps": 2}),
+        ("stepComplete", {"stepNumber": 1, "totalSteps": 2}),
+        ("stepStart", {"stepNumber": 2, "totalSteps": 3}),
+        ("stepComplete", {"stepNumber": 2, "totalSteps": 2}),
+        ("chainComplete", {}),
+    ]
     with pytest.raises(inv.InvariantError, match="totalSteps never shrinks") as info:
         inv.check_chain_flow(chain(*grows_then_shrinks))
     assert "3 -> 2" in str(info.value)

@@ -6,7 +6,7 @@ import importlib.util
 
 import pytest
 
-SCRIPT = '''
+SCRIPT = """
 import json
 from mockllm import InstructionChain
 
@@ -14,7 +14,7 @@ def script(*texts):
     return InstructionChain(instruction_chain=[
         {"id": f"step-{i}", "messages": [{"text_message": {"text": t}}]} for i, t in enumerate(texts)
     ]).tagged("Go")
-'''
+"""
 
 
 @pytest.fixture
@@ -24,7 +24,8 @@ def project(strict_pytester: pytest.Pytester) -> pytest.Pytester:
 
 
 def test_the_mockllm_fixture_serves_the_official_clients(project: pytest.Pytester) -> None:
-    project.makepyfile(test_inner_clients='''
+    project.makepyfile(
+        test_inner_clients="""
         import asyncio
         import pytest
         from helpers import script
@@ -49,20 +50,23 @@ def test_the_mockllm_fixture_serves_the_official_clients(project: pytest.Pyteste
             response = client.post("/v1/chat/completions", json={"model": "m", "messages": [{"role": "user", "content": script("raw")}]})
             assert response.json()["choices"][0]["message"]["content"] == "raw"
             assert response.headers["x-mockllm-instruction"] == "step-0"
-    ''')
+    """
+    )
     # httpx2 is optional (the lean CI run has none): without it, its client's test skips.
     has_httpx2 = importlib.util.find_spec("httpx2") is not None
     project.runpytest().assert_outcomes(passed=4 if has_httpx2 else 3, skipped=0 if has_httpx2 else 1)
 
 
 def test_unused_scripted_steps_fail_the_test_at_teardown(project: pytest.Pytester) -> None:
-    project.makepyfile(test_inner_unused='''
+    project.makepyfile(
+        test_inner_unused="""
         from helpers import script
 
         def test_calls_once(mockllm):
             mockllm.openai().chat.completions.create(
                 model="gpt-mock", messages=[{"role": "user", "content": script("one", "two", "three")}])
-    ''')
+    """
+    )
     result = project.runpytest()
     result.assert_outcomes(passed=1, errors=1)
     out = result.stdout.str()
@@ -77,7 +81,8 @@ def test_unused_scripted_steps_fail_the_test_at_teardown(project: pytest.Pyteste
 
 
 def test_unused_steps_are_allowed_by_marker_or_option(project: pytest.Pytester) -> None:
-    project.makepyfile(test_inner_allowed='''
+    project.makepyfile(
+        test_inner_allowed="""
         import pytest
         from helpers import script
 
@@ -85,20 +90,24 @@ def test_unused_steps_are_allowed_by_marker_or_option(project: pytest.Pytester) 
         def test_marked(mockllm):
             mockllm.openai().chat.completions.create(
                 model="gpt-mock", messages=[{"role": "user", "content": script("one", "two")}])
-    ''')
+    """
+    )
     project.runpytest().assert_outcomes(passed=1)
-    project.makepyfile(test_inner_allowed='''
+    project.makepyfile(
+        test_inner_allowed="""
         from helpers import script
 
         def test_unmarked(mockllm):
             mockllm.openai().chat.completions.create(
                 model="gpt-mock", messages=[{"role": "user", "content": script("one", "two")}])
-    ''')
+    """
+    )
     project.runpytest("--mockllm-allow-unused-steps").assert_outcomes(passed=1)
 
 
 def test_the_marker_sets_the_seed_and_rejects_unknown_options(project: pytest.Pytester) -> None:
-    project.makepyfile(test_inner_seed='''
+    project.makepyfile(
+        test_inner_seed="""
         import pytest
         from mockllm import InstructionChain
 
@@ -124,15 +133,19 @@ def test_the_marker_sets_the_seed_and_rejects_unknown_options(project: pytest.Py
         @pytest.mark.mockllm(sead=2)
         def test_typo(mockllm):
             pass
-    ''')
+    """
+    )
     result = project.runpytest()
     result.assert_outcomes(passed=3, errors=1)
-    assert ("TypeError: @pytest.mark.mockllm got unknown options ['sead']; "
-            "use ['allow_fallback', 'allow_unused_steps', 'lenient', 'seed']") in result.stdout.str()
+    assert (
+        "TypeError: @pytest.mark.mockllm got unknown options ['sead']; "
+        "use ['allow_fallback', 'allow_unused_steps', 'lenient', 'seed']"
+    ) in result.stdout.str()
 
 
 def test_the_lenient_option_reaches_the_mock(project: pytest.Pytester) -> None:
-    project.makepyfile(test_inner_lenient='''
+    project.makepyfile(
+        test_inner_lenient="""
         import pytest
 
         @pytest.mark.mockllm(allow_fallback=True)  # the 400 is what the test is after
@@ -141,13 +154,15 @@ def test_the_lenient_option_reaches_the_mock(project: pytest.Pytester) -> None:
                                                {"role": "tool", "tool_call_id": "nope", "content": "x"}]}
             status = mockllm.httpx_client().post("/v1/chat/completions", json=body).status_code
             assert status == (200 if mockllm.mock.lenient else 400)
-    ''')
+    """
+    )
     project.runpytest().assert_outcomes(passed=1)
     project.runpytest("--mockllm-lenient").assert_outcomes(passed=1)
 
 
 def test_the_session_server_fixture_streams_over_loopback(project: pytest.Pytester) -> None:
-    project.makepyfile(test_inner_server='''
+    project.makepyfile(
+        test_inner_server="""
         from helpers import script
 
         def test_stream(mockllm_server):
@@ -156,11 +171,12 @@ def test_the_session_server_fixture_streams_over_loopback(project: pytest.Pytest
                     model="m", messages=[{"role": "user", "content": script("over the wire")}]) as stream:
                 assert stream.get_final_completion().choices[0].message.content == "over the wire"
             assert mockllm_server.journal[-1].stream is True
-    ''')
+    """
+    )
     project.runpytest().assert_outcomes(passed=1)
 
 
-GOLDEN_TEST = '''
+GOLDEN_TEST = """
 EVENTS = [
     {"type": "user_message_sent", "persistence": "persisted", "sequenceNumber": 0, "eventIndex": 0,
      "data": {"content": "Hello"}},
@@ -172,7 +188,7 @@ EVENTS = [
 
 def test_flow(golden):
     assert EVENTS == golden
-'''
+"""
 
 
 def test_goldens_are_written_under_golden_and_compared(project: pytest.Pytester) -> None:
@@ -181,7 +197,7 @@ def test_goldens_are_written_under_golden_and_compared(project: pytest.Pytester)
     result.assert_outcomes(passed=1)
     golden_file = project.path / "golden" / "test_golden" / "test_flow.golden"
     text = golden_file.read_text()
-    assert "message_chunk ×2         transient    content=\"Hi there\" blockIndex=0" in text
+    assert 'message_chunk ×2         transient    content="Hi there" blockIndex=0' in text
     assert 'messageId="<id:1>"' in text  # the volatile id is normalised
 
     # Another message id is the same behaviour: still passes.
@@ -211,9 +227,10 @@ def test_golden_dir_option(project: pytest.Pytester) -> None:
 
 
 def test_the_agent_runner_fixture_and_golden_together(project: pytest.Pytester) -> None:
-    project.makepyfile(test_inner_agent='''
+    project.makepyfile(
+        test_inner_agent="""
         from harness import invariants
-        from harness.agent import ToolRegistry
+        from harness.systems.agent import ToolRegistry
         from mockllm import InstructionChain
 
         def test_tool_flow(mockllm_agent, golden):
@@ -226,7 +243,8 @@ def test_the_agent_runner_fixture_and_golden_together(project: pytest.Pytester) 
             result = mockllm_agent("openai-chat", tools=tools).run_sync(prompt, "s1")
             invariants.check_tool_use_flow(result.events)
             assert result.events == golden
-    ''')
+    """
+    )
     project.runpytest("--snapshot-update").assert_outcomes(passed=1)
     table = (project.path / "golden" / "test_inner_agent" / "test_tool_flow.golden").read_text()
     assert 'content="One entity."' in table and "tool_result" in table

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from harness.golden.extension import golden_text
 from harness.plugin.fixtures import MockLLMFixture, MockLLMServer
 from harness.scenarios.model import load_scenario
-from harness.scenarios.replay import run_scenario, scenario_golden
-from harness.golden.extension import golden_text
+from harness.scenarios.playback import run_scenario, scenario_golden
 from mockllm._engine import MockLLM
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -52,17 +52,24 @@ def test_harness_replay_is_pytest_and_they_agree_byte_for_byte(workspace: pytest
     assert without_timing(replay.stdout.str()) == without_timing(pytest_run.stdout.str())
     assert "2 snapshots passed. 2 snapshots generated." in replay.stdout.str()
 
-    again = workspace.run(sys.executable, "-m", "harness", "replay", "scenarios", "-k", "tool", "--protocol",
-                          "openai-chat", "-v")
+    again = workspace.run(
+        sys.executable, "-m", "harness", "replay", "scenarios", "-k", "tool", "--protocol", "openai-chat", "-v"
+    )
     assert again.ret == 0
-    again.stdout.fnmatch_lines(["*scenarios/tool_use.yaml::tool_use[[]openai-chat[]] PASSED*", "*1 passed, 1 deselected*"])
+    again.stdout.fnmatch_lines(
+        ["*scenarios/tool_use.yaml::tool_use[[]openai-chat[]] PASSED*", "*1 passed, 1 deselected*"]
+    )
 
     # From another directory the CLI finds the same goldens (pytest's rootdir decides).
     elsewhere = workspace.mkdir("elsewhere")
-    changed = (workspace.path / "scenarios" / "tool_use.yaml")
+    changed = workspace.path / "scenarios" / "tool_use.yaml"
     changed.write_text(TOOL_USE.replace("I found the entities.", "Changed."))
-    away = subprocess.run([sys.executable, "-m", "harness", "replay", str(workspace.path / "scenarios")],
-                          cwd=elsewhere, capture_output=True, text=True)
+    away = subprocess.run(
+        [sys.executable, "-m", "harness", "replay", str(workspace.path / "scenarios")],
+        cwd=elsewhere,
+        capture_output=True,
+        text=True,
+    )
     assert away.returncode == 1
     assert "differs from its golden golden/scenarios/tool_use.golden" in away.stdout
     assert list(elsewhere.iterdir()) == []
@@ -71,12 +78,15 @@ def test_harness_replay_is_pytest_and_they_agree_byte_for_byte(workspace: pytest
 def test_a_changed_behaviour_fails_with_a_readable_diff(workspace: pytest.Pytester) -> None:
     workspace.runpytest("scenarios", "--snapshot-update").assert_outcomes(passed=4, skipped=2)
     (workspace.path / "scenarios" / "tool_use.yaml").write_text(
-        TOOL_USE.replace("I found the entities.", "I found three entities."))
+        TOOL_USE.replace("I found the entities.", "I found three entities.")
+    )
     result = workspace.runpytest("scenarios", "--snapshot-no-colors")
     result.assert_outcomes(passed=2, failed=2, skipped=2)
     out = result.stdout.str()
-    assert ("scenario 'tool_use' under anthropic-messages differs from its golden golden/scenarios/tool_use.golden "
-            "(--snapshot-update accepts the new one):") in out
+    assert (
+        "scenario 'tool_use' under anthropic-messages differs from its golden golden/scenarios/tool_use.golden "
+        "(--snapshot-update accepts the new one):"
+    ) in out
     assert '- 4    message                  persisted    content="I found the entities."' in out
     assert '+ 4    message                  persisted    content="I found three entities."' in out
     assert "Traceback" not in out and "--update" not in out.replace("--snapshot-update", "")
@@ -98,7 +108,9 @@ def test_snapshot_update_writes_and_removes_scenario_goldens(workspace: pytest.P
     result.stdout.fnmatch_lines(["*1 snapshot unused*", "*--snapshot-update to delete unused snapshots*"])
     assert result.ret == 1
     result = workspace.runpytest("scenarios", "--snapshot-update", "--snapshot-details")
-    result.stdout.fnmatch_lines(["*1 unused snapshot deleted*", "*Deleted simple_message (golden/scenarios/simple_message.golden)*"])
+    result.stdout.fnmatch_lines(
+        ["*1 unused snapshot deleted*", "*Deleted simple_message (golden/scenarios/simple_message.golden)*"]
+    )
     assert sorted(goldens(workspace.path / "golden")) == ["tool_use.golden"]
     # -k keeps unselected goldens: they are not unused.
     workspace.runpytest("scenarios", "-k", "nothing_matches").stdout.no_fnmatch_line("*unused*")
@@ -110,8 +122,10 @@ def test_a_broken_file_is_a_collection_error_naming_file_and_line(workspace: pyt
     result = workspace.runpytest("scenarios", "--snapshot-update", "--continue-on-collection-errors")
     result.assert_outcomes(passed=4, skipped=2, errors=2)
     out = result.stdout.str()
-    assert ("scenarios/broken.yaml:2: runner: no runner named 'sideways'; known: agent, chain, planner. "
-            "Give a function as package.module:function") in out
+    assert (
+        "scenarios/broken.yaml:2: runner: no runner named 'sideways'; known: agent, chain, planner. "
+        "Give a function as package.module:function"
+    ) in out
     assert "scenarios/bad.yaml:3: script[0].messages[0]: a message needs a 'text_message'" in out
     assert "Traceback" not in out
 
@@ -120,20 +134,25 @@ def test_protocols_that_behave_differently_are_named_when_updating(workspace: py
     # after_chunks counts wire events, so the cut falls differently in each protocol.
     (workspace.path / "scenarios" / "split.yaml").write_text(
         "prompt: p\nprotocols: all\nscript:\n  - error: {status: 529, after_chunks: 8}\n"
-        "    messages: [{text_message: {length: 30}}]\nexpect: {success: false, flow: error}\n")
+        "    messages: [{text_message: {length: 30}}]\nexpect: {success: false, flow: error}\n"
+    )
     result = workspace.runpytest("scenarios/split.yaml", "--snapshot-update")
     result.assert_outcomes(passed=1, failed=1, skipped=1)
     assert "scenario 'split' under openai-chat: openai-chat behaves differently from anthropic-messages:" in (
-        result.stdout.str())
+        result.stdout.str()
+    )
 
 
 def test_a_broken_invariant_is_reported(workspace: pytest.Pytester) -> None:
     (workspace.path / "scenarios" / "wrong_flow.yaml").write_text(
-        TOOL_USE.replace("flow: tool_use", "flow: simple_message").replace("protocols: all", "protocols: [openai-chat]"))
+        TOOL_USE.replace("flow: tool_use", "flow: simple_message").replace("protocols: all", "protocols: [openai-chat]")
+    )
     result = workspace.runpytest("scenarios/wrong_flow.yaml", "--snapshot-update")
     result.assert_outcomes(failed=1)
-    assert ("scenario 'wrong_flow' under openai-chat: invariant broken: the simple message flow emits only"
-            in result.stdout.str())
+    assert (
+        "scenario 'wrong_flow' under openai-chat: invariant broken: the simple message flow emits only"
+        in result.stdout.str()
+    )
     assert not (workspace.path / "golden" / "scenarios" / "wrong_flow.golden").exists()
 
 
@@ -147,14 +166,16 @@ def test_replay_is_byte_identical_in_process_and_over_the_server(mock_server_url
     expected = (ROOT / "golden" / "scenarios" / "tool_loop_with_thinking.golden").read_text()
     for protocol in ("anthropic-messages", "openai-chat"):
         mocks = [MockLLMFixture(MockLLM()), MockLLMFixture(MockLLM()), MockLLMServer(mock_server_url)]
-        texts = {golden_text(scenario_golden(scenario, asyncio.run(run_scenario(scenario, protocol, mock))))
-                 for mock in mocks}
+        texts = {
+            golden_text(scenario_golden(scenario, asyncio.run(run_scenario(scenario, protocol, mock))))
+            for mock in mocks
+        }
         assert texts == {expected}
 
 
-def test_diff_shows_changed_and_new_goldens_against_head(workspace: pytest.Pytester,
-                                                         capsys: pytest.CaptureFixture[str],
-                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+def test_diff_shows_changed_and_new_goldens_against_head(
+    workspace: pytest.Pytester, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     from harness.cli import main
 
     def git(*args: str) -> None:

@@ -16,7 +16,10 @@ def write(tmp_path: Path, text: str, name: str = "case.yaml") -> Path:
 
 
 def test_a_valid_scenario_loads_with_defaults(tmp_path: Path) -> None:
-    scenario = load_scenario(write(tmp_path, """\
+    scenario = load_scenario(
+        write(
+            tmp_path,
+            """\
 prompt: List all BC entities
 protocols: all
 script:
@@ -26,7 +29,9 @@ script:
 tools:
   - {name: list_all_entities, result: [Customer, Vendor]}
 expect: {flow: tool_use}
-"""))
+""",
+        )
+    )
     assert scenario.name == "case"  # from the file name
     assert scenario.runner == "agent"
     assert scenario.protocol_list == ["anthropic-messages", "openai-chat", "openai-responses"]
@@ -36,26 +41,39 @@ expect: {flow: tool_use}
     assert '"name":"list_all_entities"' in prompt
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ("prompt: hi\nscript:\n  - messages:\n      - text_message: {length: 3}\n  - messages:\n      - bogus: 1\n",
-     "case.yaml:6: script[1].messages[0]: a message needs a 'text_message' or a 'tool_call' key"),
-    ("prompt: hi\nprotocols: [anthropic-messages, gemini]\n",
-     "case.yaml:2: protocols[1]: Input should be 'anthropic-messages', 'openai-chat' or 'openai-responses'"),
-    ("prompt: hi\nrunner: side ways\n",
-     "case.yaml:2: runner: Value error, 'side ways' is neither a runner name (agent, chain, planner, or one a hook"),
-    ("prompt: hi\nscript: [\n", "case.yaml:3: not valid YAML"),
-    ("prompt: hi\ntools:\n  - name: x\n    aproval: true\n",
-     "case.yaml:4: tools[0].aproval: Extra inputs are not permitted"),
-    ("script: []\n", "case.yaml:1: prompt: Field required"),
-    ("- just a list\n", "case.yaml:1: a scenario is a mapping of fields, got list"),
-    ("prompt: hi\nscript:\n  - reasoning: {length: 2, text: both}\n",
-     "case.yaml:3: script[0].reasoning: Value error, give exactly one of 'length'"),
-    ("prompt: hi\nexpect: {flow: sideways}\n", "case.yaml:2: expect.flow: Input should be"),
-])
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "prompt: hi\nscript:\n  - messages:\n      - text_message: {length: 3}\n  - messages:\n      - bogus: 1\n",
+            "case.yaml:6: script[1].messages[0]: a message needs a 'text_message' or a 'tool_call' key",
+        ),
+        (
+            "prompt: hi\nprotocols: [anthropic-messages, gemini]\n",
+            "case.yaml:2: protocols[1]: Input should be 'anthropic-messages', 'openai-chat' or 'openai-responses'",
+        ),
+        (
+            "prompt: hi\nrunner: side ways\n",
+            "case.yaml:2: runner: Value error, 'side ways' is neither a runner name (agent, chain, planner, or one a hook",
+        ),
+        ("prompt: hi\nscript: [\n", "case.yaml:3: not valid YAML"),
+        (
+            "prompt: hi\ntools:\n  - name: x\n    aproval: true\n",
+            "case.yaml:4: tools[0].aproval: Extra inputs are not permitted",
+        ),
+        ("script: []\n", "case.yaml:1: prompt: Field required"),
+        ("- just a list\n", "case.yaml:1: a scenario is a mapping of fields, got list"),
+        (
+            "prompt: hi\nscript:\n  - reasoning: {length: 2, text: both}\n",
+            "case.yaml:3: script[0].reasoning: Value error, give exactly one of 'length'",
+        ),
+        ("prompt: hi\nexpect: {flow: sideways}\n", "case.yaml:2: expect.flow: Input should be"),
+    ],
+)
 def test_a_broken_scenario_names_file_line_and_field(tmp_path: Path, text: str, expected: str) -> None:
     with pytest.raises(ScenarioError) as info:
         load_scenario(write(tmp_path, text))
-    assert str(info.value).startswith(str(tmp_path / expected.split(":")[0]) + expected[len("case.yaml"):])
+    assert str(info.value).startswith(str(tmp_path / expected.split(":")[0]) + expected[len("case.yaml") :])
 
 
 def test_every_problem_is_listed_with_its_own_line(tmp_path: Path) -> None:
@@ -83,8 +101,10 @@ def test_a_chain_plan_with_an_unknown_step_key_names_it(tmp_path: Path) -> None:
 
 
 def test_chain_scenario_documents_and_policies_are_validated(tmp_path: Path) -> None:
-    path = write(tmp_path, "runner: chain\nprompt: hi\ndocuments:\n  - {uri: not-a-uri, text: t}\n"
-                           "policies:\n  - {name: p, rules: []}\n")
+    path = write(
+        tmp_path,
+        "runner: chain\nprompt: hi\ndocuments:\n  - {uri: not-a-uri, text: t}\npolicies:\n  - {name: p, rules: []}\n",
+    )
     with pytest.raises(ScenarioError) as info:
         load_scenario(path)
     lines = str(info.value).splitlines()

@@ -21,15 +21,31 @@ from typing import Any
 from mockllm import INSTRUCTION_END, INSTRUCTION_START, PROTOCOLS
 from mockllm._conversation import Conversation, Message
 from mockllm._explain import select
-from mockllm._replies import build_reply_plan, fallback_text
-from mockllm._selection import Selection
 from mockllm._plan import ReplyPlan
+from mockllm._plan_builder import build_reply_plan, fallback_text
+from mockllm._selection import Selection
 from mockllm._wire.registry import codec_named
 
 __all__ = [
-    "ABC", "PREFIX", "PROTOCOLS", "RENDER", "Turn", "assistant", "chain", "is_fallback",
-    "reference_reading", "renderings", "results", "run_agent", "selection_of", "tagged", "text_step",
-    "to_anthropic", "to_chat", "to_responses", "user",
+    "ABC",
+    "PREFIX",
+    "PROTOCOLS",
+    "RENDER",
+    "Turn",
+    "assistant",
+    "chain",
+    "is_fallback",
+    "reference_reading",
+    "renderings",
+    "results",
+    "run_agent",
+    "selection_of",
+    "tagged",
+    "text_step",
+    "to_anthropic",
+    "to_chat",
+    "to_responses",
+    "user",
 ]
 
 Turn = tuple[Any, ...]
@@ -65,8 +81,7 @@ def to_chat(conv: list[Turn], *, split: bool = False) -> dict[str, Any]:
         elif turn[0] == "assistant":
             _, text, calls, _ = turn
             tool_calls = [
-                {"id": i, "type": "function", "function": {"name": n, "arguments": json.dumps(a)}}
-                for i, n, a in calls
+                {"id": i, "type": "function", "function": {"name": n, "arguments": json.dumps(a)}} for i, n, a in calls
             ]
             if split and tool_calls:
                 if text is not None:
@@ -92,8 +107,13 @@ def to_anthropic(conv: list[Turn], *, merge: bool = False) -> dict[str, Any]:
         if turn[0] == "user":
             block = {"type": "text", "text": turn[1]}
             last = out[-1] if out else None
-            if merge and last and last["role"] == "user" and last["content"] \
-                    and last["content"][-1]["type"] == "tool_result":
+            if (
+                merge
+                and last
+                and last["role"] == "user"
+                and last["content"]
+                and last["content"][-1]["type"] == "tool_result"
+            ):
                 last["content"].append(block)
             else:
                 out.append({"role": "user", "content": [block]})
@@ -107,10 +127,12 @@ def to_anthropic(conv: list[Turn], *, merge: bool = False) -> dict[str, Any]:
             blocks.extend({"type": "tool_use", "id": i, "name": n, "input": a} for i, n, a in calls)
             out.append({"role": "assistant", "content": blocks or [{"type": "text", "text": ""}]})
         else:
-            out.append({
-                "role": "user",
-                "content": [{"type": "tool_result", "tool_use_id": i, "content": o} for i, o in turn[1]],
-            })
+            out.append(
+                {
+                    "role": "user",
+                    "content": [{"type": "tool_result", "tool_use_id": i, "content": o} for i, o in turn[1]],
+                }
+            )
     return {"model": "claude-sonnet-4-5", "max_tokens": 1024, "messages": out}
 
 
@@ -119,25 +141,38 @@ def to_responses(conv: list[Turn]) -> dict[str, Any]:
     items: list[dict[str, Any]] = []
     for n_turn, turn in enumerate(conv):
         if turn[0] == "user":
-            items.append({"type": "message", "role": "user",
-                          "content": [{"type": "input_text", "text": turn[1]}]})
+            items.append({"type": "message", "role": "user", "content": [{"type": "input_text", "text": turn[1]}]})
         elif turn[0] == "assistant":
             _, text, calls, reasoning = turn
             if reasoning is not None:
-                items.append({"type": "reasoning", "id": f"rs_{n_turn}",
-                              "summary": [{"type": "summary_text", "text": reasoning}]})
+                items.append(
+                    {
+                        "type": "reasoning",
+                        "id": f"rs_{n_turn}",
+                        "summary": [{"type": "summary_text", "text": reasoning}],
+                    }
+                )
             if text is not None or not calls:
-                items.append({"type": "message", "role": "assistant", "id": f"msg_{n_turn}",
-                              "content": [{"type": "output_text", "text": text or ""}]})
-            items.extend({"type": "function_call", "call_id": i, "name": n, "arguments": json.dumps(a)}
-                         for i, n, a in calls)
+                items.append(
+                    {
+                        "type": "message",
+                        "role": "assistant",
+                        "id": f"msg_{n_turn}",
+                        "content": [{"type": "output_text", "text": text or ""}],
+                    }
+                )
+            items.extend(
+                {"type": "function_call", "call_id": i, "name": n, "arguments": json.dumps(a)} for i, n, a in calls
+            )
         else:
             items.extend({"type": "function_call_output", "call_id": i, "output": o} for i, o in turn[1])
     return {"model": "gpt-4o", "input": items}
 
 
 RENDER: dict[str, Callable[[list[Turn]], dict[str, Any]]] = {
-    "openai-chat": to_chat, "anthropic-messages": to_anthropic, "openai-responses": to_responses,
+    "openai-chat": to_chat,
+    "anthropic-messages": to_anthropic,
+    "openai-responses": to_responses,
 }
 assert set(RENDER) == set(PROTOCOLS), "a new codec needs a renderer here"
 
@@ -167,6 +202,7 @@ def reference_reading(conv: list[Turn]) -> Conversation:
 
 
 # -- scripts and agent loops ----------------------------------------------------------
+
 
 def selection_of(conv: list[Turn], protocol: str) -> Selection:
     """The selection for ``conv`` written in ``protocol``."""

@@ -13,26 +13,45 @@ from hypothesis import strategies as st
 PATHS = ("/v1/chat/completions", "/v1/messages", "/v1/responses")
 
 _odd_numbers = st.sampled_from([1e999, -1e999, float("nan"), "__HUGE_INT__", -(10**40), 1e308, 2**63, -0.0])
-_odd_text = st.one_of(st.text(max_size=40), st.sampled_from(
-    ["\ud800", "a\udfffb", "\x00", " edge ", "\r\n", "<|instruction_start|>", "<|instruction_end|>"]))
+_odd_text = st.one_of(
+    st.text(max_size=40),
+    st.sampled_from(["\ud800", "a\udfffb", "\x00", " edge ", "\r\n", "<|instruction_start|>", "<|instruction_end|>"]),
+)
 _scalars = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), _odd_numbers, _odd_text)
-_json = st.recursive(_scalars, lambda inner: st.one_of(
-    st.lists(inner, max_size=4), st.dictionaries(_odd_text, inner, max_size=4)), max_leaves=20)
+_json = st.recursive(
+    _scalars,
+    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(_odd_text, inner, max_size=4)),
+    max_leaves=20,
+)
 
 
 @st.composite
 def _instruction(draw: st.DrawFn) -> Any:
     message = st.one_of(
-        st.fixed_dictionaries({"text_message": st.fixed_dictionaries(
-            {"length": st.one_of(st.integers(-5, 200_000), _odd_numbers)})}),
+        st.fixed_dictionaries(
+            {"text_message": st.fixed_dictionaries({"length": st.one_of(st.integers(-5, 200_000), _odd_numbers)})}
+        ),
         st.fixed_dictionaries({"text_message": st.fixed_dictionaries({"text": _odd_text})}),
-        st.fixed_dictionaries({"tool_call": st.lists(st.fixed_dictionaries(
-            {"name": _odd_text, "args": st.dictionaries(st.text(max_size=5), _json, max_size=3)}), max_size=3)}),
-        _json)
+        st.fixed_dictionaries(
+            {
+                "tool_call": st.lists(
+                    st.fixed_dictionaries(
+                        {"name": _odd_text, "args": st.dictionaries(st.text(max_size=5), _json, max_size=3)}
+                    ),
+                    max_size=3,
+                )
+            }
+        ),
+        _json,
+    )
     instruction: dict[str, Any] = {"messages": draw(st.lists(message, max_size=draw(st.sampled_from([3, 300]))))}
-    for key, value in (("id", _odd_text), ("timing", st.fixed_dictionaries({"chunk_ms": st.one_of(
-            st.floats(0, 10), _odd_numbers)})), ("error", _json), ("chunk_words", st.integers(-2, 5)),
-            ("stop_reason", _odd_text)):
+    for key, value in (
+        ("id", _odd_text),
+        ("timing", st.fixed_dictionaries({"chunk_ms": st.one_of(st.floats(0, 10), _odd_numbers)})),
+        ("error", _json),
+        ("chunk_words", st.integers(-2, 5)),
+        ("stop_reason", _odd_text),
+    ):
         if draw(st.booleans()):
             instruction[key] = draw(value)
     return instruction
@@ -80,16 +99,31 @@ def _body(draw: st.DrawFn, path: str) -> bytes:
         return raw.encode().decode("unicode_escape", "replace").encode("utf-8", "surrogatepass")
     return raw.encode()
 
+
 # Any header a client may send, but those that frame the message (the connection's business).
 _FRAMING = {"content-length", "transfer-encoding", "host", "connection", "expect", "upgrade", "te", "trailer"}
 _header_name = st.one_of(
-    st.sampled_from(["x-stainless-retry-count", "content-type", "authorization", "x-api-key",
-                     "anthropic-version", "anthropic-beta", "openai-beta", "idempotency-key", "accept"]),
-    st.from_regex(r"[a-z][a-z0-9-]{0,20}", fullmatch=True).filter(lambda name: name not in _FRAMING))
+    st.sampled_from(
+        [
+            "x-stainless-retry-count",
+            "content-type",
+            "authorization",
+            "x-api-key",
+            "anthropic-version",
+            "anthropic-beta",
+            "openai-beta",
+            "idempotency-key",
+            "accept",
+        ]
+    ),
+    st.from_regex(r"[a-z][a-z0-9-]{0,20}", fullmatch=True).filter(lambda name: name not in _FRAMING),
+)
 # Printable ASCII and Latin-1 (obs-text): what HTTP lets a header value carry.
 _header_value = st.one_of(
     st.text(alphabet=st.characters(min_codepoint=32, max_codepoint=255, exclude_categories=["Cc"]), max_size=40),
-    st.integers(-(10**30), 10**30).map(str), st.sampled_from(["-1", "1e999", "NaN", " 3 ", "application/json"]))
+    st.integers(-(10**30), 10**30).map(str),
+    st.sampled_from(["-1", "1e999", "NaN", " 3 ", "application/json"]),
+)
 
 
 @st.composite

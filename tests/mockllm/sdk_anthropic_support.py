@@ -11,8 +11,17 @@ from typing import Any
 
 import anthropic
 
-from tests.mockllm.sdk_support import (TOOL_PROPERTIES, Call, ErrorView, Results, SDKAdapter, Turn, Usage, sdk_call,
-                                       tool_parameters)
+from tests.mockllm.sdk_support import (
+    TOOL_PROPERTIES,
+    Call,
+    ErrorView,
+    Results,
+    SDKAdapter,
+    Turn,
+    Usage,
+    sdk_call,
+    tool_parameters,
+)
 
 MODEL = "claude-mock-1"
 MAX_TOKENS = 2048
@@ -47,11 +56,23 @@ def _turn(blocks: list[Any], stop_reason: str, usage: Usage, raw: Any, events: l
         found = [field_of(b, key) for b in blocks if field_of(b, "type") == kind]
         return "".join(found) if found else None
 
-    calls = [Call(field_of(b, "id"), field_of(b, "name"), field_of(b, "input"), json.dumps(field_of(b, "input")))
-             for b in blocks if field_of(b, "type") == "tool_use"]
-    return MessagesTurn(text=joined("text", "text"), calls=calls, reasoning=joined("thinking", "thinking"),
-                        parts=[_PART[field_of(b, "type")] for b in blocks], stop=stop_reason,
-                        native_stop=stop_reason, usage=usage, raw=raw, events=events, blocks=blocks)
+    calls = [
+        Call(field_of(b, "id"), field_of(b, "name"), field_of(b, "input"), json.dumps(field_of(b, "input")))
+        for b in blocks
+        if field_of(b, "type") == "tool_use"
+    ]
+    return MessagesTurn(
+        text=joined("text", "text"),
+        calls=calls,
+        reasoning=joined("thinking", "thinking"),
+        parts=[_PART[field_of(b, "type")] for b in blocks],
+        stop=stop_reason,
+        native_stop=stop_reason,
+        usage=usage,
+        raw=raw,
+        events=events,
+        blocks=blocks,
+    )
 
 
 def _from_events(events: list[Any]) -> MessagesTurn:
@@ -86,8 +107,9 @@ def _from_events(events: list[Any]) -> MessagesTurn:
             tokens["output"] = event.usage.output_tokens
     assert stop_reason is not None, "the stream ended without a message_delta"
     assert events[-1].type == "message_stop"
-    return _turn([blocks[i] for i in sorted(blocks)], stop_reason, Usage(tokens["input"], tokens["output"]),
-                 None, events)
+    return _turn(
+        [blocks[i] for i in sorted(blocks)], stop_reason, Usage(tokens["input"], tokens["output"]), None, events
+    )
 
 
 class MessagesSDK(SDKAdapter):
@@ -100,22 +122,24 @@ class MessagesSDK(SDKAdapter):
     preamble_events = 3  # message_start, ping, content_block_start
     overloaded_status = 529
     api_error = anthropic.APIError
-    status_errors = {400: (anthropic.BadRequestError, "invalid_request_error", None),
-                     429: (anthropic.RateLimitError, "rate_limit_error", None),
-                     500: (anthropic.InternalServerError, "api_error", None),
-                     529: (anthropic.OverloadedError, "overloaded_error", None)}
+    status_errors = {
+        400: (anthropic.BadRequestError, "invalid_request_error", None),
+        429: (anthropic.RateLimitError, "rate_limit_error", None),
+        500: (anthropic.InternalServerError, "api_error", None),
+        529: (anthropic.OverloadedError, "overloaded_error", None),
+    }
     mid_stream_status = 200  # the HTTP status of the stream that failed
 
     def start(self, prompt: str, *, system: str | None = None) -> tuple[list[Any], dict[str, Any]]:
         return [{"role": "user", "content": prompt}], ({"system": system} if system is not None else {})
 
-    async def turn(self, client: Any, mode: str, history: list[Any], *,
-                   events: list[Any] | None = None, **kwargs: Any) -> MessagesTurn:
+    async def turn(
+        self, client: Any, mode: str, history: list[Any], *, events: list[Any] | None = None, **kwargs: Any
+    ) -> MessagesTurn:
         events = [] if events is None else events
         kwargs.setdefault("model", MODEL)
         kwargs.setdefault("max_tokens", MAX_TOKENS)
-        message = await sdk_call(client, client.messages, mode, "get_final_message", events,
-                                 messages=history, **kwargs)
+        message = await sdk_call(client, client.messages, mode, "get_final_message", events, messages=history, **kwargs)
         if mode == "sse":
             return _from_events(events)
         usage = Usage(message.usage.input_tokens, message.usage.output_tokens)
@@ -140,12 +164,16 @@ class MessagesSDK(SDKAdapter):
     def reasoning_deltas(self, events: list[Any], mode: str) -> list[str]:
         if mode == "helper":
             return [e.thinking for e in events if e.type == "thinking"]
-        return [e.delta.thinking for e in events
-                if e.type == "content_block_delta" and e.delta.type == "thinking_delta"]
+        return [
+            e.delta.thinking for e in events if e.type == "content_block_delta" and e.delta.type == "thinking_delta"
+        ]
 
     def streamed_arguments(self, turn: Turn) -> list[tuple[int, str, Any]]:
-        return [(e.index, e.content_block.name, e.content_block.input) for e in turn.events
-                if e.type == "content_block_stop" and e.content_block.type == "tool_use"]
+        return [
+            (e.index, e.content_block.name, e.content_block.input)
+            for e in turn.events
+            if e.type == "content_block_stop" and e.content_block.type == "tool_use"
+        ]
 
     def comparable(self, turn: Turn) -> dict[str, Any]:
         # input_tokens is estimated from the request body, which "stream": true lengthens.

@@ -8,12 +8,27 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from tests.mockllm.sdk_support import (TOOL_PROPERTIES, Call, OpenAIAdapter, Results, Turn, Usage, sdk_call,
-                                       tool_parameters)
+from tests.mockllm.sdk_support import (
+    TOOL_PROPERTIES,
+    Call,
+    OpenAIAdapter,
+    Results,
+    Turn,
+    Usage,
+    sdk_call,
+    tool_parameters,
+)
 
 TOOLS = [
-    {"type": "function", "function": {"name": name, "description": f"The {name} tool.",
-                                      "parameters": tool_parameters(props, strict=True), "strict": True}}
+    {
+        "type": "function",
+        "function": {
+            "name": name,
+            "description": f"The {name} tool.",
+            "parameters": tool_parameters(props, strict=True),
+            "strict": True,
+        },
+    }
     for name, props in TOOL_PROPERTIES.items()
 ]
 STOP = {"stop": "end_turn", "tool_calls": "tool_use", "length": "max_tokens", "content_filter": "content_filter"}
@@ -24,16 +39,35 @@ def _usage(usage: Any) -> Usage | None:
     if usage is None:
         return None
     details = usage.completion_tokens_details
-    return Usage(usage.prompt_tokens, usage.completion_tokens, usage.total_tokens,
-                 details.reasoning_tokens if details is not None else None)
+    return Usage(
+        usage.prompt_tokens,
+        usage.completion_tokens,
+        usage.total_tokens,
+        details.reasoning_tokens if details is not None else None,
+    )
 
 
-def _turn(content: str | None, reasoning: str | None, calls: list[tuple[str, str, str]], finish_reason: str,
-          usage: Any, raw: Any, events: list[Any]) -> Turn:
+def _turn(
+    content: str | None,
+    reasoning: str | None,
+    calls: list[tuple[str, str, str]],
+    finish_reason: str,
+    usage: Any,
+    raw: Any,
+    events: list[Any],
+) -> Turn:
     parts = (["reasoning"] if reasoning else []) + (["text"] if content else []) + ["tool"] * len(calls)
-    return Turn(text=content, calls=[Call(i, n, json.loads(a), a) for i, n, a in calls], reasoning=reasoning,
-                parts=parts, stop=STOP[finish_reason], native_stop=finish_reason, usage=_usage(usage),
-                raw=raw, events=events)
+    return Turn(
+        text=content,
+        calls=[Call(i, n, json.loads(a), a) for i, n, a in calls],
+        reasoning=reasoning,
+        parts=parts,
+        stop=STOP[finish_reason],
+        native_stop=finish_reason,
+        usage=_usage(usage),
+        raw=raw,
+        events=events,
+    )
 
 
 def _from_chunks(chunks: list[Any]) -> Turn:
@@ -79,19 +113,28 @@ class ChatCompletionsSDK(OpenAIAdapter):
         history = [{"role": "system", "content": system}] if system is not None else []
         return [*history, {"role": "user", "content": prompt}], {}
 
-    async def turn(self, client: Any, mode: str, history: list[Any], *,
-                   events: list[Any] | None = None, **kwargs: Any) -> Turn:
+    async def turn(
+        self, client: Any, mode: str, history: list[Any], *, events: list[Any] | None = None, **kwargs: Any
+    ) -> Turn:
         events = [] if events is None else events
         kwargs.setdefault("model", self.model)
-        final = await sdk_call(client, client.chat.completions, mode, "get_final_completion", events,
-                               messages=history, **kwargs)
+        final = await sdk_call(
+            client, client.chat.completions, mode, "get_final_completion", events, messages=history, **kwargs
+        )
         if mode == "sse":
             return _from_chunks(events)
         choice = final.choices[0]
         message = choice.message
         calls = [(c.id, c.function.name, c.function.arguments) for c in message.tool_calls or ()]
-        return _turn(message.content, getattr(message, "reasoning_content", None), calls, choice.finish_reason,
-                     final.usage, final, events)
+        return _turn(
+            message.content,
+            getattr(message, "reasoning_content", None),
+            calls,
+            choice.finish_reason,
+            final.usage,
+            final,
+            events,
+        )
 
     def append(self, history: list[Any], turn: Turn, results: Results = ()) -> None:
         message: dict[str, Any] = {"role": "assistant", "content": turn.text}
@@ -110,17 +153,20 @@ class ChatCompletionsSDK(OpenAIAdapter):
         return [e.chunk for e in events if e.type == "chunk"] if mode == "helper" else events
 
     def text_deltas(self, events: list[Any], mode: str) -> list[str]:
-        return [c.choices[0].delta.content for c in self._chunks(events, mode)
-                if c.choices and c.choices[0].delta.content]
+        return [
+            c.choices[0].delta.content for c in self._chunks(events, mode) if c.choices and c.choices[0].delta.content
+        ]
 
     def reasoning_deltas(self, events: list[Any], mode: str) -> list[str]:
-        pieces = [getattr(c.choices[0].delta, "reasoning_content", None)
-                  for c in self._chunks(events, mode) if c.choices]
+        pieces = [
+            getattr(c.choices[0].delta, "reasoning_content", None) for c in self._chunks(events, mode) if c.choices
+        ]
         return [p for p in pieces if p is not None]
 
     def streamed_arguments(self, turn: Turn) -> list[tuple[int, str, Any]]:
-        return [(e.index, e.name, e.parsed_arguments) for e in turn.events
-                if e.type == "tool_calls.function.arguments.done"]
+        return [
+            (e.index, e.name, e.parsed_arguments) for e in turn.events if e.type == "tool_calls.function.arguments.done"
+        ]
 
     def comparable(self, turn: Turn) -> dict[str, Any]:
         # The helper's ParsedChatCompletion adds "parsed", parsed_arguments and the
@@ -131,7 +177,6 @@ class ChatCompletionsSDK(OpenAIAdapter):
                 call.pop("index", None)
                 call["function"].pop("parsed_arguments", None)
         return dump
-
 
 
 CHAT = ChatCompletionsSDK()

@@ -9,12 +9,25 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from tests.mockllm.sdk_support import (TOOL_PROPERTIES, Call, OpenAIAdapter, Results, Turn, Usage, sdk_call,
-                                       tool_parameters)
+from tests.mockllm.sdk_support import (
+    TOOL_PROPERTIES,
+    Call,
+    OpenAIAdapter,
+    Results,
+    Turn,
+    Usage,
+    sdk_call,
+    tool_parameters,
+)
 
 TOOLS = [
-    {"type": "function", "name": name, "description": f"The {name} tool.",
-     "parameters": tool_parameters(props, strict=True), "strict": True}
+    {
+        "type": "function",
+        "name": name,
+        "description": f"The {name} tool.",
+        "parameters": tool_parameters(props, strict=True),
+        "strict": True,
+    }
     for name, props in TOOL_PROPERTIES.items()
 ]
 _PART = {"reasoning": "reasoning", "message": "text", "function_call": "tool"}
@@ -24,8 +37,11 @@ def _turn(response: Any, events: list[Any]) -> Turn:
     output = list(response.output)
     messages = [item for item in output if item.type == "message"]
     reasoning = [item for item in output if item.type == "reasoning"]
-    calls = [Call(item.call_id, item.name, json.loads(item.arguments), item.arguments)
-             for item in output if item.type == "function_call"]
+    calls = [
+        Call(item.call_id, item.name, json.loads(item.arguments), item.arguments)
+        for item in output
+        if item.type == "function_call"
+    ]
     if response.status == "incomplete":
         reason = response.incomplete_details.reason
         stop = {"max_output_tokens": "max_tokens"}.get(reason, reason)
@@ -36,10 +52,14 @@ def _turn(response: Any, events: list[Any]) -> Turn:
         text="".join(c.text for item in messages for c in item.content) if messages else None,
         calls=calls,
         reasoning="".join(s.text for item in reasoning for s in item.summary) if reasoning else None,
-        parts=[_PART[item.type] for item in output], stop=stop, native_stop=response.status,
-        usage=Usage(usage.input_tokens, usage.output_tokens, usage.total_tokens,
-                    usage.output_tokens_details.reasoning_tokens),
-        raw=response, events=events,
+        parts=[_PART[item.type] for item in output],
+        stop=stop,
+        native_stop=response.status,
+        usage=Usage(
+            usage.input_tokens, usage.output_tokens, usage.total_tokens, usage.output_tokens_details.reasoning_tokens
+        ),
+        raw=response,
+        events=events,
     )
 
 
@@ -83,18 +103,19 @@ class ResponsesSDK(OpenAIAdapter):
     def start(self, prompt: str, *, system: str | None = None) -> tuple[list[Any], dict[str, Any]]:
         return [{"role": "user", "content": prompt}], ({"instructions": system} if system is not None else {})
 
-    async def turn(self, client: Any, mode: str, history: list[Any], *,
-                   events: list[Any] | None = None, **kwargs: Any) -> Turn:
+    async def turn(
+        self, client: Any, mode: str, history: list[Any], *, events: list[Any] | None = None, **kwargs: Any
+    ) -> Turn:
         events = [] if events is None else events
         kwargs.setdefault("model", self.model)
-        response = await sdk_call(client, client.responses, mode, "get_final_response", events,
-                                  input=history, **kwargs)
+        response = await sdk_call(client, client.responses, mode, "get_final_response", events, input=history, **kwargs)
         return _from_events(events) if mode == "sse" else _turn(response, events)
 
     def append(self, history: list[Any], turn: Turn, results: Results = ()) -> None:
         history.extend(turn.raw.output)
-        history.extend({"type": "function_call_output", "call_id": call_id, "output": output}
-                       for call_id, output in results)
+        history.extend(
+            {"type": "function_call_output", "call_id": call_id, "output": output} for call_id, output in results
+        )
 
     def history_kinds(self, history: list[Any]) -> list[str]:
         return [getattr(item, "type", None) or item.get("type", "message") for item in history]
@@ -106,8 +127,11 @@ class ResponsesSDK(OpenAIAdapter):
         return [e.delta for e in events if e.type == "response.reasoning_summary_text.delta"]
 
     def streamed_arguments(self, turn: Turn) -> list[tuple[int, str, Any]]:
-        return [(e.output_index, turn.raw.output[e.output_index].name, json.loads(e.arguments))
-                for e in turn.events if e.type == "response.function_call_arguments.done"]
+        return [
+            (e.output_index, turn.raw.output[e.output_index].name, json.loads(e.arguments))
+            for e in turn.events
+            if e.type == "response.function_call_arguments.done"
+        ]
 
     def comparable(self, turn: Turn) -> dict[str, Any]:
         # input_tokens is estimated from the request body, which "stream": true lengthens.
@@ -117,7 +141,6 @@ class ResponsesSDK(OpenAIAdapter):
         for item in dump["output"]:
             item.pop("parsed_arguments", None)
         return dump
-
 
 
 RESPONSES = ResponsesSDK()

@@ -44,18 +44,25 @@ def script(*instructions: dict[str, Any], prompt: str = "Help me plan the day.")
 
 
 LOOP_SCRIPT = script(
-    {"id": "look-up", "messages": [{"text_message": {"text": "Let me check the weather."}},
-                                   {"tool_call": [{"name": "get_weather", "args": {"city": "Paris"}}]}]},
+    {
+        "id": "look-up",
+        "messages": [
+            {"text_message": {"text": "Let me check the weather."}},
+            {"tool_call": [{"name": "get_weather", "args": {"city": "Paris"}}]},
+        ],
+    },
     {"id": "clock", "messages": [{"tool_call": [{"name": "get_time", "args": {"tz": "Europe/Paris"}}]}]},
     {"id": "answer", "messages": [{"text_message": {"text": "It is sunny in Paris, and it is noon."}}]},
 )
 """A three-turn tool loop: text and a tool call, a tool call, the answer."""
 
 REASONING_SCRIPT = script(
-    {"id": "think-call", "reasoning": {"text": "The user wants weather, so call the tool."},
-     "messages": [{"tool_call": [{"name": "get_weather", "args": {"city": "Rome"}}]}]},
-    {"id": "think-answer", "reasoning": {"length": 7},
-     "messages": [{"text_message": {"text": "Rome is sunny."}}]},
+    {
+        "id": "think-call",
+        "reasoning": {"text": "The user wants weather, so call the tool."},
+        "messages": [{"tool_call": [{"name": "get_weather", "args": {"city": "Rome"}}]}],
+    },
+    {"id": "think-answer", "reasoning": {"length": 7}, "messages": [{"text_message": {"text": "Rome is sunny."}}]},
 )
 """Two turns with reasoning: reasoning then a tool call, reasoning then the answer."""
 
@@ -63,16 +70,28 @@ REASONING_SCRIPT = script(
 def mixed_script(*, text_after_calls: bool) -> str:
     """One reply, two words a delta: 11 words, two tool calls, and maybe "Done." after them."""
     done = [{"text_message": {"text": "Done."}}] if text_after_calls else []
-    return script({"id": "mixed", "chunk_words": 2, "messages": [
-        {"text_message": {"length": 11}},
-        {"tool_call": [{"name": "convert", "args": {"amount": 12.75, "unit": "miles per hour"}},
-                       {"name": "get_time", "args": {"tz": "America/Argentina/Buenos_Aires"}}]},
-        *done,
-    ]})
+    return script(
+        {
+            "id": "mixed",
+            "chunk_words": 2,
+            "messages": [
+                {"text_message": {"length": 11}},
+                {
+                    "tool_call": [
+                        {"name": "convert", "args": {"amount": 12.75, "unit": "miles per hour"}},
+                        {"name": "get_time", "args": {"tz": "America/Argentina/Buenos_Aires"}},
+                    ]
+                },
+                *done,
+            ],
+        }
+    )
 
 
-MIXED_CALLS = [("convert", {"amount": 12.75, "unit": "miles per hour"}),
-               ("get_time", {"tz": "America/Argentina/Buenos_Aires"})]
+MIXED_CALLS = [
+    ("convert", {"amount": 12.75, "unit": "miles per hour"}),
+    ("get_time", {"tz": "America/Argentina/Buenos_Aires"}),
+]
 """The calls of ``mixed_script``: (name, arguments)."""
 
 # -- tools --------------------------------------------------------------------------------
@@ -193,8 +212,7 @@ def _is_async(client: Any) -> bool:
     return isinstance(client, (openai.AsyncOpenAI, anthropic.AsyncAnthropic))
 
 
-async def sdk_call(client: Any, endpoint: Any, mode: str, final: str, events: list[Any],
-                   **kwargs: Any) -> Any:
+async def sdk_call(client: Any, endpoint: Any, mode: str, final: str, events: list[Any], **kwargs: Any) -> Any:
     """One model call through ``endpoint`` (e.g. ``client.messages``) the way ``mode`` says.
 
     ``json``: the reply; ``sse``: None, each raw event of ``create(stream=True)`` appended
@@ -277,8 +295,9 @@ class SDKAdapter:
         """A history holding the user's ``prompt``, and the call options for ``system``."""
         raise NotImplementedError
 
-    async def turn(self, client: Any, mode: str, history: list[Any], *,
-                   events: list[Any] | None = None, **kwargs: Any) -> Turn:
+    async def turn(
+        self, client: Any, mode: str, history: list[Any], *, events: list[Any] | None = None, **kwargs: Any
+    ) -> Turn:
         """One model call on ``history`` made the way ``mode`` says, read into a Turn.
 
         ``events``, when given, collects the stream's events as they arrive.
@@ -314,14 +333,16 @@ class SDKAdapter:
 
     def reply(self, door: Any, is_async: bool, mode: str, prompt: str, **kwargs: Any) -> Turn:
         """One model call on a history holding ``prompt``, with a client of its own."""
+
         async def main() -> Turn:
             async with self.client(door, is_async) as client:
                 return await self.turn(client, mode, self.start(prompt)[0], **kwargs)
 
         return asyncio.run(main())
 
-    async def agent_loop(self, client: Any, mode: str, history: list[Any], *, max_turns: int = 6,
-                         **kwargs: Any) -> tuple[list[Turn], Executed]:
+    async def agent_loop(
+        self, client: Any, mode: str, history: list[Any], *, max_turns: int = 6, **kwargs: Any
+    ) -> tuple[list[Turn], Executed]:
         """Call the model, run its tools, append everything, until it stops asking for tools."""
         turns: list[Turn] = []
         executed: Executed = []
@@ -359,5 +380,4 @@ class OpenAIAdapter(SDKAdapter):
         assert isinstance(error, openai.APIError), error
         body = error.body if isinstance(error.body, dict) else {}
         assert str(body.get("message")) in error.message, (error.message, body)
-        return ErrorView(error.type, body.get("message"), error.code, error.param,
-                         getattr(error, "request_id", None))
+        return ErrorView(error.type, body.get("message"), error.code, error.param, getattr(error, "request_id", None))

@@ -1,7 +1,6 @@
 """Helpers shared by the server test modules: request builders, a server process of a
 test's own, and the fixtures that start them."""
 
-
 from __future__ import annotations
 
 import json
@@ -59,8 +58,7 @@ def user_body(protocol: str, content: str, *, stream: bool = False) -> dict[str,
     if protocol == "openai-chat":
         body: dict[str, Any] = {"model": OPENAI_MODEL, "messages": [{"role": "user", "content": content}]}
     elif protocol == "anthropic-messages":
-        body = {"model": ANTHROPIC_MODEL, "max_tokens": 512,
-                "messages": [{"role": "user", "content": content}]}
+        body = {"model": ANTHROPIC_MODEL, "max_tokens": 512, "messages": [{"role": "user", "content": content}]}
     else:
         body = {"model": OPENAI_MODEL, "input": content}
     if stream:
@@ -71,45 +69,70 @@ def user_body(protocol: str, content: str, *, stream: bool = False) -> dict[str,
 def orphan_result_body(protocol: str) -> dict[str, Any]:
     """A conversation whose tool result answers no tool call."""
     if protocol == "openai-chat":
-        return {"model": OPENAI_MODEL, "messages": [
-            {"role": "user", "content": "hi"},
-            {"role": "tool", "tool_call_id": "call_nowhere", "content": "42"},
-        ]}
+        return {
+            "model": OPENAI_MODEL,
+            "messages": [
+                {"role": "user", "content": "hi"},
+                {"role": "tool", "tool_call_id": "call_nowhere", "content": "42"},
+            ],
+        }
     if protocol == "anthropic-messages":
-        return {"model": ANTHROPIC_MODEL, "max_tokens": 64, "messages": [
+        return {
+            "model": ANTHROPIC_MODEL,
+            "max_tokens": 64,
+            "messages": [
+                {"role": "user", "content": "hi"},
+                {"role": "assistant", "content": "let me see"},
+                {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_nowhere", "content": "42"}]},
+            ],
+        }
+    return {
+        "model": OPENAI_MODEL,
+        "input": [
             {"role": "user", "content": "hi"},
-            {"role": "assistant", "content": "let me see"},
-            {"role": "user", "content": [
-                {"type": "tool_result", "tool_use_id": "toolu_nowhere", "content": "42"}]},
-        ]}
-    return {"model": OPENAI_MODEL, "input": [
-        {"role": "user", "content": "hi"},
-        {"type": "function_call_output", "call_id": "call_nowhere", "output": "42"},
-    ]}
+            {"type": "function_call_output", "call_id": "call_nowhere", "output": "42"},
+        ],
+    }
 
 
 def unanswered_call_body(protocol: str) -> dict[str, Any]:
     """A conversation that moves on after an assistant tool call without its result."""
     if protocol == "openai-chat":
-        return {"model": OPENAI_MODEL, "messages": [
-            {"role": "user", "content": "hi"},
-            {"role": "assistant", "content": None, "tool_calls": [
-                {"id": "call_open", "type": "function",
-                 "function": {"name": "lookup", "arguments": "{}"}}]},
-            {"role": "user", "content": "and then?"},
-        ]}
+        return {
+            "model": OPENAI_MODEL,
+            "messages": [
+                {"role": "user", "content": "hi"},
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [
+                        {"id": "call_open", "type": "function", "function": {"name": "lookup", "arguments": "{}"}}
+                    ],
+                },
+                {"role": "user", "content": "and then?"},
+            ],
+        }
     if protocol == "anthropic-messages":
-        return {"model": ANTHROPIC_MODEL, "max_tokens": 64, "messages": [
+        return {
+            "model": ANTHROPIC_MODEL,
+            "max_tokens": 64,
+            "messages": [
+                {"role": "user", "content": "hi"},
+                {
+                    "role": "assistant",
+                    "content": [{"type": "tool_use", "id": "toolu_open", "name": "lookup", "input": {}}],
+                },
+                {"role": "user", "content": "and then?"},
+            ],
+        }
+    return {
+        "model": OPENAI_MODEL,
+        "input": [
             {"role": "user", "content": "hi"},
-            {"role": "assistant", "content": [
-                {"type": "tool_use", "id": "toolu_open", "name": "lookup", "input": {}}]},
+            {"type": "function_call", "call_id": "call_open", "name": "lookup", "arguments": "{}"},
             {"role": "user", "content": "and then?"},
-        ]}
-    return {"model": OPENAI_MODEL, "input": [
-        {"role": "user", "content": "hi"},
-        {"type": "function_call", "call_id": "call_open", "name": "lookup", "arguments": "{}"},
-        {"role": "user", "content": "and then?"},
-    ]}
+        ],
+    }
 
 
 def encode(body: Any) -> bytes:
@@ -136,8 +159,9 @@ def http() -> httpx2.Client:
 
 def post(base_url: str, protocol: str, body: Any, **headers: str) -> httpx2.Response:
     content = body if isinstance(body, bytes) else encode(body)
-    return http().post(f"{base_url}{PATHS[protocol]}", content=content,
-                       headers={"content-type": "application/json", **headers})
+    return http().post(
+        f"{base_url}{PATHS[protocol]}", content=content, headers={"content-type": "application/json", **headers}
+    )
 
 
 def journal(base_url: str) -> list[dict[str, Any]]:
@@ -223,9 +247,12 @@ def launch(tmp: Path, *args: str) -> ServerProcess:
     name = uuid.uuid4().hex[:8]
     out, err = tmp / f"{name}.out", tmp / f"{name}.err"
     with open(out, "wb") as stdout, open(err, "wb") as stderr:
-        proc = subprocess.Popen([sys.executable, "-m", "mockllm", "serve", *args],
-                                stdout=stdout, stderr=stderr,
-                                env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "mockllm", "serve", *args],
+            stdout=stdout,
+            stderr=stderr,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
     return ServerProcess(proc, out, err)
 
 
@@ -234,8 +261,10 @@ def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Serv
     """Two servers of this module's own, started together: both ``--seed 7``, one
     ``--lenient``. ``strict`` also hosts the journal-reset and disconnect tests."""
     tmp = tmp_path_factory.mktemp("servers")
-    started = {"lenient": launch(tmp, "--port", "0", "--seed", "7", "--lenient"),
-               "strict": launch(tmp, "--port", "0", "--seed", "7")}
+    started = {
+        "lenient": launch(tmp, "--port", "0", "--seed", "7", "--lenient"),
+        "strict": launch(tmp, "--port", "0", "--seed", "7"),
+    }
     try:
         for server in started.values():
             server.wait_ready()
@@ -260,8 +289,10 @@ def listening_addresses(port: int) -> set[str]:
 
 
 def sdk_clients(base: str, http: httpx2.Client, retries: int) -> tuple[openai.OpenAI, anthropic.Anthropic]:
-    return (openai.OpenAI(api_key="test", base_url=f"{base}/v1", http_client=http, max_retries=retries),
-            anthropic.Anthropic(api_key="test", base_url=base, http_client=http, max_retries=retries))
+    return (
+        openai.OpenAI(api_key="test", base_url=f"{base}/v1", http_client=http, max_retries=retries),
+        anthropic.Anthropic(api_key="test", base_url=base, http_client=http, max_retries=retries),
+    )
 
 
 def two_city_weather_chain(tag: str) -> str:

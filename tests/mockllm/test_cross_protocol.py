@@ -37,8 +37,9 @@ def script(*instructions: dict[str, Any], prompt: str = "Work through this.") ->
 
 async def ask(sdk: SDKAdapter, client: Any, history: list[Any], *, stream: bool, thinking: bool = False) -> Turn:
     """One model call in ``sdk``'s protocol (``stream``: through the SDK's stream helper)."""
-    return await sdk.turn(client, "helper" if stream else "json", history,
-                          **(sdk.reasoning_options if thinking else {}))
+    return await sdk.turn(
+        client, "helper" if stream else "json", history, **(sdk.reasoning_options if thinking else {})
+    )
 
 
 # -- one reply, three protocols ----------------------------------------------------------
@@ -49,23 +50,61 @@ SCRIPTS = {
         None,
     ),
     "reasoning-text": (
-        [{"reasoning": {"text": "Consider the question, then answer briefly."},
-          "messages": [{"text_message": {"text": "The answer is 42."}}]}],
+        [
+            {
+                "reasoning": {"text": "Consider the question, then answer briefly."},
+                "messages": [{"text_message": {"text": "The answer is 42."}}],
+            }
+        ],
         Neutral("Consider the question, then answer briefly.", (("text", "The answer is 42."),), "end_turn"),
     ),
     "text-parallel-calls": (
-        [{"messages": [{"text_message": {"text": "Fetching both."}},
-                       {"tool_call": [{"name": "fetch", "args": {"url": "https://a.example/x?q=1&r=2"}},
-                                      {"name": "fetch", "args": {"url": "https://b.example/"}}]}]}],
-        Neutral(None, (("text", "Fetching both."),
-                       ("tool", "fetch", {"url": "https://a.example/x?q=1&r=2"}),
-                       ("tool", "fetch", {"url": "https://b.example/"})), "tool_use"),
+        [
+            {
+                "messages": [
+                    {"text_message": {"text": "Fetching both."}},
+                    {
+                        "tool_call": [
+                            {"name": "fetch", "args": {"url": "https://a.example/x?q=1&r=2"}},
+                            {"name": "fetch", "args": {"url": "https://b.example/"}},
+                        ]
+                    },
+                ]
+            }
+        ],
+        Neutral(
+            None,
+            (
+                ("text", "Fetching both."),
+                ("tool", "fetch", {"url": "https://a.example/x?q=1&r=2"}),
+                ("tool", "fetch", {"url": "https://b.example/"}),
+            ),
+            "tool_use",
+        ),
     ),
     "reasoning-nested-args": (
-        [{"reasoning": {"length": 9}, "chunk_words": 3,
-          "messages": [{"tool_call": [{"name": "plan", "args": {
-              "steps": [{"n": 1, "do": "lire «le» fichier"}, {"n": 2, "do": "say \"hi\"\n"}],
-              "dry_run": False, "budget": 1.5e-3, "tags": [], "owner": None}}]}]}],
+        [
+            {
+                "reasoning": {"length": 9},
+                "chunk_words": 3,
+                "messages": [
+                    {
+                        "tool_call": [
+                            {
+                                "name": "plan",
+                                "args": {
+                                    "steps": [{"n": 1, "do": "lire «le» fichier"}, {"n": 2, "do": 'say "hi"\n'}],
+                                    "dry_run": False,
+                                    "budget": 1.5e-3,
+                                    "tags": [],
+                                    "owner": None,
+                                },
+                            }
+                        ]
+                    }
+                ],
+            }
+        ],
         None,
     ),
     "max-tokens": (
@@ -107,13 +146,19 @@ def test_one_script_gives_the_same_content_in_every_protocol(door: Any, is_async
 
 
 LOOP = script(
-    {"id": "plan", "reasoning": {"length": 6},
-     "messages": [{"text_message": {"text": "Looking it up."}},
-                  {"tool_call": [{"name": "search", "args": {"q": "tide tables"}}]}]},
-    {"id": "fetch-both", "messages": [{"tool_call": [{"name": "fetch", "args": {"id": 1}},
-                                                     {"name": "fetch", "args": {"id": 2}}]}]},
-    {"id": "answer", "reasoning": {"text": "Both pages agree."},
-     "messages": [{"text_message": {"length": 14}}]},
+    {
+        "id": "plan",
+        "reasoning": {"length": 6},
+        "messages": [
+            {"text_message": {"text": "Looking it up."}},
+            {"tool_call": [{"name": "search", "args": {"q": "tide tables"}}]},
+        ],
+    },
+    {
+        "id": "fetch-both",
+        "messages": [{"tool_call": [{"name": "fetch", "args": {"id": 1}}, {"name": "fetch", "args": {"id": 2}}]}],
+    },
+    {"id": "answer", "reasoning": {"text": "Both pages agree."}, "messages": [{"text_message": {"length": 14}}]},
 )
 LOOP_RESULTS = {"search": '["page 1", "page 2"]', "fetch": '{"tide": "high at 06:12"}'}
 
@@ -139,8 +184,11 @@ def test_a_three_turn_tool_loop_runs_turn_by_turn_alike(door: Any, is_async: boo
         assert runs["anthropic-messages"] == chat
         assert runs["openai-responses"] == chat
         assert [t.stop for t in chat] == ["tool_use", "tool_use", "end_turn"]
-        assert [t.calls for t in chat] == [[("search", {"q": "tide tables"})],
-                                           [("fetch", {"id": 1}), ("fetch", {"id": 2})], []]
+        assert [t.calls for t in chat] == [
+            [("search", {"q": "tide tables"})],
+            [("fetch", {"id": 1}), ("fetch", {"id": 2})],
+            [],
+        ]
         assert chat[0].parts[0] == ("text", "Looking it up.")
         assert chat[2].reasoning == "Both pages agree."
         assert len(chat[2].parts[0][1].split()) == 14
@@ -158,17 +206,33 @@ def test_a_three_turn_tool_loop_runs_turn_by_turn_alike(door: Any, is_async: boo
 
 # -- the same bytes ----------------------------------------------------------------------
 
-CHAIN = script({"reasoning": {"length": 5},
-                "messages": [{"text_message": {"length": 8}},
-                             {"tool_call": [{"name": "lookup", "args": {"key": "a b", "n": 3}}]}]})
+CHAIN = script(
+    {
+        "reasoning": {"length": 5},
+        "messages": [
+            {"text_message": {"length": 8}},
+            {"tool_call": [{"name": "lookup", "args": {"key": "a b", "n": 3}}]},
+        ],
+    }
+)
 
 REQUESTS = {
-    "openai-chat": ("/v1/chat/completions",
-                    {"model": ADAPTERS["openai-chat"].model, "messages": [{"role": "user", "content": CHAIN}],
-                     "stream_options": {"include_usage": True}}),
-    "anthropic-messages": ("/v1/messages",
-                           {"model": ADAPTERS["anthropic-messages"].model, "max_tokens": 2048,
-                            "messages": [{"role": "user", "content": CHAIN}]}),
+    "openai-chat": (
+        "/v1/chat/completions",
+        {
+            "model": ADAPTERS["openai-chat"].model,
+            "messages": [{"role": "user", "content": CHAIN}],
+            "stream_options": {"include_usage": True},
+        },
+    ),
+    "anthropic-messages": (
+        "/v1/messages",
+        {
+            "model": ADAPTERS["anthropic-messages"].model,
+            "max_tokens": 2048,
+            "messages": [{"role": "user", "content": CHAIN}],
+        },
+    ),
     "openai-responses": ("/v1/responses", {"model": ADAPTERS["openai-responses"].model, "input": CHAIN}),
 }
 
@@ -219,12 +283,15 @@ def test_the_same_request_twice_gives_the_same_bytes(door: Any, protocol: str, s
 @pytest.mark.parametrize("library", LIBRARIES)
 @pytest.mark.parametrize("stream", [False, True], ids=["json", "sse"])
 @pytest.mark.parametrize("protocol", PROTOCOLS)
-def test_in_process_and_server_give_the_same_bytes(mock_server_url: str, protocol: str, stream: bool,
-                                                   library: str) -> None:
+def test_in_process_and_server_give_the_same_bytes(
+    mock_server_url: str, protocol: str, stream: bool, library: str
+) -> None:
     module, transport = _library(library)
     path, body = _request(protocol, stream)
-    with module.Client(transport=transport(MockLLM()), base_url="http://mockllm.test") as local, \
-            module.Client(base_url=mock_server_url) as remote:
+    with (
+        module.Client(transport=transport(MockLLM()), base_url="http://mockllm.test") as local,
+        module.Client(base_url=mock_server_url) as remote,
+    ):
         in_process, served = _post(local, path, body), _post(remote, path, body)
     assert in_process.content == served.content
     for name in ("content-type", "x-mockllm-chain", "x-mockllm-turn", "x-mockllm-instruction", "x-mockllm-protocol"):

@@ -79,8 +79,9 @@ def test_thinking_tool_use_without_its_thinking_block_is_a_400(door: Any) -> Non
     with pytest.raises(anthropic.BadRequestError) as raised:
         client.messages.create(model="claude-mock-1", max_tokens=2048, thinking=THINKING, messages=messages)
     message = raised.value.body["error"]["message"]
-    assert message.startswith("messages.1.content.0.type: Expected `thinking` or `redacted_thinking`, "
-                              "but found `tool_use`.")
+    assert message.startswith(
+        "messages.1.content.0.type: Expected `thinking` or `redacted_thinking`, but found `tool_use`."
+    )
     messages[1]["content"].insert(0, {"type": "thinking", "thinking": "hm", "signature": "c2ln"})
     reply = client.messages.create(model="claude-mock-1", max_tokens=2048, thinking=THINKING, messages=messages)
     assert reply.type == "message"
@@ -107,7 +108,8 @@ def test_embeddings_honour_dimensions_base64_and_token_input(door: Any) -> None:
     client = door.openai()
     small = client.embeddings.create(model="m", input="apples", dimensions=8, encoding_format="float")
     raw = door.clients.httpx_client().post(
-        "/v1/embeddings", json={"model": "m", "input": "apples", "dimensions": 8, "encoding_format": "base64"})
+        "/v1/embeddings", json={"model": "m", "input": "apples", "dimensions": 8, "encoding_format": "base64"}
+    )
     packed = raw.json()["data"][0]["embedding"]
     assert list(struct.unpack("<8f", base64.b64decode(packed))) == small.data[0].embedding
     tokens = client.embeddings.create(model="m", input=[[1, 2, 3], [1, 2, 3]], dimensions=4)
@@ -115,14 +117,17 @@ def test_embeddings_honour_dimensions_base64_and_token_input(door: Any) -> None:
     assert tokens.usage.prompt_tokens == 6
 
 
-@pytest.mark.parametrize(("fields", "param"), [
-    ({"input": "x"}, "model"),
-    ({"model": "m"}, "input"),
-    ({"model": "m", "input": ""}, "input"),
-    ({"model": "m", "input": [1.5]}, "input"),
-    ({"model": "m", "input": "x", "dimensions": 0}, "dimensions"),
-    ({"model": "m", "input": "x", "encoding_format": "int8"}, "encoding_format"),
-])
+@pytest.mark.parametrize(
+    ("fields", "param"),
+    [
+        ({"input": "x"}, "model"),
+        ({"model": "m"}, "input"),
+        ({"model": "m", "input": ""}, "input"),
+        ({"model": "m", "input": [1.5]}, "input"),
+        ({"model": "m", "input": "x", "dimensions": 0}, "dimensions"),
+        ({"model": "m", "input": "x", "encoding_format": "int8"}, "encoding_format"),
+    ],
+)
 def test_embeddings_reject_in_openais_shape(door: Any, fields: dict[str, Any], param: str) -> None:
     client = door.openai()
     with pytest.raises(openai.BadRequestError) as raised:

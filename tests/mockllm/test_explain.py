@@ -12,14 +12,17 @@ from mockllm import INSTRUCTION_END, INSTRUCTION_START, explain
 from mockllm._explain import select
 from mockllm._selection import Selection
 
-CHAIN = {"instruction_chain": [
-    {"id": "analyze", "messages": [{"text_message": {"length": 3}}]},
-    {"id": "process", "messages": [{"tool_call": [{"name": "process_data", "args": {}}]}]},
-]}
+CHAIN = {
+    "instruction_chain": [
+        {"id": "analyze", "messages": [{"text_message": {"length": 3}}]},
+        {"id": "process", "messages": [{"tool_call": [{"name": "process_data", "args": {}}]}]},
+    ]
+}
 SCRIPT = f"Start\n{INSTRUCTION_START}\n{json.dumps(CHAIN)}\n{INSTRUCTION_END}"
 
 ANTHROPIC_AT_TURN_1 = {
-    "model": "claude-sonnet-4-5", "max_tokens": 100,
+    "model": "claude-sonnet-4-5",
+    "max_tokens": 100,
     "messages": [
         {"role": "user", "content": SCRIPT},
         {"role": "assistant", "content": [{"type": "text", "text": "Three words here."}]},
@@ -46,9 +49,7 @@ def test_explain_accepts_dict_str_and_bytes_bodies(as_type: type) -> None:
     assert (selection.chain_found, selection.turn_index, selection.instruction_id) == (True, 1, "process")
 
 
-@pytest.mark.parametrize(
-    "body", ["{not json", b"\xff\xfe", "", b"", '{"messages": [}'], ids=repr
-)
+@pytest.mark.parametrize("body", ["{not json", b"\xff\xfe", "", b"", '{"messages": [}'], ids=repr)
 def test_invalid_json_body_is_a_fallback_reason_not_an_exception(body: str | bytes) -> None:
     selection = explain(body, "openai-chat")
     assert not selection.chain_found and selection.instruction is None
@@ -64,18 +65,25 @@ def test_deeply_nested_json_body_is_a_fallback_reason_not_an_exception() -> None
 
 @pytest.mark.parametrize(
     ("short", "full"),
-    [("openai", "openai-chat"), ("chat", "openai-chat"), ("chat-completions", "openai-chat"),
-     ("anthropic", "anthropic-messages"), ("messages", "anthropic-messages"),
-     ("responses", "openai-responses")],
+    [
+        ("openai", "openai-chat"),
+        ("chat", "openai-chat"),
+        ("chat-completions", "openai-chat"),
+        ("anthropic", "anthropic-messages"),
+        ("messages", "anthropic-messages"),
+        ("responses", "openai-responses"),
+    ],
 )
 def test_protocol_short_names(short: str, full: str) -> None:
     bodies = {
-        "openai-chat": {"messages": [{"role": "user", "content": SCRIPT},
-                                     {"role": "assistant", "content": "x"}]},
+        "openai-chat": {"messages": [{"role": "user", "content": SCRIPT}, {"role": "assistant", "content": "x"}]},
         "anthropic-messages": ANTHROPIC_AT_TURN_1,
-        "openai-responses": {"input": [{"role": "user", "content": SCRIPT},
-                                       {"type": "function_call", "call_id": "c", "name": "f",
-                                        "arguments": "{}"}]},
+        "openai-responses": {
+            "input": [
+                {"role": "user", "content": SCRIPT},
+                {"type": "function_call", "call_id": "c", "name": "f", "arguments": "{}"},
+            ]
+        },
     }
     selection = explain(bodies[full], short)
     assert selection.protocol == full
@@ -111,8 +119,11 @@ def test_str_of_a_selection_names_chain_turn_and_instruction() -> None:
 
 
 def test_str_of_a_selection_names_the_fallback_reason() -> None:
-    past_end = dict(ANTHROPIC_AT_TURN_1, messages=ANTHROPIC_AT_TURN_1["messages"] + [
-        {"role": "assistant", "content": "y"}, {"role": "user", "content": "z"}])
+    past_end = dict(
+        ANTHROPIC_AT_TURN_1,
+        messages=ANTHROPIC_AT_TURN_1["messages"]
+        + [{"role": "assistant", "content": "y"}, {"role": "user", "content": "z"}],
+    )
     report = str(explain(past_end, "anthropic"))
     assert "turn index: 2" in report
     assert "runs: fallback (turn index 2 is past the end of the chain of 2 instructions)" in report

@@ -19,10 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mockllm import INSTRUCTION_END, INSTRUCTION_START
-
 from mockllm._explain import select
-
-from mockllm._replies import build_reply_plan
 from mockllm._generation import (
     generate_words,
     stable_hex,
@@ -30,18 +27,25 @@ from mockllm._generation import (
     turn_of_tool_call_id,
 )
 from mockllm._plan import ReplyPlan, count_words, slice_batches, split_words, word_batches
+from mockllm._plan_builder import build_reply_plan
 from tests.mockllm.conversation_support import PREFIX
 
 REPO = Path(__file__).resolve().parents[2]
 
-CHAIN = {"instruction_chain": [
-    {"id": "think", "reasoning": {"length": 25}, "messages": [{"text_message": {"length": 40}}]},
-    {"id": "act", "messages": [{"text_message": {"length": 5}},
-                               {"tool_call": [{"name": "search", "args": {"q": "x"}},
-                                              {"name": "fetch", "args": {"n": 2}}]}]},
-    {"id": "again", "messages": [{"tool_call": [{"name": "search", "args": {}}]}]},
-    {"id": "end", "messages": [{"text_message": {"length": 40}}]},
-]}
+CHAIN = {
+    "instruction_chain": [
+        {"id": "think", "reasoning": {"length": 25}, "messages": [{"text_message": {"length": 40}}]},
+        {
+            "id": "act",
+            "messages": [
+                {"text_message": {"length": 5}},
+                {"tool_call": [{"name": "search", "args": {"q": "x"}}, {"name": "fetch", "args": {"n": 2}}]},
+            ],
+        },
+        {"id": "again", "messages": [{"tool_call": [{"name": "search", "args": {}}]}]},
+        {"id": "end", "messages": [{"text_message": {"length": 40}}]},
+    ]
+}
 
 
 def tagged_text(script: Any = CHAIN) -> str:
@@ -77,7 +81,7 @@ _CHILD = """
 import json, sys
 sys.path.insert(0, {repo!r})
 from mockllm._explain import select
-from mockllm._replies import build_reply_plan
+from mockllm._plan_builder import build_reply_plan
 body = json.loads(sys.stdin.read())
 out = []
 for t in range(4):
@@ -95,7 +99,11 @@ def plans_in_subprocess(seed: int, hash_seed: str) -> list[dict[str, Any]]:
     env = {**os.environ, "PYTHONHASHSEED": hash_seed}
     done = subprocess.run(
         [sys.executable, "-c", _CHILD.format(repo=str(REPO), seed=seed)],
-        input=json.dumps(chat_body(3)), capture_output=True, text=True, env=env, timeout=60,
+        input=json.dumps(chat_body(3)),
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
         check=True,
     )
     result: list[dict[str, Any]] = json.loads(done.stdout)
@@ -144,9 +152,9 @@ def test_stable_hex_is_a_pure_function_of_its_key() -> None:
 # -- tool-call ids encode the turn -------------------------------------------------------
 
 
-@pytest.mark.parametrize(("protocol", "prefix"), [("openai-chat", "call_"),
-                                                   ("anthropic-messages", "toolu_"),
-                                                   ("openai-responses", "call_")])
+@pytest.mark.parametrize(
+    ("protocol", "prefix"), [("openai-chat", "call_"), ("anthropic-messages", "toolu_"), ("openai-responses", "call_")]
+)
 def test_tool_call_ids_encode_chain_and_turn(protocol: str, prefix: str) -> None:
     selection = select(chat_body(1), "openai-chat")
     plan = build_reply_plan(selection, tool_call_prefix=PREFIX[protocol])
@@ -174,14 +182,22 @@ def _trimmed(protocol: str, result_ids: list[str]) -> dict[str, Any]:
     """The tagged message, then only tool results: the client dropped assistant messages."""
     text = tagged_text()
     if protocol == "openai-chat":
-        return {"messages": [{"role": "user", "content": text}]
-                + [{"role": "tool", "tool_call_id": i, "content": "ok"} for i in result_ids]}
+        return {
+            "messages": [{"role": "user", "content": text}]
+            + [{"role": "tool", "tool_call_id": i, "content": "ok"} for i in result_ids]
+        }
     if protocol == "anthropic-messages":
-        return {"messages": [{"role": "user", "content": text}]
-                + [{"role": "user", "content": [{"type": "tool_result", "tool_use_id": i, "content": "ok"}]}
-                   for i in result_ids]}
-    return {"input": [{"role": "user", "content": text}]
-            + [{"type": "function_call_output", "call_id": i, "output": "ok"} for i in result_ids]}
+        return {
+            "messages": [{"role": "user", "content": text}]
+            + [
+                {"role": "user", "content": [{"type": "tool_result", "tool_use_id": i, "content": "ok"}]}
+                for i in result_ids
+            ]
+        }
+    return {
+        "input": [{"role": "user", "content": text}]
+        + [{"type": "function_call_output", "call_id": i, "output": "ok"} for i in result_ids]
+    }
 
 
 @pytest.mark.parametrize("protocol", ["openai-chat", "anthropic-messages", "openai-responses"])
@@ -202,8 +218,10 @@ def test_replies_after_the_newest_id_still_count_in_a_trimmed_history() -> None:
     # Turn 0 (text) was trimmed; turn 1's tool results were kept; turn 2's reply has no ids.
     turn1, _ = _played_ids("openai-chat")
     body = _trimmed("openai-chat", turn1)
-    body["messages"] += [{"role": "assistant", "content": "a reply without tool calls"},
-                         {"role": "user", "content": "and?"}]
+    body["messages"] += [
+        {"role": "assistant", "content": "a reply without tool calls"},
+        {"role": "user", "content": "and?"},
+    ]
     selection = select(body, "openai-chat")
     assert (selection.counted_turns, selection.turn_index, selection.instruction_id) == (1, 3, "end")
 
@@ -211,10 +229,15 @@ def test_replies_after_the_newest_id_still_count_in_a_trimmed_history() -> None:
 def test_anthropic_results_next_to_user_text_still_place_a_trimmed_history() -> None:
     turn1, _ = _played_ids("anthropic-messages")
     body = _trimmed("anthropic-messages", [])
-    body["messages"].append({"role": "user", "content": [
-        *({"type": "tool_result", "tool_use_id": i, "content": "ok"} for i in turn1),
-        {"type": "text", "text": "here you go"},
-    ]})
+    body["messages"].append(
+        {
+            "role": "user",
+            "content": [
+                *({"type": "tool_result", "tool_use_id": i, "content": "ok"} for i in turn1),
+                {"type": "text", "text": "here you go"},
+            ],
+        }
+    )
     selection = select(body, "anthropic-messages")
     assert (selection.turn_index, selection.instruction_id) == (2, "again")
 
@@ -263,8 +286,11 @@ def test_split_words_examples() -> None:
 
 
 @settings(max_examples=300, deadline=None)
-@given(text=st.text(alphabet=st.sampled_from(list("ab é\n\t  ,.")), max_size=300),
-       per_chunk=st.integers(min_value=1, max_value=6), batch_chars=st.integers(min_value=1, max_value=40))
+@given(
+    text=st.text(alphabet=st.sampled_from(list("ab é\n\t  ,.")), max_size=300),
+    per_chunk=st.integers(min_value=1, max_value=6),
+    batch_chars=st.integers(min_value=1, max_value=40),
+)
 def test_word_batches_make_split_words_deltas_a_batch_at_a_time(text: str, per_chunk: int, batch_chars: int) -> None:
     batches = list(word_batches(text, per_chunk, batch_chars))
     assert [piece for batch in batches for piece in batch] == split_words(text, per_chunk)
@@ -282,5 +308,5 @@ def test_word_batches_keep_a_long_text_in_batches_of_about_the_size_asked() -> N
 def test_slice_batches_cut_every_n_characters_in_batches() -> None:
     text = "abcdefghij" * 1000
     batches = list(slice_batches(text, 8, 100))
-    assert [piece for batch in batches for piece in batch] == [text[i:i + 8] for i in range(0, len(text), 8)]
+    assert [piece for batch in batches for piece in batch] == [text[i : i + 8] for i in range(0, len(text), 8)]
     assert max(len(batch) for batch in batches) == 12

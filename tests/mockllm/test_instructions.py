@@ -14,14 +14,10 @@ import pytest
 from pydantic import ValidationError
 
 from mockllm import INSTRUCTION_END, INSTRUCTION_START, Instruction, InstructionChain
-
 from mockllm._explain import select
-
-from mockllm._replies import build_reply_plan
-
-from mockllm._selection import Selection
 from mockllm._instructions import normalise_stop_reason
-from mockllm._replies import RECOVERED_WORDS
+from mockllm._plan_builder import RECOVERED_WORDS, build_reply_plan
+from mockllm._selection import Selection
 
 
 def request(script: Any, assistant_turns: int = 0) -> dict[str, Any]:
@@ -46,12 +42,19 @@ TEXT = {"messages": [{"text_message": {"length": 6}}]}
 
 
 def test_error_fields_reach_the_reply_plan() -> None:
-    selection = chain_select({
-        "id": "boom",
-        "error": {"status": 429, "type": "rate_limit_error", "message": "slow down",
-                  "retry_after_ms": 1500, "after_chunks": 3},
-        "messages": [{"text_message": {"text": "partial answer"}}],
-    })
+    selection = chain_select(
+        {
+            "id": "boom",
+            "error": {
+                "status": 429,
+                "type": "rate_limit_error",
+                "message": "slow down",
+                "retry_after_ms": 1500,
+                "after_chunks": 3,
+            },
+            "messages": [{"text_message": {"text": "partial answer"}}],
+        }
+    )
     plan = build_reply_plan(selection)
     assert plan.error is not None
     assert (plan.error.status, plan.error.type, plan.error.message) == (429, "rate_limit_error", "slow down")
@@ -68,9 +71,13 @@ def test_error_defaults_to_500_and_leaves_type_and_message_to_the_codec() -> Non
 
 @pytest.mark.parametrize(
     ("error", "field"),
-    [({"status": 200}, "error.status"), ({"status": 600}, "error.status"),
-     ({"times": 0}, "error.times"), ({"retry_after_ms": -1}, "error.retry_after_ms"),
-     ({"after_chunks": -2}, "error.after_chunks")],
+    [
+        ({"status": 200}, "error.status"),
+        ({"status": 600}, "error.status"),
+        ({"times": 0}, "error.times"),
+        ({"retry_after_ms": -1}, "error.retry_after_ms"),
+        ({"after_chunks": -2}, "error.after_chunks"),
+    ],
 )
 def test_invalid_error_is_skipped_naming_the_field(error: dict[str, Any], field: str) -> None:
     selection = chain_select({"error": error}, TEXT)
@@ -82,8 +89,7 @@ def test_invalid_error_is_skipped_naming_the_field(error: dict[str, Any], field:
 
 @pytest.mark.parametrize("times", [1, 2, 3])
 def test_error_times_fails_only_the_first_attempts(times: int) -> None:
-    selection = chain_select({"error": {"status": 503, "times": times},
-                              "messages": [{"text_message": {"length": 9}}]})
+    selection = chain_select({"error": {"status": 503, "times": times}, "messages": [{"text_message": {"length": 9}}]})
     for attempt in range(times + 2):
         plan = build_reply_plan(selection, attempt=attempt)
         if attempt < times:
@@ -135,10 +141,18 @@ def test_chunk_words_sets_words_per_streamed_delta() -> None:
 
 @pytest.mark.parametrize(
     ("given", "neutral"),
-    [("stop", "end_turn"), ("tool_calls", "tool_use"), ("length", "max_tokens"),
-     ("max_output_tokens", "max_tokens"), ("end_turn", "end_turn"), ("tool_use", "tool_use"),
-     ("max_tokens", "max_tokens"), ("stop_sequence", "stop_sequence"),
-     ("content_filter", "content_filter"), ("refusal", "refusal")],
+    [
+        ("stop", "end_turn"),
+        ("tool_calls", "tool_use"),
+        ("length", "max_tokens"),
+        ("max_output_tokens", "max_tokens"),
+        ("end_turn", "end_turn"),
+        ("tool_use", "tool_use"),
+        ("max_tokens", "max_tokens"),
+        ("stop_sequence", "stop_sequence"),
+        ("content_filter", "content_filter"),
+        ("refusal", "refusal"),
+    ],
 )
 def test_stop_reason_any_provider_spelling_is_normalised(given: str, neutral: str) -> None:
     selection = chain_select({**TEXT, "stop_reason": given})
@@ -168,10 +182,13 @@ def test_stop_reason_default_follows_the_content() -> None:
 
 
 def test_unknown_keys_warn_but_the_instruction_runs() -> None:
-    selection = chain_select({
-        "id": "s", "temperature": 0.2,
-        "messages": [{"text_message": {"length": 3, "style": "terse"}, "note": "x"}],
-    })
+    selection = chain_select(
+        {
+            "id": "s",
+            "temperature": 0.2,
+            "messages": [{"text_message": {"length": 3, "style": "terse"}, "note": "x"}],
+        }
+    )
     assert selection.instruction_id == "s"
     assert len(build_reply_plan(selection).text.split()) == 3
     warnings = "\n".join(selection.warnings)
@@ -190,8 +207,7 @@ def test_id_is_optional_and_defaults_to_the_position() -> None:
 
 
 def test_instruction_with_no_content_fields_is_skipped_naming_them() -> None:
-    entries = [{"id": "a", **TEXT}, {"id": "empty", "id_message": "m", "chunk_words": 2},
-               {"id": "c", **TEXT}]
+    entries = [{"id": "a", **TEXT}, {"id": "empty", "id_message": "m", "chunk_words": 2}, {"id": "c", **TEXT}]
     selection = chain_select(*entries, turn=1)
     reason = selection.fallback_reason or ""
     assert selection.instruction is None and selection.turn_index == 1
@@ -216,9 +232,7 @@ def test_instruction_with_no_content_fields_is_skipped_naming_them() -> None:
         ("not an object", "must be a JSON object, got str"),
     ],
 )
-def test_invalid_instruction_falls_back_with_a_reason_and_keeps_the_others(
-    entry: Any, reason_part: str
-) -> None:
+def test_invalid_instruction_falls_back_with_a_reason_and_keeps_the_others(entry: Any, reason_part: str) -> None:
     entries = [{"id": "before", **TEXT}, entry, {"id": "after", **TEXT}]
     bad = chain_select(*entries, turn=1)
     assert bad.instruction is None
@@ -230,8 +244,7 @@ def test_invalid_instruction_falls_back_with_a_reason_and_keeps_the_others(
 
 
 def test_fixed_tool_call_id_is_used_verbatim() -> None:
-    selection = chain_select({"messages": [{"tool_call": [
-        {"name": "a", "id": "call_fixed_1"}, {"name": "b"}]}]})
+    selection = chain_select({"messages": [{"tool_call": [{"name": "a", "id": "call_fixed_1"}, {"name": "b"}]}]})
     ids = [c.id for c in build_reply_plan(selection).tool_calls]
     assert ids[0] == "call_fixed_1"
     assert ids[1].startswith("call_mk")
@@ -247,8 +260,7 @@ def test_legacy_single_instruction_answers_its_message_then_falls_back() -> None
     assert build_reply_plan(first).text == "legacy reply"
     later = select(request(legacy, assistant_turns=1), "openai-chat")
     assert later.instruction is None
-    assert "legacy instruction was already answered (1 assistant turns follow it)" in (
-        later.fallback_reason or "")
+    assert "legacy instruction was already answered (1 assistant turns follow it)" in (later.fallback_reason or "")
 
 
 def test_invalid_legacy_instruction_says_why() -> None:
@@ -258,23 +270,30 @@ def test_invalid_legacy_instruction_says_why() -> None:
 
 
 def test_mixing_formats_prefers_the_chain_with_a_warning() -> None:
-    mixed = {"instruction_chain": [{"id": "chained", **TEXT}],
-             "id": "old", "messages": [{"text_message": {"text": "legacy reply"}}]}
+    mixed = {
+        "instruction_chain": [{"id": "chained", **TEXT}],
+        "id": "old",
+        "messages": [{"text_message": {"text": "legacy reply"}}],
+    }
     selection = select(request(mixed), "openai-chat")
     assert (selection.legacy, selection.instruction_id) == (False, "chained")
-    assert "keys ['id', 'messages'] next to 'instruction_chain' are ignored: the chain is used" in (
-        selection.warnings)
+    assert "keys ['id', 'messages'] next to 'instruction_chain' are ignored: the chain is used" in (selection.warnings)
 
 
 # -- authoring in Python -----------------------------------------------------------------
 
 
 def test_instruction_chain_tagged_round_trips_through_selection() -> None:
-    authored = InstructionChain(instruction_chain=[
-        Instruction(id="one", messages=[{"text_message": {"length": 4}}]),
-        Instruction(reasoning={"text": "hmm"}, stop_reason="stop",
-                    messages=[{"tool_call": [{"name": "f", "args": {"k": [1, 2]}}]}]),
-    ])
+    authored = InstructionChain(
+        instruction_chain=[
+            Instruction(id="one", messages=[{"text_message": {"length": 4}}]),
+            Instruction(
+                reasoning={"text": "hmm"},
+                stop_reason="stop",
+                messages=[{"tool_call": [{"name": "f", "args": {"k": [1, 2]}}]}],
+            ),
+        ]
+    )
     text = authored.tagged("Please do it")
     assert text.startswith(f"Please do it\n{INSTRUCTION_START}\n")
     assert text.endswith(INSTRUCTION_END)
@@ -285,7 +304,8 @@ def test_instruction_chain_tagged_round_trips_through_selection() -> None:
     assert (plan.reasoning, plan.stop_reason) == ("hmm", "end_turn")
     assert plan.tool_calls[0].arguments == '{"k":[1,2]}'
     assert InstructionChain(instruction_chain=[]).tagged() == (
-        f'{INSTRUCTION_START}\n{{"instruction_chain":[]}}\n{INSTRUCTION_END}')
+        f'{INSTRUCTION_START}\n{{"instruction_chain":[]}}\n{INSTRUCTION_END}'
+    )
 
 
 def test_authoring_is_strict() -> None:

@@ -339,9 +339,7 @@ def test_interceptions_may_end_out_of_order_across_threads() -> None:
         with intercept(thread_mock), httpx2.Client() as client:
             entered.set()
             release.wait(timeout=30)
-            results.append(
-                client.post("https://api.openai.com/v1/chat/completions", json=chat_body()).status_code
-            )
+            results.append(client.post("https://api.openai.com/v1/chat/completions", json=chat_body()).status_code)
 
     with intercept():
         worker = threading.Thread(target=in_thread)
@@ -382,10 +380,13 @@ def test_intercepting_neither_library_is_rejected() -> None:
         pass
 
 
-@pytest.mark.parametrize(("clients", "error", "message"), [
-    (("httpx", "requests"), ValueError, r"clients names 'requests'; intercept covers \['httpx', 'httpx2'\]"),
-    ("httpx2", TypeError, r"clients must be a tuple of client library names"),
-])
+@pytest.mark.parametrize(
+    ("clients", "error", "message"),
+    [
+        (("httpx", "requests"), ValueError, r"clients names 'requests'; intercept covers \['httpx', 'httpx2'\]"),
+        ("httpx2", TypeError, r"clients must be a tuple of client library names"),
+    ],
+)
 def test_an_unknown_client_library_is_rejected(clients: Any, error: type[Exception], message: str) -> None:
     with pytest.raises(error, match=message), intercept(clients=clients):
         pass
@@ -394,8 +395,7 @@ def test_an_unknown_client_library_is_rejected(clients: Any, error: type[Excepti
 
 def test_a_respx_mock_of_another_host_still_sees_its_requests() -> None:
     respx = pytest.importorskip("respx", reason="respx is not installed (a test dependency)")
-    with respx.mock(assert_all_called=True) as router, intercept(clients=("httpx",)) as mock, \
-            httpx.Client() as client:
+    with respx.mock(assert_all_called=True) as router, intercept(clients=("httpx",)) as mock, httpx.Client() as client:
         router.get("https://example.test/ping").respond(200, text="pong from respx")
         served = client.post("https://api.openai.com/v1/chat/completions", json=chat_body())
         mocked = client.get("https://example.test/ping")

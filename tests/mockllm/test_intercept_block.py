@@ -18,7 +18,8 @@ def test_a_request_to_another_host_is_refused_and_shown(library: object) -> None
             client.get("http://example.invalid/data?q=1")
     assert str(info.value).startswith(
         "intercept(block_unmocked=True) blocked GET http://example.invalid/data?q=1: only "
-        "api.anthropic.com, api.openai.com are served by the mock.")
+        "api.anthropic.com, api.openai.com are served by the mock."
+    )
 
 
 def test_a_refusal_the_app_swallowed_still_fails_when_the_block_ends() -> None:
@@ -34,11 +35,14 @@ def test_a_refusal_the_app_swallowed_still_fails_when_the_block_ends() -> None:
             app_that_hides_errors()
     assert str(info.value) == (
         "1 request(s) went to hosts the mock does not serve (intercept(block_unmocked=True) serves "
-        "api.anthropic.com, api.openai.com):\n  - GET http://elsewhere.invalid/v1/models")
+        "api.anthropic.com, api.openai.com):\n  - GET http://elsewhere.invalid/v1/models"
+    )
 
 
 def test_the_mocked_hosts_are_still_served_and_others_pass_without_the_flag() -> None:
     with intercept(block_unmocked=True) as mock, httpx2.Client() as client:
-        client.post("https://api.openai.com/v1/chat/completions",
-                    json={"model": "m", "messages": [{"role": "user", "content": "hi"}]})
+        client.post(
+            "https://api.openai.com/v1/chat/completions",
+            json={"model": "m", "messages": [{"role": "user", "content": "hi"}]},
+        )
     assert mock.journal[-1].path == "/v1/chat/completions"

@@ -27,8 +27,11 @@ from tests.mockllm.server_support import PATHS, PROTOCOLS, script, sse_events, t
 MIB = 1024 * 1024
 # Words making a stream of about 8 MB in each protocol (an Anthropic delta is smaller).
 WORDS_8MB = {"openai-chat": 32_000, "anthropic-messages": 66_000, "openai-responses": 34_000}
-CODEC_MODULES = {"openai-chat": "mockllm._wire.openai_chat", "anthropic-messages": "mockllm._wire.anthropic_messages",
-                 "openai-responses": "mockllm._wire.openai_responses"}
+CODEC_MODULES = {
+    "openai-chat": "mockllm._wire.openai_chat",
+    "anthropic-messages": "mockllm._wire.anthropic_messages",
+    "openai-responses": "mockllm._wire.openai_responses",
+}
 
 
 def ask(mock: MockLLM, protocol: str, instruction: dict[str, Any], *, stream: bool = True) -> Any:
@@ -52,9 +55,15 @@ def test_a_short_stream_is_complete_and_goes_in_one_write_with_a_content_length(
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 def test_a_long_stream_goes_in_writes_made_as_they_are_sent_with_the_same_bytes(protocol: str) -> None:
-    instruction = {"id": "long", "reasoning": {"length": 900}, "chunk_words": 3,
-                   "messages": [{"text_message": {"length": 20_000}},
-                                {"tool_call": [{"name": "lookup", "args": {"q": "ü" * 5000}}]}]}
+    instruction = {
+        "id": "long",
+        "reasoning": {"length": 900},
+        "chunk_words": 3,
+        "messages": [
+            {"text_message": {"length": 20_000}},
+            {"tool_call": [{"name": "lookup", "args": {"q": "ü" * 5000}}]},
+        ],
+    }
     reply = ask(MockLLM(), protocol, instruction)
     assert reply.streaming and reply.length is None  # no Content-Length: sent in pieces
     chunks = [chunk for wait, chunk in reply.paced_chunks() if wait == 0.0]
@@ -114,16 +123,19 @@ def test_a_scripted_error_past_the_first_writes_cuts_a_long_stream_there(protoco
 
 def _failing_after(batches: int) -> Any:
     """A stand-in for ``word_batches`` that makes ``batches`` batches, then fails."""
+
     def word_batches(text: str, words_per_chunk: int, *args: Any) -> Iterator[list[str]]:
         for _ in range(batches):
             yield ["word "] * 300
         raise KeyError("boom")
+
     return word_batches
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 def test_a_bug_mid_stream_ends_the_stream_with_the_protocols_error_event_and_request_id(
-        protocol: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    protocol: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(sys.modules[CODEC_MODULES[protocol]], "word_batches", _failing_after(5))
     reply = ask(MockLLM(), protocol, text(50))
     assert reply.status == 200 and reply.length is None  # the head went fine: headers are sent
@@ -150,14 +162,23 @@ def test_a_bug_rendering_the_start_of_a_stream_is_a_json_500(protocol: str, monk
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 def test_a_codec_renders_a_long_reply_in_small_batches_taken_one_at_a_time(protocol: str) -> None:
     words = generate_words(60_000, "lazy")
-    plan = ReplyPlan(reasoning=words[:20_000], parts=(TextPart(words), ToolCallPart("call_1", "f", '{"q":"' + "x" * 30_000 + '"}')),
-                     stop_reason="end_turn", usage=Usage(1, 1), response_id="r", created=0, chunk_words=2)
+    plan = ReplyPlan(
+        reasoning=words[:20_000],
+        parts=(TextPart(words), ToolCallPart("call_1", "f", '{"q":"' + "x" * 30_000 + '"}')),
+        stop_reason="end_turn",
+        usage=Usage(1, 1),
+        response_id="r",
+        created=0,
+        chunk_words=2,
+    )
     codec = codec_named(protocol)
     batches = codec.render_stream(plan, {"model": "m"})
     first = next(batches)  # the first batch comes before the rest is made
-    sizes = [sum(map(len, first))] + [sum(map(len, batch)) for batch in batches
-                                      if len(batch) > 3]  # not a few "done" events repeating a text
+    sizes = [sum(map(len, first))] + [
+        sum(map(len, batch)) for batch in batches if len(batch) > 3
+    ]  # not a few "done" events repeating a text
     assert len(sizes) > 20
     assert max(sizes) < 256 * 1024
     assert b"".join(codec.render_events(plan, {"model": "m"})) == b"".join(
-        b"".join(batch) for batch in codec.render_stream(plan, {"model": "m"}))
+        b"".join(batch) for batch in codec.render_stream(plan, {"model": "m"})
+    )

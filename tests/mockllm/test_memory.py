@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from mockllm import Limits
-from mockllm._script import MAX_VALUES
+from mockllm._parsing import MAX_VALUES
 from tests.mockllm.server_support import PATHS, PROTOCOLS, ServerProcess, launch, script, user_body
 
 httpx2 = pytest.importorskip("httpx2", reason="httpx2 is not installed (the httpx2 extra)")
@@ -46,22 +46,30 @@ def largest_allowed(stream: bool) -> dict[str, object]:
 
 @pytest.mark.parametrize("stream", [False, True])
 def test_the_largest_reply_allowed_stays_under_256_mb_and_reset_gives_memory_back(
-        server: ServerProcess, stream: bool) -> None:
+    server: ServerProcess, stream: bool
+) -> None:
     with httpx2.Client(base_url=server.base_url, timeout=120) as http:
         assert http.get("/_mockllm/health").status_code == 200
         baseline = status_kib(server, "VmRSS")
         for _ in range(3):
-            reply = http.post(PATHS["openai-chat"], content=json.dumps(largest_allowed(stream)).encode(),
-                              headers={"content-type": "application/json"})
+            reply = http.post(
+                PATHS["openai-chat"],
+                content=json.dumps(largest_allowed(stream)).encode(),
+                headers={"content-type": "application/json"},
+            )
             assert reply.status_code == 200
             assert "x-mockllm-fallback" not in reply.headers  # really made, not refused
             assert len(reply.content) > 2 * MIB
         assert status_kib(server, "VmHWM") * 1024 < 256 * MIB
         # A 3 KB request asking for gigabytes is refused before a word is made.
-        huge = user_body("openai-chat", script({"id": "huge", "messages": [
-            {"text_message": {"length": 100_000}}] * 90}), stream=stream)
-        refused = http.post(PATHS["openai-chat"], content=json.dumps(huge).encode(),
-                            headers={"content-type": "application/json"})
+        huge = user_body(
+            "openai-chat",
+            script({"id": "huge", "messages": [{"text_message": {"length": 100_000}}] * 90}),
+            stream=stream,
+        )
+        refused = http.post(
+            PATHS["openai-chat"], content=json.dumps(huge).encode(), headers={"content-type": "application/json"}
+        )
         assert "over the cap" in refused.headers["x-mockllm-fallback"]
         assert status_kib(server, "VmHWM") * 1024 < 256 * MIB
         assert http.post("/_mockllm/reset").status_code == 200
@@ -98,14 +106,18 @@ def test_the_costliest_body_allowed_stays_under_256_mb(server: ServerProcess) ->
 
 
 # Words making a stream of about 40 MB in each protocol (an Anthropic delta is smaller).
-_LAST_EVENT = {"openai-chat": b"data: [DONE]", "anthropic-messages": b"event: message_stop",
-               "openai-responses": b"event: response.completed"}
+_LAST_EVENT = {
+    "openai-chat": b"data: [DONE]",
+    "anthropic-messages": b"event: message_stop",
+    "openai-responses": b"event: response.completed",
+}
 _STREAM_WORDS = {"openai-chat": 160_000, "anthropic-messages": 330_000, "openai-responses": 170_000}
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 def test_a_long_stream_is_rendered_as_it_is_sent_so_its_peak_is_a_fraction_of_its_size(
-        tmp_path: Path, protocol: str) -> None:
+    tmp_path: Path, protocol: str
+) -> None:
     # A cap raised far past the default, so that the stream dwarfs the server's own
     # memory: built whole, its events and their joined bytes alone would be twice its size.
     started = launch(tmp_path, "--port", "0", "--max-output-bytes", str(256 * MIB))
@@ -118,8 +130,9 @@ def test_a_long_stream_is_rendered_as_it_is_sent_so_its_peak_is_a_fraction_of_it
         with httpx2.Client(base_url=server.base_url, timeout=120) as http:
             assert http.get("/_mockllm/health").status_code == 200
             baseline = status_kib(server, "VmRSS")
-            with http.stream("POST", PATHS[protocol], content=json.dumps(body).encode(),
-                             headers={"content-type": "application/json"}) as reply:
+            with http.stream(
+                "POST", PATHS[protocol], content=json.dumps(body).encode(), headers={"content-type": "application/json"}
+            ) as reply:
                 assert reply.status_code == 200
                 assert "x-mockllm-fallback" not in reply.headers
                 assert "content-length" not in reply.headers  # sent in pieces as they are made

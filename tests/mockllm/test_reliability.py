@@ -17,7 +17,7 @@ import pytest
 
 from mockllm import Limits, MockLLM
 from mockllm._engine import CHAIN_TABLE_SIZE
-from mockllm._script import parse_script
+from mockllm._parsing import parse_script
 from mockllm._wire.registry import codec_named
 from tests.http_support import follow_up
 from tests.mockllm.server_support import PATHS, PROTOCOLS, ServerProcess, launch, script, user_body
@@ -40,15 +40,18 @@ def reply_text(protocol: str, body: dict[str, Any]) -> str:
         return body["choices"][0]["message"]["content"] or ""
     if protocol == "anthropic-messages":
         return "".join(block.get("text", "") for block in body["content"])
-    return "".join(part["text"] for item in body["output"] if item["type"] == "message"
-                   for part in item["content"])
+    return "".join(part["text"] for item in body["output"] if item["type"] == "message" for part in item["content"])
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 @pytest.mark.parametrize("raw_model", [b'"\\ud800x"', b'"\xed\xa0\x80"'], ids=["escaped", "raw-bytes"])
 def test_a_lone_surrogate_in_an_echoed_field_is_a_400_naming_it(protocol: str, raw_model: bytes) -> None:
-    body = json.dumps(user_body(protocol, "hi")).encode().replace(b'"gpt-mock"', raw_model).replace(
-        b'"claude-mock-1"', raw_model)
+    body = (
+        json.dumps(user_body(protocol, "hi"))
+        .encode()
+        .replace(b'"gpt-mock"', raw_model)
+        .replace(b'"claude-mock-1"', raw_model)
+    )
     status, error, headers = handle(MockLLM(), protocol, body)
     assert status == 400
     assert "surrogate in 'model'" in error_message(protocol, error)
@@ -72,7 +75,8 @@ def test_a_number_too_long_for_int_in_an_instruction_block_is_a_fallback_saying_
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 def test_a_bug_in_the_mock_is_a_json_500_carrying_the_request_id(
-        protocol: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    protocol: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     codec = codec_named(protocol)
 
     def broken(*args: Any) -> bytes:
@@ -80,8 +84,9 @@ def test_a_bug_in_the_mock_is_a_json_500_carrying_the_request_id(
 
     monkeypatch.setattr(type(codec), "render_json", broken)
     mock = MockLLM()
-    status, error, headers = handle(mock, protocol, user_body(protocol, script({"messages": [
-        {"text_message": {"length": 3}}]})))
+    status, error, headers = handle(
+        mock, protocol, user_body(protocol, script({"messages": [{"text_message": {"length": 3}}]}))
+    )
     assert status == 500
     request_id = headers[codec.request_id_header]
     assert request_id in error_message(protocol, error) and "bug in mockllm" in error_message(protocol, error)
@@ -121,19 +126,23 @@ def test_the_output_cap_is_a_mock_llm_argument() -> None:
 @pytest.mark.parametrize("field", ["chunk_ms", "first_chunk_ms"])
 def test_a_non_finite_timing_skips_the_instruction_naming_the_field(field: str) -> None:
     content = script({"id": "t", "messages": [{"text_message": {"length": 3}}]}).replace(
-        '"id":"t"', f'"id":"t","timing":{{"{field}":1e999}}')
-    reply = MockLLM().handle("POST", PATHS["openai-chat"], {},
-                             json.dumps(user_body("openai-chat", content, stream=True)).encode())
+        '"id":"t"', f'"id":"t","timing":{{"{field}":1e999}}'
+    )
+    reply = MockLLM().handle(
+        "POST", PATHS["openai-chat"], {}, json.dumps(user_body("openai-chat", content, stream=True)).encode()
+    )
     assert reply.status == 200 and reply.pacing is None
     assert f"timing.{field} is not a finite number" in dict(reply.headers)["x-mockllm-fallback"]
 
 
 def test_a_long_timing_is_shortened_to_the_cap_with_a_warning() -> None:
-    content = script({"id": "slow", "timing": {"first_chunk_ms": 1e9, "chunk_ms": 5},
-                      "messages": [{"text_message": {"length": 3}}]})
+    content = script(
+        {"id": "slow", "timing": {"first_chunk_ms": 1e9, "chunk_ms": 5}, "messages": [{"text_message": {"length": 3}}]}
+    )
     mock = MockLLM(limits=Limits(max_delay_ms=250))
-    reply = mock.handle("POST", PATHS["openai-chat"], {},
-                        json.dumps(user_body("openai-chat", content, stream=True)).encode())
+    reply = mock.handle(
+        "POST", PATHS["openai-chat"], {}, json.dumps(user_body("openai-chat", content, stream=True)).encode()
+    )
     assert reply.pacing is not None
     assert (reply.pacing.first_chunk_s, reply.pacing.chunk_s) == (0.25, 0.005)
     assert any("shortened to at most 250 ms" in w for w in mock.journal[-1].warnings)
@@ -142,7 +151,8 @@ def test_a_long_timing_is_shortened_to_the_cap_with_a_warning() -> None:
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 def test_tool_arguments_never_go_out_as_infinity(protocol: str) -> None:
     content = script({"id": "call", "messages": [{"tool_call": [{"name": "f", "args": {"x": 1}}]}]}).replace(
-        '{"x":1}', '{"x":1e999}')
+        '{"x":1}', '{"x":1e999}'
+    )
     reply = MockLLM().handle("POST", PATHS[protocol], {}, json.dumps(user_body(protocol, content)).encode())
     json.loads(reply.body, parse_constant=_refuse)  # strict JSON: no Infinity, no NaN
     assert "messages[0].tool_call[0].args.x is not a finite number" in dict(reply.headers)["x-mockllm-fallback"]
@@ -166,8 +176,10 @@ def test_the_journal_is_bounded_in_bytes_and_clips_what_requests_sent() -> None:
 def test_the_unused_step_table_is_bounded() -> None:
     mock = MockLLM()
     for n in range(CHAIN_TABLE_SIZE + 50):
-        content = script({"id": f"s{n}", "messages": [{"text_message": {"length": 1}}]},
-                         {"id": "never", "messages": [{"text_message": {"length": 1}}]})
+        content = script(
+            {"id": f"s{n}", "messages": [{"text_message": {"length": 1}}]},
+            {"id": "never", "messages": [{"text_message": {"length": 1}}]},
+        )
         mock.handle("POST", PATHS["openai-chat"], {}, json.dumps(user_body("openai-chat", content)).encode())
     assert len(mock.unused_steps()) == CHAIN_TABLE_SIZE
 
@@ -196,13 +208,17 @@ BAD_BODIES = {
     "escaped-surrogate": b'{"model":"\\udc00","messages":[{"role":"user","content":"hi"}]}',
     "raw-surrogate": b'{"model":"\xed\xb0\x80","messages":[{"role":"user","content":"hi"}]}',
     "deep-nesting": b"[" * 50_000 + b"]" * 50_000,
-    "huge-int": json.dumps(user_body("openai-chat", '<|instruction_start|>{"id":' + "7" * 6000
-                                     + ',"messages":[]}<|instruction_end|>')).encode(),
-    "nul-and-spaces-in-id": json.dumps(user_body("openai-chat", script(
-        {"id": "  edge\u0000id\r\n ", "messages": [{"text_message": {"length": 2}}]}))).encode(),
-    "infinite-timing": json.dumps(user_body("openai-chat", script(
-        {"id": "inf", "messages": [{"text_message": {"length": 2}}]}), stream=True)).encode().replace(
-        b'\\"id\\":\\"inf\\"', b'\\"id\\":\\"inf\\",\\"timing\\":{\\"chunk_ms\\":1e999}'),
+    "huge-int": json.dumps(
+        user_body("openai-chat", '<|instruction_start|>{"id":' + "7" * 6000 + ',"messages":[]}<|instruction_end|>')
+    ).encode(),
+    "nul-and-spaces-in-id": json.dumps(
+        user_body("openai-chat", script({"id": "  edge\u0000id\r\n ", "messages": [{"text_message": {"length": 2}}]}))
+    ).encode(),
+    "infinite-timing": json.dumps(
+        user_body("openai-chat", script({"id": "inf", "messages": [{"text_message": {"length": 2}}]}), stream=True)
+    )
+    .encode()
+    .replace(b'\\"id\\":\\"inf\\"', b'\\"id\\":\\"inf\\",\\"timing\\":{\\"chunk_ms\\":1e999}'),
     "not-json": b"\xff\xfe{{{",
 }
 
@@ -212,16 +228,18 @@ def test_after_any_bad_request_the_keep_alive_connection_still_serves(server: Se
     address = urlsplit(server.base_url)
     connection = http.client.HTTPConnection(address.hostname, address.port, timeout=30)
     try:
-        connection.request("POST", PATHS["openai-chat"], body=BAD_BODIES[name],
-                           headers={"content-type": "application/json"})
+        connection.request(
+            "POST", PATHS["openai-chat"], body=BAD_BODIES[name], headers={"content-type": "application/json"}
+        )
         response = connection.getresponse()
         payload = response.read()
         assert response.status < 500, payload
         if response.getheader("content-type") == "application/json":
             json.loads(payload)
         assert response.getheader("connection") != "close"
-        good = json.dumps(user_body("openai-chat", script({"id": "ok", "messages": [
-            {"text_message": {"length": 2}}]}))).encode()
+        good = json.dumps(
+            user_body("openai-chat", script({"id": "ok", "messages": [{"text_message": {"length": 2}}]}))
+        ).encode()
         status, again = follow_up(connection, "POST", PATHS["openai-chat"], good, {"content-type": "application/json"})
         assert status == 200 and again["object"] == "chat.completion"
     finally:

@@ -17,10 +17,9 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from mockllm import Limits, MockLLM, MockLLMError, ScriptLimitReached
+from mockllm import Limits, MockLLM, MockLLMError, ScriptLimitReached, _parsing
 from mockllm._engine import CHAIN_TABLE_BYTES
-from mockllm import _script
-from mockllm._script import MAX_VALUES, clear_script_cache, parse_script
+from mockllm._parsing import MAX_VALUES, clear_script_cache, parse_script
 from tests.http_support import follow_up
 from tests.mockllm.server_support import PATHS, PROTOCOLS, ServerProcess, launch, script, user_body
 from tests.mockllm.test_server_faults import threaded_server
@@ -30,8 +29,7 @@ MIB = 1024 * KIB
 
 
 def good_body(protocol: str = "openai-chat") -> bytes:
-    return json.dumps(user_body(protocol, script({"id": "ok", "messages": [
-        {"text_message": {"length": 2}}]}))).encode()
+    return json.dumps(user_body(protocol, script({"id": "ok", "messages": [{"text_message": {"length": 2}}]}))).encode()
 
 
 # -- the body cap, in process ----------------------------------------------------------
@@ -97,9 +95,12 @@ def test_the_unused_step_table_is_bounded_in_bytes() -> None:
     steps = 1000  # each labelled with 200 characters: ~260 KB a chain in the table
     chains = CHAIN_TABLE_BYTES // (steps * 260) * 3
     for n in range(chains):
-        chain = [{"id": f"{n:04d}-{i:04d}-" + "x" * 190, "messages": [{"text_message": {"length": 1}}]}
-                 for i in range(steps)]
-        reply = mock.handle("POST", PATHS["openai-chat"], {}, json.dumps(user_body("openai-chat", script(*chain))).encode())
+        chain = [
+            {"id": f"{n:04d}-{i:04d}-" + "x" * 190, "messages": [{"text_message": {"length": 1}}]} for i in range(steps)
+        ]
+        reply = mock.handle(
+            "POST", PATHS["openai-chat"], {}, json.dumps(user_body("openai-chat", script(*chain))).encode()
+        )
         assert reply.status == 200
     unused = mock.unused_steps()
     assert sum(len(step.label) + 64 for step in unused) <= CHAIN_TABLE_BYTES
@@ -111,14 +112,15 @@ def test_the_unused_step_table_is_bounded_in_bytes() -> None:
 
 def test_an_instruction_block_past_max_values_is_a_fallback_saying_so() -> None:
     chain = [{"id": "many", "messages": [{"text_message": {"length": 1}}] * (MAX_VALUES // 3)}]
-    reply = MockLLM().handle("POST", PATHS["openai-chat"], {}, json.dumps(
-        user_body("openai-chat", script(*chain))).encode())
+    reply = MockLLM().handle(
+        "POST", PATHS["openai-chat"], {}, json.dumps(user_body("openai-chat", script(*chain))).encode()
+    )
     assert reply.status == 200
     assert f"more than the {MAX_VALUES}" in dict(reply.headers)["x-mockllm-fallback"]
 
 
 def test_the_parse_cache_is_bounded_in_the_bytes_its_parsed_blocks_hold(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_script, "CACHE_BYTES", 8 * MIB)
+    monkeypatch.setattr(_parsing, "CACHE_BYTES", 8 * MIB)
     clear_script_cache()
     tracemalloc.start()
     try:
@@ -138,8 +140,9 @@ def test_the_parse_cache_is_bounded_in_the_bytes_its_parsed_blocks_hold(monkeypa
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
-    started = launch(tmp_path_factory.mktemp("limits"), "--port", "0", "--max-body-bytes", str(MIB),
-                     "--max-sessions", "3")
+    started = launch(
+        tmp_path_factory.mktemp("limits"), "--port", "0", "--max-body-bytes", str(MIB), "--max-sessions", "3"
+    )
     try:
         yield started.wait_ready()
     finally:
@@ -162,14 +165,20 @@ def chunks(total: int) -> Iterator[bytes]:
 @pytest.mark.parametrize("how", ["content-length", "chunked"])
 @pytest.mark.parametrize("path", [PATHS["anthropic-messages"], "/_mockllm/scripts"])
 def test_a_body_past_the_cap_is_refused_unbuffered_and_the_connection_still_serves(
-        server: ServerProcess, how: str, path: str) -> None:
+    server: ServerProcess, how: str, path: str
+) -> None:
     address = urlsplit(server.base_url)
     connection = http.client.HTTPConnection(address.hostname, address.port, timeout=60)
     try:
         before = peak_kib(server)
         if how == "chunked":  # no Content-Length: counted as it arrives
-            connection.request("POST", path, body=chunks(48 * MIB), encode_chunked=True,
-                               headers={"content-type": "application/json", "transfer-encoding": "chunked"})
+            connection.request(
+                "POST",
+                path,
+                body=chunks(48 * MIB),
+                encode_chunked=True,
+                headers={"content-type": "application/json", "transfer-encoding": "chunked"},
+            )
         else:
             connection.request("POST", path, body=b" " * (48 * MIB), headers={"content-type": "application/json"})
         response = connection.getresponse()
@@ -179,8 +188,13 @@ def test_a_body_past_the_cap_is_refused_unbuffered_and_the_connection_still_serv
         if path.endswith("/messages"):
             assert error["error"]["type"] == "request_too_large"
         assert (peak_kib(server) - before) * KIB < 16 * MIB  # never held whole
-        status, again = follow_up(connection, "POST", PATHS["anthropic-messages"], good_body("anthropic-messages"),
-                                  {"content-type": "application/json"})
+        status, again = follow_up(
+            connection,
+            "POST",
+            PATHS["anthropic-messages"],
+            good_body("anthropic-messages"),
+            {"content-type": "application/json"},
+        )
         assert status == 200 and again["type"] == "message"
     finally:
         connection.close()
@@ -209,17 +223,30 @@ def test_past_max_sessions_a_new_session_is_a_409_until_one_is_deleted(server: S
         post(server, session["path"], method="DELETE")
 
 
-@pytest.mark.parametrize(("body", "problem"), [
-    (b'{"instruction_chain": [{"id": "\\ud800", "messages": [{"text_message": {"length": 2}}]}]}',
-     "instruction_chain[0].id: holds a lone UTF-16 surrogate"),
-    (b'{"instruction_chain": [{"id": "a", "messages": [{"tool_call": [{"name": "f", "args": {"x": 1e999}}]}]}]}',
-     "instruction_chain[0].messages[0].tool_call[0].args.x: not a finite number"),
-    (b'{"instruction_chain": [{"id": "a", "messages": [{"tool_call": [{"name": "f", "args": {"x": '
-     + b"[" * 300 + b"]" * 300 + b"}}]}]}]}", "nested more than 100 levels"),
-    (b"[" * 100_000 + b"]" * 100_000, "nested too deeply"),
-])
+@pytest.mark.parametrize(
+    ("body", "problem"),
+    [
+        (
+            b'{"instruction_chain": [{"id": "\\ud800", "messages": [{"text_message": {"length": 2}}]}]}',
+            "instruction_chain[0].id: holds a lone UTF-16 surrogate",
+        ),
+        (
+            b'{"instruction_chain": [{"id": "a", "messages": [{"tool_call": [{"name": "f", "args": {"x": 1e999}}]}]}]}',
+            "instruction_chain[0].messages[0].tool_call[0].args.x: not a finite number",
+        ),
+        (
+            b'{"instruction_chain": [{"id": "a", "messages": [{"tool_call": [{"name": "f", "args": {"x": '
+            + b"[" * 300
+            + b"]" * 300
+            + b"}}]}]}]}",
+            "nested more than 100 levels",
+        ),
+        (b"[" * 100_000 + b"]" * 100_000, "nested too deeply"),
+    ],
+)
 def test_a_script_the_mock_could_not_keep_is_a_400_naming_the_field(
-        server: ServerProcess, body: bytes, problem: str) -> None:
+    server: ServerProcess, body: bytes, problem: str
+) -> None:
     status, error = post(server, "/_mockllm/scripts", body)
     assert status == 400 and problem in error["error"]["message"], error
 

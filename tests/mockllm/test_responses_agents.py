@@ -28,10 +28,12 @@ def test_an_agent_continues_on_previous_response_id() -> None:
         """The weather in a city."""
         return f"sunny in {city}"
 
-    prompt = script({"id": uid("ag1"), "messages": [{"tool_call": [{"name": "get_weather", "args": {"city": "Oslo"}}]}]},
-                    {"id": uid("ag2"), "messages": [{"text_message": {"text": "Sunny."}}]},
-                    {"id": uid("ag3"), "messages": [{"text_message": {"text": "Still sunny."}}]},
-                    prompt="Weather in Oslo?")
+    prompt = script(
+        {"id": uid("ag1"), "messages": [{"tool_call": [{"name": "get_weather", "args": {"city": "Oslo"}}]}]},
+        {"id": uid("ag2"), "messages": [{"text_message": {"text": "Sunny."}}]},
+        {"id": uid("ag3"), "messages": [{"text_message": {"text": "Still sunny."}}]},
+        prompt="Weather in Oslo?",
+    )
 
     async def main() -> tuple[Any, Any]:
         async with httpx2.AsyncClient(transport=HTTPX2Transport(mock)) as http:
@@ -46,4 +48,7 @@ def test_an_agent_continues_on_previous_response_id() -> None:
     assert (first.final_output, second.final_output) == ("Sunny.", "Still sunny.")
     # The tool loop inside one run sends the whole input; the next run names the last response.
     assert [(e.turn_index, e.status, e.rebuilt_from) for e in mock.journal] == [
-        (0, 200, None), (1, 200, None), (2, 200, first.last_response_id)]
+        (0, 200, None),
+        (1, 200, None),
+        (2, 200, first.last_response_id),
+    ]

@@ -14,8 +14,14 @@ from tests.mockllm.server_support import script, uid
 from tests.mockllm.server_support import two_city_weather_chain as _chain
 
 MODEL = "gpt-mock"
-TOOLS = [{"type": "function", "name": "get_weather", "description": "The weather in a city.",
-          "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}]
+TOOLS = [
+    {
+        "type": "function",
+        "name": "get_weather",
+        "description": "The weather in a city.",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+    }
+]
 
 
 def _create(client: Any, stream: bool, **kwargs: Any) -> Any:
@@ -27,8 +33,11 @@ def _create(client: Any, stream: bool, **kwargs: Any) -> Any:
 
 
 def _results(response: Any) -> list[dict[str, Any]]:
-    return [{"type": "function_call_output", "call_id": item.call_id, "output": "sunny"}
-            for item in response.output if item.type == "function_call"]
+    return [
+        {"type": "function_call_output", "call_id": item.call_id, "output": "sunny"}
+        for item in response.output
+        if item.type == "function_call"
+    ]
 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["json", "stream"])
@@ -38,13 +47,17 @@ def test_a_tool_loop_on_previous_response_id(door: Any, stream: bool) -> None:
     with door.openai() as client:
         responses = [_create(client, stream, input=prompt, store=True)]
         while responses[-1].output[-1].type == "function_call":
-            responses.append(_create(client, stream, input=_results(responses[-1]),
-                                     previous_response_id=responses[-1].id))
+            responses.append(
+                _create(client, stream, input=_results(responses[-1]), previous_response_id=responses[-1].id)
+            )
         assert responses[-1].output_text == "Both are sunny."
         assert [r.previous_response_id for r in responses] == [None, responses[0].id, responses[1].id]
         entries = [e for e in door.journal() if e["protocol"] == "openai-responses"]
         assert [(e["turn_index"], e["status"], e["rebuilt_from"]) for e in entries] == [
-            (0, 200, None), (1, 200, responses[0].id), (2, 200, responses[1].id)]
+            (0, 200, None),
+            (1, 200, responses[0].id),
+            (2, 200, responses[1].id),
+        ]
 
         # The same last turn with the whole history sent by the client: the same reply,
         # the same usage (the rebuilt request is the same bytes).
@@ -98,8 +111,9 @@ def test_a_conversation_grows_by_each_response(door: Any) -> None:
         conversation = client.conversations.create(items=[{"role": "user", "content": prompt}])
         assert conversation.id.startswith("conv_")
         first = client.responses.create(model=MODEL, tools=TOOLS, conversation=conversation.id, input=[])
-        second = client.responses.create(model=MODEL, tools=TOOLS, conversation={"id": conversation.id},
-                                         input=_results(first))
+        second = client.responses.create(
+            model=MODEL, tools=TOOLS, conversation={"id": conversation.id}, input=_results(first)
+        )
         assert second.conversation is not None and second.conversation.id == conversation.id
         entries = [e for e in door.journal() if e["protocol"] == "openai-responses"]
         assert [(e["turn_index"], e["rebuilt_from"]) for e in entries] == [(0, conversation.id), (1, conversation.id)]
@@ -107,8 +121,9 @@ def test_a_conversation_grows_by_each_response(door: Any) -> None:
             client.responses.create(model=MODEL, input="hi", conversation="conv_nowhere")
         assert raised.value.param == "conversation" and "POST /v1/conversations" in raised.value.message
         with pytest.raises(openai.BadRequestError, match="Mutually exclusive"):
-            client.responses.create(model=MODEL, input="hi", conversation=conversation.id,
-                                    previous_response_id=second.id)
+            client.responses.create(
+                model=MODEL, input="hi", conversation=conversation.id, previous_response_id=second.id
+            )
 
 
 def test_the_oldest_responses_are_evicted_at_the_bound() -> None:
@@ -126,8 +141,7 @@ def test_the_oldest_responses_are_evicted_at_the_bound() -> None:
 def test_the_byte_bound_evicts_too() -> None:
     store = ResponseStore(max_bytes=400)
     for n in range(3):
-        store.keep({"model": "m", "input": "x" * 150},
-                   f'{{"id": "resp_{n}", "output": []}}'.encode())
+        store.keep({"model": "m", "input": "x" * 150}, f'{{"id": "resp_{n}", "output": []}}'.encode())
     store.expand({"model": "m", "input": [], "previous_response_id": "resp_2"})
     with pytest.raises(Exception, match="not found"):
         store.expand({"model": "m", "input": [], "previous_response_id": "resp_0"})
@@ -136,15 +150,28 @@ def test_the_byte_bound_evicts_too() -> None:
 def test_the_journal_shows_an_anthropic_thread_rebuilt(door: Any) -> None:
     door.reset_journal()
     client = door.anthropic()
-    prompt = script({"id": uid("th"), "messages": [{"tool_call": [{"name": "get_weather", "args": {}}]}]},
-                    {"id": uid("th2"), "messages": [{"text_message": {"text": "done"}}]})
-    first = client.beta.messages.create(model="claude-mock-1", max_tokens=256, betas=["message-threads-2026-08-12"],
-                                        messages=[{"role": "user", "content": prompt}],
-                                        extra_body={"thread": {"type": "create"}})
+    prompt = script(
+        {"id": uid("th"), "messages": [{"tool_call": [{"name": "get_weather", "args": {}}]}]},
+        {"id": uid("th2"), "messages": [{"text_message": {"text": "done"}}]},
+    )
+    first = client.beta.messages.create(
+        model="claude-mock-1",
+        max_tokens=256,
+        betas=["message-threads-2026-08-12"],
+        messages=[{"role": "user", "content": prompt}],
+        extra_body={"thread": {"type": "create"}},
+    )
     client.beta.messages.create(
-        model="claude-mock-1", max_tokens=256, betas=["message-threads-2026-08-12"],
-        messages=[{"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": first.content[0].id, "content": "sunny"}]}],
-        extra_body={"thread": {"type": "continue", "previous_message_id": first.id}})
+        model="claude-mock-1",
+        max_tokens=256,
+        betas=["message-threads-2026-08-12"],
+        messages=[
+            {
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": first.content[0].id, "content": "sunny"}],
+            }
+        ],
+        extra_body={"thread": {"type": "continue", "previous_message_id": first.id}},
+    )
     entries = [e for e in door.journal() if e["protocol"] == "anthropic-messages"]
     assert [(e["turn_index"], e["rebuilt_from"]) for e in entries] == [(0, None), (1, first.id)]

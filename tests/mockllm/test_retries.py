@@ -50,8 +50,10 @@ def test_the_header_wins_over_the_repeat_count() -> None:
     mock = MockLLM()
     body = _body("openai-chat")
     with httpx.Client(transport=HTTPXTransport(mock), base_url="http://mockllm") as client:
-        statuses = [client.post(PATHS["openai-chat"], content=body,
-                                headers={"x-stainless-retry-count": "0"}).status_code for _ in range(3)]
+        statuses = [
+            client.post(PATHS["openai-chat"], content=body, headers={"x-stainless-retry-count": "0"}).status_code
+            for _ in range(3)
+        ]
         retried = client.post(PATHS["openai-chat"], content=body, headers={"x-stainless-retry-count": "2"})
     assert statuses == [429, 429, 429]
     assert retried.status_code == 200
@@ -70,7 +72,9 @@ def test_a_different_body_is_a_new_first_attempt_and_reset_forgets() -> None:
 
 def test_requests_without_a_scripted_error_are_not_counted() -> None:
     mock = MockLLM()
-    body = json.dumps(user_body("openai-chat", script({"id": uid("t"), "messages": [{"text_message": {"length": 3}}]}))).encode()
+    body = json.dumps(
+        user_body("openai-chat", script({"id": uid("t"), "messages": [{"text_message": {"length": 3}}]}))
+    ).encode()
     with httpx.Client(transport=HTTPXTransport(mock), base_url="http://mockllm") as client:
         for _ in range(2):
             client.post(PATHS["openai-chat"], content=body)

@@ -45,8 +45,10 @@ def _app_turns(clients: Any, question: str, model: str = "gpt-mock") -> tuple[li
     first = http.post("/v1/chat/completions", json={"model": model, "messages": messages})
     bodies.append(first.content)
     call = first.json()["choices"][0]["message"]["tool_calls"][0]
-    messages += [first.json()["choices"][0]["message"],
-                 {"role": "tool", "tool_call_id": call["id"], "content": "sunny"}]
+    messages += [
+        first.json()["choices"][0]["message"],
+        {"role": "tool", "tool_call_id": call["id"], "content": "sunny"},
+    ]
     second = http.post("/v1/chat/completions", json={"model": model, "messages": messages})
     bodies.append(second.content)
     return bodies, second.json()
@@ -57,7 +59,9 @@ def test_a_script_answers_an_untagged_app_turn_by_turn_and_the_journal_names_it(
     bodies, last = _app_turns(clients, "What is the weather in Oslo?")
     assert last["choices"][0]["message"]["content"] == "Sunny in Oslo."
     assert [(e.script_id, e.instruction_id, e.turn_index) for e in clients.journal] == [
-        (script_id, "look-up", 0), (script_id, "answer", 1)]
+        (script_id, "look-up", 0),
+        (script_id, "answer", 1),
+    ]
     assert clients.unused_steps() == []
     clients.assert_all_requests_scripted()
 
@@ -71,19 +75,28 @@ def test_the_same_request_gives_the_same_bytes_in_process_and_over_the_socket(mo
     in_process.close()
 
 
-@pytest.mark.parametrize("match, fits", [
-    ("Oslo", True), ("Bergen", False),
-    (re.compile(r"weather in \w+\?$"), True), (re.compile(r"^weather"), False),
-    ({"model": "gpt-mock"}, True), ({"model": "gpt-4o"}, False),
-    ({"header": ("X-Test-Case", "oslo")}, True), ({"header": ("x-test-case", "bergen")}, False),
-    ({"text": "Oslo", "model": "gpt-4o"}, False),
-])
+@pytest.mark.parametrize(
+    "match, fits",
+    [
+        ("Oslo", True),
+        ("Bergen", False),
+        (re.compile(r"weather in \w+\?$"), True),
+        (re.compile(r"^weather"), False),
+        ({"model": "gpt-mock"}, True),
+        ({"model": "gpt-4o"}, False),
+        ({"header": ("X-Test-Case", "oslo")}, True),
+        ({"header": ("x-test-case", "bergen")}, False),
+        ({"text": "Oslo", "model": "gpt-4o"}, False),
+    ],
+)
 def test_match_narrows_the_conversations_a_script_answers(match: Any, fits: bool) -> None:
     fixture = MockLLMFixture(MockLLM())
     fixture.script([{"messages": [{"text_message": {"text": "scripted"}}]}], match=match)
     reply = fixture.httpx_client().post(
-        "/v1/chat/completions", headers={"x-test-case": "oslo"},
-        json={"model": "gpt-mock", "messages": [{"role": "user", "content": "Question: weather in Oslo?"}]})
+        "/v1/chat/completions",
+        headers={"x-test-case": "oslo"},
+        json={"model": "gpt-mock", "messages": [{"role": "user", "content": "Question: weather in Oslo?"}]},
+    )
     assert (reply.json()["choices"][0]["message"]["content"] == "scripted") is fits
     assert (fixture.journal[-1].fallback_reason is None) is fits
     fixture.close()
@@ -93,10 +106,10 @@ def test_tags_in_a_message_win_over_a_registered_script() -> None:
     mock = MockLLM()
     mock.script([{"messages": [{"text_message": {"text": "from the script"}}]}])
     fixture = MockLLMFixture(mock)
-    tagged = InstructionChain(instruction_chain=[
-        {"messages": [{"text_message": {"text": "from the tags"}}]}]).tagged("Hi")
-    reply = fixture.openai().chat.completions.create(
-        model="m", messages=[{"role": "user", "content": tagged}])
+    tagged = InstructionChain(instruction_chain=[{"messages": [{"text_message": {"text": "from the tags"}}]}]).tagged(
+        "Hi"
+    )
+    reply = fixture.openai().chat.completions.create(model="m", messages=[{"role": "user", "content": tagged}])
     assert reply.choices[0].message.content == "from the tags"
     assert mock.journal[-1].script_id is None
     fixture.close()
@@ -108,31 +121,40 @@ def test_the_first_fitting_script_in_registration_order_answers() -> None:
     mock.script([{"messages": [{"text_message": {"text": "general"}}]}])
     fixture = MockLLMFixture(mock)
     for question, expected in [("Oslo?", "specific"), ("Bergen?", "general")]:
-        reply = fixture.openai().chat.completions.create(
-            model="m", messages=[{"role": "user", "content": question}])
+        reply = fixture.openai().chat.completions.create(model="m", messages=[{"role": "user", "content": question}])
         assert reply.choices[0].message.content == expected
     fixture.close()
 
 
 def test_scripts_over_http_list_delete_and_refuse_a_bad_chain(mock_server_url: str) -> None:
     with MockLLMServer(mock_server_url).session() as server, httpx.Client(base_url=server.base_url) as http:
-        bad = http.post("/_mockllm/scripts", json={
-            "instruction_chain": [{"messages": [{"text_message": {"text": "x"}}], "stop_reasn": "end_turn"},
-                                  {"messages": []}],
-            "match": {"modle": "gpt-4o"}})
+        bad = http.post(
+            "/_mockllm/scripts",
+            json={
+                "instruction_chain": [
+                    {"messages": [{"text_message": {"text": "x"}}], "stop_reasn": "end_turn"},
+                    {"messages": []},
+                ],
+                "match": {"modle": "gpt-4o"},
+            },
+        )
         assert bad.status_code == 400
         assert bad.json()["error"]["problems"] == [
             "instruction_chain.1.messages: List should have at least 1 item after validation, not 0",
             "match.modle: Extra inputs are not permitted",
         ]
-        typo = http.post("/_mockllm/scripts", json={
-            "instruction_chain": [{"messages": [{"text_message": {"text": "x"}}], "stop_reasn": "end_turn"}]})
+        typo = http.post(
+            "/_mockllm/scripts",
+            json={"instruction_chain": [{"messages": [{"text_message": {"text": "x"}}], "stop_reasn": "end_turn"}]},
+        )
         assert typo.json()["error"]["problems"] == [
-            "instruction_chain[0].stop_reasn: unknown key 'stop_reasn'; did you mean 'stop_reason'?"]
+            "instruction_chain[0].stop_reasn: unknown key 'stop_reasn'; did you mean 'stop_reason'?"
+        ]
         assert http.post("/_mockllm/scripts", content=b"{nope").status_code == 400
 
-        created = http.post("/_mockllm/scripts", json={"instruction_chain": TOOL_THEN_ANSWER,
-                                                       "match": {"model": "gpt-mock"}})
+        created = http.post(
+            "/_mockllm/scripts", json={"instruction_chain": TOOL_THEN_ANSWER, "match": {"model": "gpt-mock"}}
+        )
         assert created.status_code == 201
         script_id = created.json()["id"]
         listed = http.get("/_mockllm/scripts").json()
@@ -162,10 +184,8 @@ def test_sessions_keep_their_journals_and_scripts_apart(mock_server_url: str) ->
 
 def test_an_instruction_chain_built_in_python_rejects_unknown_keys() -> None:
     with pytest.raises(ValidationError) as info:
-        InstructionChain(instruction_chain=[
-            {"messages": [{"text_message": {"text": "x"}}], "stop_reasn": "end_turn"}])
-    assert ("instruction_chain[0].stop_reasn: unknown key 'stop_reasn'; did you mean 'stop_reason'?"
-            in str(info.value))
+        InstructionChain(instruction_chain=[{"messages": [{"text_message": {"text": "x"}}], "stop_reasn": "end_turn"}])
+    assert "instruction_chain[0].stop_reasn: unknown key 'stop_reasn'; did you mean 'stop_reason'?" in str(info.value)
     with pytest.raises(ValidationError) as info:
         InstructionChain(instruction_chain=[{"messages": [{"text_message": {"lenght": 3}}]}])
     assert "(unknown key 'lenght'; did you mean 'length'?)" in str(info.value)
@@ -173,10 +193,17 @@ def test_an_instruction_chain_built_in_python_rejects_unknown_keys() -> None:
 
 def test_the_wire_parser_warns_naming_the_nearest_key() -> None:
     fixture = MockLLMFixture(MockLLM())
-    block = json.dumps({"instruction_chain": [
-        {"messages": [{"text_message": {"text": "x"}}], "stop_reasn": "end_turn"}]})
-    fixture.httpx_client().post("/v1/chat/completions", json={
-        "model": "m", "messages": [{"role": "user", "content": f"<|instruction_start|>{block}<|instruction_end|>"}]})
+    block = json.dumps(
+        {"instruction_chain": [{"messages": [{"text_message": {"text": "x"}}], "stop_reasn": "end_turn"}]}
+    )
+    fixture.httpx_client().post(
+        "/v1/chat/completions",
+        json={
+            "model": "m",
+            "messages": [{"role": "user", "content": f"<|instruction_start|>{block}<|instruction_end|>"}],
+        },
+    )
     assert fixture.journal[-1].warnings == [
-        "instruction_chain[0]: unknown key 'stop_reasn' ignored; did you mean 'stop_reason'?"]
+        "instruction_chain[0]: unknown key 'stop_reasn' ignored; did you mean 'stop_reason'?"
+    ]
     fixture.close()

@@ -33,7 +33,9 @@ def test_thinking_blocks_go_back_with_their_signatures(door: Any, is_async: bool
             messages, _ = MESSAGES.start(REASONING_SCRIPT)
             turns, _ = await MESSAGES.agent_loop(client, mode, messages, thinking=THINKING)
         assert [t.kinds() for t in turns if isinstance(t, MessagesTurn)] == [
-            ["thinking", "tool_use"], ["thinking", "text"]]
+            ["thinking", "tool_use"],
+            ["thinking", "text"],
+        ]
         signatures = [field_of(t.of_kind("thinking")[0], "signature") for t in turns if isinstance(t, MessagesTurn)]
         assert all(signatures) and signatures[0] != signatures[1]
         # The thinking block went back, signature and all, and the request was accepted.
@@ -45,8 +47,12 @@ def test_thinking_blocks_go_back_with_their_signatures(door: Any, is_async: bool
 
 @SYNC_ASYNC
 def test_stream_helper_emits_thinking_and_signature_events(door: Any, is_async: bool) -> None:
-    chain = script({"reasoning": {"text": "First think, then act."},
-                    "messages": [{"tool_call": [{"name": "get_time", "args": {"tz": "Asia/Tokyo"}}]}]})
+    chain = script(
+        {
+            "reasoning": {"text": "First think, then act."},
+            "messages": [{"tool_call": [{"name": "get_time", "args": {"tz": "Asia/Tokyo"}}]}],
+        }
+    )
     turn = _reply(door, is_async, "helper", chain, tools=TOOLS, thinking=THINKING)
     thinking = [e for e in turn.events if e.type == "thinking"]
     assert [e.thinking for e in thinking] == ["First ", "think, ", "then ", "act."]
@@ -59,15 +65,24 @@ def test_stream_helper_emits_thinking_and_signature_events(door: Any, is_async: 
 def test_a_thinking_budget_the_api_refuses_is_a_bad_request(door: Any, budget: int) -> None:
     chain = script({"messages": [{"text_message": {"length": 3}}]})
     with door.anthropic() as client, pytest.raises(anthropic.BadRequestError) as info:
-        client.messages.create(model=MODEL, max_tokens=MAX_TOKENS, messages=[{"role": "user", "content": chain}],
-                               thinking={"type": "enabled", "budget_tokens": budget})
+        client.messages.create(
+            model=MODEL,
+            max_tokens=MAX_TOKENS,
+            messages=[{"role": "user", "content": chain}],
+            thinking={"type": "enabled", "budget_tokens": budget},
+        )
     assert "budget_tokens" in info.value.body["error"]["message"]
 
 
 @SYNC_ASYNC
 def test_stream_helper_text_stream_yields_each_text_delta(door: Any, is_async: bool) -> None:
     chain = mixed_script(text_after_calls=True)
-    kwargs = {"model": MODEL, "max_tokens": MAX_TOKENS, "tools": TOOLS, "messages": [{"role": "user", "content": chain}]}
+    kwargs = {
+        "model": MODEL,
+        "max_tokens": MAX_TOKENS,
+        "tools": TOOLS,
+        "messages": [{"role": "user", "content": chain}],
+    }
 
     async def main() -> None:
         texts: list[str]
@@ -89,7 +104,7 @@ def test_stream_helper_text_stream_yields_each_text_delta(door: Any, is_async: b
 
 @SYNC_ASYNC
 def test_stream_helper_input_json_snapshots_grow_to_the_full_input(door: Any, is_async: bool) -> None:
-    args = {"amount": 1234.5, "unit": "degrees \"Kelvin\" \u00b0K"}
+    args = {"amount": 1234.5, "unit": 'degrees "Kelvin" \u00b0K'}
     chain = script({"messages": [{"tool_call": [{"name": "convert", "args": args}]}]})
     turn = _reply(door, is_async, "helper", chain, tools=TOOLS)
     pieces = [e for e in turn.events if e.type == "input_json"]
@@ -102,22 +117,31 @@ def test_stream_helper_input_json_snapshots_grow_to_the_full_input(door: Any, is
 
 @SYNC_ASYNC
 def test_raw_stream_events_follow_the_message_lifecycle(door: Any, is_async: bool) -> None:
-    chain = script({"reasoning": {"length": 2},
-                    "messages": [{"text_message": {"length": 2}},
-                                 {"tool_call": [{"name": "get_weather", "args": {"city": "Bern"}}]}]})
+    chain = script(
+        {
+            "reasoning": {"length": 2},
+            "messages": [
+                {"text_message": {"length": 2}},
+                {"tool_call": [{"name": "get_weather", "args": {"city": "Bern"}}]},
+            ],
+        }
+    )
     turn = _reply(door, is_async, "sse", chain, tools=TOOLS, thinking=THINKING)
     kinds = [(e.type, getattr(getattr(e, "delta", None), "type", None)) for e in turn.events]
     assert kinds == [
         ("message_start", None),
         ("content_block_start", None),
-        ("content_block_delta", "thinking_delta"), ("content_block_delta", "thinking_delta"),
+        ("content_block_delta", "thinking_delta"),
+        ("content_block_delta", "thinking_delta"),
         ("content_block_delta", "signature_delta"),
         ("content_block_stop", None),
         ("content_block_start", None),
-        ("content_block_delta", "text_delta"), ("content_block_delta", "text_delta"),
+        ("content_block_delta", "text_delta"),
+        ("content_block_delta", "text_delta"),
         ("content_block_stop", None),
         ("content_block_start", None),
-        ("content_block_delta", "input_json_delta"), ("content_block_delta", "input_json_delta"),
+        ("content_block_delta", "input_json_delta"),
+        ("content_block_delta", "input_json_delta"),
         ("content_block_stop", None),
         ("message_delta", None),
         ("message_stop", None),

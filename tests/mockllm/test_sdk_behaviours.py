@@ -19,8 +19,18 @@ from typing import Any
 import pytest
 
 from tests.mockllm.sdk_adapters_support import EACH_PROTOCOL
-from tests.mockllm.sdk_support import (ALL_MODES, LOOP_SCRIPT, MIXED_CALLS, REASONING_SCRIPT, STREAMED, SYNC_ASYNC,
-                                       SDKAdapter, mixed_script, run_tools, script)
+from tests.mockllm.sdk_support import (
+    ALL_MODES,
+    LOOP_SCRIPT,
+    MIXED_CALLS,
+    REASONING_SCRIPT,
+    STREAMED,
+    SYNC_ASYNC,
+    SDKAdapter,
+    mixed_script,
+    run_tools,
+    script,
+)
 
 
 def steps(door: Any) -> list[tuple[str | None, int | None, int]]:
@@ -30,15 +40,24 @@ def steps(door: Any) -> list[tuple[str | None, int | None, int]]:
 
 # -- tool loops --------------------------------------------------------------------------
 
-NATIVE_STOPS = {"openai-chat": ["tool_calls", "tool_calls", "stop"],
-                "anthropic-messages": ["tool_use", "tool_use", "end_turn"],
-                "openai-responses": ["completed"] * 3}
+NATIVE_STOPS = {
+    "openai-chat": ["tool_calls", "tool_calls", "stop"],
+    "anthropic-messages": ["tool_use", "tool_use", "end_turn"],
+    "openai-responses": ["completed"] * 3,
+}
 """What each protocol says where the neutral stops are tool_use, tool_use, end_turn."""
 LOOP_HISTORY = {
     "openai-chat": ["system", "user", "assistant", "tool", "assistant", "tool", "assistant"],
     "anthropic-messages": ["user", "assistant", "user", "assistant", "user", "assistant"],
-    "openai-responses": ["message", "message", "function_call", "function_call_output",
-                         "function_call", "function_call_output", "message"],
+    "openai-responses": [
+        "message",
+        "message",
+        "function_call",
+        "function_call_output",
+        "function_call",
+        "function_call_output",
+        "message",
+    ],
 }
 """The history a three-turn loop leaves: each call paired with its result."""
 
@@ -46,8 +65,7 @@ LOOP_HISTORY = {
 @EACH_PROTOCOL
 @SYNC_ASYNC
 @ALL_MODES
-def test_three_turn_tool_loop_runs_each_scripted_turn(door: Any, sdk: SDKAdapter, is_async: bool,
-                                                      mode: str) -> None:
+def test_three_turn_tool_loop_runs_each_scripted_turn(door: Any, sdk: SDKAdapter, is_async: bool, mode: str) -> None:
     async def main() -> None:
         door.reset_journal()
         async with sdk.client(door, is_async) as client:
@@ -78,15 +96,23 @@ def test_three_turn_tool_loop_runs_each_scripted_turn(door: Any, sdk: SDKAdapter
 @EACH_PROTOCOL
 @SYNC_ASYNC
 @ALL_MODES
-def test_parallel_tool_calls_have_distinct_ids_and_pair_back(door: Any, sdk: SDKAdapter, is_async: bool,
-                                                             mode: str) -> None:
+def test_parallel_tool_calls_have_distinct_ids_and_pair_back(
+    door: Any, sdk: SDKAdapter, is_async: bool, mode: str
+) -> None:
     fixed = f"{sdk.call_id_prefix}fixed_1"
     chain = script(
-        {"id": "fan-out", "messages": [{"tool_call": [
-            {"name": "get_weather", "args": {"city": "Oslo"}},
-            {"name": "convert", "args": {"amount": 2.5, "unit": "km"}, "id": fixed},
-            {"name": "get_weather", "args": {"city": "Lima"}},
-        ]}]},
+        {
+            "id": "fan-out",
+            "messages": [
+                {
+                    "tool_call": [
+                        {"name": "get_weather", "args": {"city": "Oslo"}},
+                        {"name": "convert", "args": {"amount": 2.5, "unit": "km"}, "id": fixed},
+                        {"name": "get_weather", "args": {"city": "Lima"}},
+                    ]
+                }
+            ],
+        },
         {"id": "gather", "messages": [{"text_message": {"length": 9}}]},
     )
 
@@ -123,12 +149,18 @@ def test_parallel_tool_calls_have_distinct_ids_and_pair_back(door: Any, sdk: SDK
 
 
 MISSING_RESULT = {
-    "openai-chat": ("messages.[1].role", "An assistant message with 'tool_calls' must be followed by tool "
-                    "messages responding to each 'tool_call_id'. The following tool_call_ids did not have "
-                    "response messages: {}"),
-    "anthropic-messages": (None, "messages.1: `tool_use` ids were found without `tool_result` blocks "
-                           "immediately after: {}. Each `tool_use` block must have a corresponding "
-                           "`tool_result` block in the next message."),
+    "openai-chat": (
+        "messages.[1].role",
+        "An assistant message with 'tool_calls' must be followed by tool "
+        "messages responding to each 'tool_call_id'. The following tool_call_ids did not have "
+        "response messages: {}",
+    ),
+    "anthropic-messages": (
+        None,
+        "messages.1: `tool_use` ids were found without `tool_result` blocks "
+        "immediately after: {}. Each `tool_use` block must have a corresponding "
+        "`tool_result` block in the next message.",
+    ),
     "openai-responses": ("input", "No tool output found for function call {}."),
 }
 """Where each provider points, and what it says, when a call's result is missing."""
@@ -137,9 +169,19 @@ MISSING_RESULT = {
 @EACH_PROTOCOL
 @SYNC_ASYNC
 def test_a_missing_tool_result_is_rejected_as_bad_request(door: Any, sdk: SDKAdapter, is_async: bool) -> None:
-    chain = script({"messages": [{"tool_call": [{"name": "get_time", "args": {"tz": "UTC"}},
-                                                {"name": "get_time", "args": {"tz": "CET"}}]}]},
-                   {"messages": [{"text_message": {"length": 3}}]})
+    chain = script(
+        {
+            "messages": [
+                {
+                    "tool_call": [
+                        {"name": "get_time", "args": {"tz": "UTC"}},
+                        {"name": "get_time", "args": {"tz": "CET"}},
+                    ]
+                }
+            ]
+        },
+        {"messages": [{"text_message": {"length": 3}}]},
+    )
 
     async def main() -> None:
         async with sdk.client(door, is_async) as client:
@@ -165,8 +207,9 @@ def test_a_missing_tool_result_is_rejected_as_bad_request(door: Any, sdk: SDKAda
 @EACH_PROTOCOL
 @SYNC_ASYNC
 @ALL_MODES
-def test_reasoning_comes_first_and_goes_back_with_the_tool_results(door: Any, sdk: SDKAdapter, is_async: bool,
-                                                                   mode: str) -> None:
+def test_reasoning_comes_first_and_goes_back_with_the_tool_results(
+    door: Any, sdk: SDKAdapter, is_async: bool, mode: str
+) -> None:
     async def main() -> None:
         door.reset_journal()
         async with sdk.client(door, is_async) as client:
@@ -183,7 +226,15 @@ def test_reasoning_comes_first_and_goes_back_with_the_tool_results(door: Any, sd
         if mode != "json":
             # One word per delta, all before any tool call.
             assert sdk.reasoning_deltas(turns[0].events, mode) == [
-                "The ", "user ", "wants ", "weather, ", "so ", "call ", "the ", "tool."]
+                "The ",
+                "user ",
+                "wants ",
+                "weather, ",
+                "so ",
+                "call ",
+                "the ",
+                "tool.",
+            ]
         assert steps(door) == [("think-call", 0, 200), ("think-answer", 1, 200)]
 
     asyncio.run(main())
@@ -223,8 +274,13 @@ def test_usage_counts_input_and_output_tokens(door: Any, sdk: SDKAdapter, is_asy
 @SYNC_ASYNC
 @pytest.mark.parametrize("mode", ["json", "helper"])
 def test_a_429_is_retried_and_then_succeeds(door: Any, sdk: SDKAdapter, is_async: bool, mode: str) -> None:
-    chain = script({"id": "flaky", "error": {"status": 429, "retry_after_ms": 1, "times": 1},
-                    "messages": [{"text_message": {"text": "Worked on the second try."}}]})
+    chain = script(
+        {
+            "id": "flaky",
+            "error": {"status": 429, "retry_after_ms": 1, "times": 1},
+            "messages": [{"text_message": {"text": "Worked on the second try."}}],
+        }
+    )
 
     async def main() -> None:
         door.reset_journal()
@@ -232,7 +288,9 @@ def test_a_429_is_retried_and_then_succeeds(door: Any, sdk: SDKAdapter, is_async
             turn = await sdk.turn(client, mode, sdk.start(chain)[0])
         assert turn.text == "Worked on the second try."
         assert [(e["attempt"], e["status"], e["instruction_id"]) for e in door.journal()] == [
-            (0, 429, "flaky"), (1, 200, "flaky")]
+            (0, 429, "flaky"),
+            (1, 200, "flaky"),
+        ]
 
     asyncio.run(main())
 
@@ -241,16 +299,26 @@ def test_a_429_is_retried_and_then_succeeds(door: Any, sdk: SDKAdapter, is_async
 # script gives the message when not streamed and leaves the provider's usual one else.
 # None stands for the provider's overloaded status (503, Anthropic's 529).
 ERROR_CASES = [
-    (400, "json", False), (400, "sse", True), (429, "json", True), (429, "helper", False),
-    (500, "json", False), (500, "helper", True), (None, "json", True), (None, "sse", False),
+    (400, "json", False),
+    (400, "sse", True),
+    (429, "json", True),
+    (429, "helper", False),
+    (500, "json", False),
+    (500, "helper", True),
+    (None, "json", True),
+    (None, "sse", False),
 ]
 
 
 @EACH_PROTOCOL
-@pytest.mark.parametrize(("status", "mode", "is_async"), ERROR_CASES,
-                         ids=[f"{c[0] or 'overloaded'}-{c[1]}-{'async' if c[2] else 'sync'}" for c in ERROR_CASES])
-def test_scripted_http_errors_raise_the_sdk_classes(door: Any, sdk: SDKAdapter, status: int | None, mode: str,
-                                                     is_async: bool) -> None:
+@pytest.mark.parametrize(
+    ("status", "mode", "is_async"),
+    ERROR_CASES,
+    ids=[f"{c[0] or 'overloaded'}-{c[1]}-{'async' if c[2] else 'sync'}" for c in ERROR_CASES],
+)
+def test_scripted_http_errors_raise_the_sdk_classes(
+    door: Any, sdk: SDKAdapter, status: int | None, mode: str, is_async: bool
+) -> None:
     status = status or sdk.overloaded_status
     error_class, error_type, error_code = sdk.status_errors[status]
     scripted = f"scripted {status}" if mode == "json" else None
@@ -296,12 +364,17 @@ def test_an_error_on_every_attempt_exhausts_the_retries(door: Any, sdk: SDKAdapt
 @EACH_PROTOCOL
 @SYNC_ASYNC
 @STREAMED
-def test_a_mid_stream_error_raises_an_api_error_and_is_not_retried(door: Any, sdk: SDKAdapter, is_async: bool,
-                                                                   mode: str) -> None:
+def test_a_mid_stream_error_raises_an_api_error_and_is_not_retried(
+    door: Any, sdk: SDKAdapter, is_async: bool, mode: str
+) -> None:
     status = sdk.overloaded_status
     # Three words arrive first, after the events every stream opens with.
-    chain = script({"error": {"status": status, "after_chunks": sdk.preamble_events + 3, "message": "stream broke"},
-                    "messages": [{"text_message": {"text": "one two three four five six"}}]})
+    chain = script(
+        {
+            "error": {"status": status, "after_chunks": sdk.preamble_events + 3, "message": "stream broke"},
+            "messages": [{"text_message": {"text": "one two three four five six"}}],
+        }
+    )
 
     async def main() -> None:
         door.reset_journal()

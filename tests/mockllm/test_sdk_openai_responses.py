@@ -34,9 +34,19 @@ def test_instructions_come_back_and_each_response_has_its_own_id(door: Any, is_a
 
 @SYNC_ASYNC
 def test_function_call_items_have_their_own_item_ids(door: Any, is_async: bool) -> None:
-    chain = script({"messages": [{"tool_call": [{"name": "get_weather", "args": {"city": "Oslo"}},
-                                                {"name": "get_weather", "args": {"city": "Lima"}},
-                                                {"name": "get_time", "args": {"tz": "UTC"}}]}]})
+    chain = script(
+        {
+            "messages": [
+                {
+                    "tool_call": [
+                        {"name": "get_weather", "args": {"city": "Oslo"}},
+                        {"name": "get_weather", "args": {"city": "Lima"}},
+                        {"name": "get_time", "args": {"tz": "UTC"}},
+                    ]
+                }
+            ]
+        }
+    )
 
     turn = RESPONSES.reply(door, is_async, "json", chain, tools=TOOLS)
     items = [item for item in turn.raw.output if item.type == "function_call"]
@@ -49,8 +59,9 @@ def test_previous_response_id_is_refused_with_a_reason(door: Any, is_async: bool
     async def main() -> None:
         async with RESPONSES.client(door, is_async) as client:
             with pytest.raises(openai.BadRequestError) as info:
-                await RESPONSES.turn(client, "json", [{"role": "user", "content": "hello"}],
-                                     previous_response_id="resp_123")
+                await RESPONSES.turn(
+                    client, "json", [{"role": "user", "content": "hello"}], previous_response_id="resp_123"
+                )
         assert info.value.param == "previous_response_id"
         assert "not found" in info.value.message
 

@@ -12,12 +12,23 @@ from __future__ import annotations
 import pytest
 
 from mockllm._explain import select
-from mockllm._replies import build_reply_plan, fallback_text
+from mockllm._plan_builder import build_reply_plan, fallback_text
 from tests.mockllm.conversation_support import (
-    ABC, PREFIX, PROTOCOLS, assistant, chain, is_fallback, results, run_agent, selection_of,
-    tagged, text_step, to_chat, to_responses, user
+    ABC,
+    PREFIX,
+    PROTOCOLS,
+    assistant,
+    chain,
+    is_fallback,
+    results,
+    run_agent,
+    selection_of,
+    tagged,
+    text_step,
+    to_chat,
+    to_responses,
+    user,
 )
-
 
 # -- Requirement 1: instruction chain discovery ------------------------------------------
 
@@ -92,15 +103,13 @@ def test_req1_3_tags_in_system_instructions_are_not_a_script() -> None:
     chat = {"messages": [{"role": "system", "content": script}, {"role": "user", "content": "hi"}]}
     anthropic = {"system": script, "messages": [{"role": "user", "content": "hi"}]}
     responses = {"instructions": script, "input": [{"role": "developer", "content": script}, "x"]}
-    for body, protocol in ((chat, "openai-chat"), (anthropic, "anthropic-messages"),
-                           (responses, "openai-responses")):
+    for body, protocol in ((chat, "openai-chat"), (anthropic, "anthropic-messages"), (responses, "openai-responses")):
         assert not select(body, protocol).chain_found, protocol
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 def test_req1_4_no_chain_falls_back_to_default(protocol: str) -> None:
-    for conv in ([], [user("What is the weather?")],
-                 [user("hi"), assistant("hello"), user("no tags here")]):
+    for conv in ([], [user("What is the weather?")], [user("hi"), assistant("hello"), user("no tags here")]):
         selection = selection_of(conv, protocol)
         assert not selection.chain_found
         assert selection.turn_index is None
@@ -127,8 +136,7 @@ def test_req2_1_counts_assistant_messages_after_the_chain(protocol: str) -> None
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 def test_req2_2_multiple_tool_calls_in_one_response_count_as_one_turn(protocol: str) -> None:
     steps = chain(*(text_step(f"s{i}") for i in range(3)))
-    calls = [("call_a", "search", {"q": "a"}), ("call_b", "search", {"q": "b"}),
-             ("call_c", "fetch", {"url": "c"})]
+    calls = [("call_a", "search", {"q": "a"}), ("call_b", "search", {"q": "b"}), ("call_c", "fetch", {"url": "c"})]
     conv = [
         user(tagged(steps)),
         assistant("Let me look that up.", calls, reasoning="thinking it over"),
@@ -141,17 +149,15 @@ def test_req2_2_multiple_tool_calls_in_one_response_count_as_one_turn(protocol: 
 def test_req2_2_a_response_split_by_the_client_is_still_one_turn() -> None:
     steps = chain(*(text_step(f"s{i}") for i in range(3)))
     calls = [("call_a", "search", {"q": "a"}), ("call_b", "search", {"q": "b"})]
-    conv = [user(tagged(steps)), assistant("Looking.", calls),
-            results(("call_a", "A"), ("call_b", "B"))]
+    conv = [user(tagged(steps)), assistant("Looking.", calls), results(("call_a", "A"), ("call_b", "B"))]
     body = to_chat(conv, split=True)
-    assert [m["role"] for m in body["messages"]] == ["user", "assistant", "assistant", "assistant",
-                                                     "tool", "tool"]
+    assert [m["role"] for m in body["messages"]] == ["user", "assistant", "assistant", "assistant", "tool", "tool"]
     assert select(body, "openai-chat").turn_index == 1
     # Responses: reasoning, message and two function_call items are one response.
-    body = to_responses([user(tagged(steps)), assistant("Looking.", calls, reasoning="hmm"),
-                         results(("call_a", "A"), ("call_b", "B"))])
-    assert [i["type"] for i in body["input"]][1:5] == ["reasoning", "message", "function_call",
-                                                       "function_call"]
+    body = to_responses(
+        [user(tagged(steps)), assistant("Looking.", calls, reasoning="hmm"), results(("call_a", "A"), ("call_b", "B"))]
+    )
+    assert [i["type"] for i in body["input"]][1:5] == ["reasoning", "message", "function_call", "function_call"]
     assert select(body, "openai-responses").turn_index == 1
 
 
@@ -183,12 +189,18 @@ def test_req2_3_anthropic_tool_result_messages_are_not_user_messages() -> None:
     # A tool whose output contains instruction tags does not restart the chain, and a
     # role=user message made of tool_result blocks counts as neither a user nor an
     # assistant message.
-    body = {"messages": [
-        {"role": "user", "content": tagged(steps)},
-        {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "cat", "input": {}}]},
-        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1",
-                                      "content": [{"type": "text", "text": tagged(ABC)}]}]},
-    ]}
+    body = {
+        "messages": [
+            {"role": "user", "content": tagged(steps)},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "cat", "input": {}}]},
+            {
+                "role": "user",
+                "content": [
+                    {"type": "tool_result", "tool_use_id": "t1", "content": [{"type": "text", "text": tagged(ABC)}]}
+                ],
+            },
+        ]
+    }
     selection = select(body, "anthropic-messages")
     assert (selection.turn_index, selection.instruction_id, selection.message_index) == (1, "s1", 0)
     # A user message carrying tool results AND text is a user message: its text is read.
@@ -203,8 +215,7 @@ def test_req2_4_count_n_executes_instruction_n(protocol: str) -> None:
     conv = [user(tagged(steps))]
     for n in range(5):
         selection = selection_of(conv, protocol)
-        assert (selection.counted_turns, selection.turn_index, selection.instruction_id) == (
-            n, n, f"step-{n}")
+        assert (selection.counted_turns, selection.turn_index, selection.instruction_id) == (n, n, f"step-{n}")
         conv += [assistant(f"reply number {n}"), user("ok")]
 
 
@@ -246,13 +257,18 @@ def test_req3_4_reply_follows_the_instruction_spec(protocol: str) -> None:
     script = chain(
         {"id": "words", "reasoning": {"length": 17}, "messages": [{"text_message": {"length": 42}}]},
         {"id": "verbatim", "messages": [{"text_message": {"text": "Exactly  this,\n verbatim."}}]},
-        {"id": "tools", "messages": [
-            {"text_message": {"length": 3}},
-            {"tool_call": [
-                {"name": "search", "args": {"query": "café", "limit": 5, "tags": ["a", "b"]}},
-                {"name": "fetch", "args": {}},
-            ]},
-        ]},
+        {
+            "id": "tools",
+            "messages": [
+                {"text_message": {"length": 3}},
+                {
+                    "tool_call": [
+                        {"name": "search", "args": {"query": "café", "limit": 5, "tags": ["a", "b"]}},
+                        {"name": "fetch", "args": {}},
+                    ]
+                },
+            ],
+        },
     )
     (words, verbatim, tools), _ = run_agent(tagged(script), protocol, 3)
 

@@ -17,12 +17,22 @@ import pytest
 
 from mockllm import INSTRUCTION_END, INSTRUCTION_START, explain
 from mockllm._explain import select
-from mockllm._replies import build_reply_plan
+from mockllm._plan_builder import build_reply_plan
 from tests.mockllm.conversation_support import (
-    ABC, PREFIX, PROTOCOLS, RENDER, assistant, chain, is_fallback, results, run_agent,
-    selection_of, tagged, text_step, user
+    ABC,
+    PREFIX,
+    PROTOCOLS,
+    RENDER,
+    assistant,
+    chain,
+    is_fallback,
+    results,
+    run_agent,
+    selection_of,
+    tagged,
+    text_step,
+    user,
 )
-
 
 # -- Requirement 5: natural loop termination ---------------------------------------------
 
@@ -72,7 +82,7 @@ def test_req5_4_keeps_answering_with_fallback_after_termination(protocol: str) -
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 def test_req6_1_malformed_json_is_reported_and_falls_back(protocol: str) -> None:
     bad_line = '  {"id": "a", "messages": [}'
-    block = '{"instruction_chain": [\n' + bad_line + '\n]}'
+    block = '{"instruction_chain": [\n' + bad_line + "\n]}"
     column = bad_line.index("}") + 1
     selection = selection_of([user(tagged(block))], protocol)
     plan = build_reply_plan(selection, tool_call_prefix=PREFIX[protocol])
@@ -88,24 +98,40 @@ def test_req6_1_malformed_json_is_reported_and_falls_back(protocol: str) -> None
 @pytest.mark.parametrize(
     ("message", "reason_part"),
     [
-        (f"go {INSTRUCTION_START} {{\"instruction_chain\": []}}", f"without a closing {INSTRUCTION_END}"),
+        (f'go {INSTRUCTION_START} {{"instruction_chain": []}}', f"without a closing {INSTRUCTION_END}"),
         (tagged("[1, 2, 3]"), "must hold a JSON object, got list"),
         (tagged('"a string"'), "must hold a JSON object, got str"),
         (tagged('{"instruction_chain": "A,B,C"}'), "'instruction_chain' must be a list"),
         (tagged(""), "malformed JSON"),
         (tagged('{"instruction_chain": [1, null]}'), "instruction_chain[0] must be a JSON object"),
-        (tagged('{"instruction_chain": [{"messages": [{"image": {}}]}]}'),
-         "a message needs a 'text_message' or a 'tool_call' key"),
+        (
+            tagged('{"instruction_chain": [{"messages": [{"image": {}}]}]}'),
+            "a message needs a 'text_message' or a 'tool_call' key",
+        ),
         (tagged("[" * 50_000), "nested too deeply to parse"),
-        (tagged('{"instruction_chain": [{"messages": [{"tool_call": [{"name": "f", "args": {"a": '
-                + "[" * 150 + "]" * 150 + "}}]}]}]}"), "nested more than 100 levels deep"),
+        (
+            tagged(
+                '{"instruction_chain": [{"messages": [{"tool_call": [{"name": "f", "args": {"a": '
+                + "[" * 150
+                + "]" * 150
+                + "}}]}]}]}"
+            ),
+            "nested more than 100 levels deep",
+        ),
     ],
-    ids=["unclosed-tag", "list-block", "string-block", "chain-not-a-list", "empty-block",
-         "entries-not-objects", "unknown-message-kind", "absurdly-deep", "too-deep-args"],
+    ids=[
+        "unclosed-tag",
+        "list-block",
+        "string-block",
+        "chain-not-a-list",
+        "empty-block",
+        "entries-not-objects",
+        "unknown-message-kind",
+        "absurdly-deep",
+        "too-deep-args",
+    ],
 )
-def test_req6_2_chain_parsing_failure_continues_with_default(
-    protocol: str, message: str, reason_part: str
-) -> None:
+def test_req6_2_chain_parsing_failure_continues_with_default(protocol: str, message: str, reason_part: str) -> None:
     conv = [user(message)]
     selection = selection_of(conv, protocol)
     plan = build_reply_plan(selection, tool_call_prefix=PREFIX[protocol])
@@ -120,9 +146,19 @@ def test_req6_2_chain_parsing_failure_continues_with_default(
 def test_req6_3_counting_never_fails_defaults_to_index_0(protocol: str) -> None:
     key = "input" if protocol == "openai-responses" else "messages"
     first = RENDER[protocol]([user(tagged(ABC))])[key][0]
-    junk: list[Any] = [None, 42, "assistant", [], {}, {"role": None}, {"role": ["assistant"]},
-                       {"content": "no role"}, {"type": {"not": "hashable"}}, {"type": ["x"]},
-                       {"role": "robot", "content": "beep"}]
+    junk: list[Any] = [
+        None,
+        42,
+        "assistant",
+        [],
+        {},
+        {"role": None},
+        {"role": ["assistant"]},
+        {"content": "no role"},
+        {"type": {"not": "hashable"}},
+        {"type": ["x"]},
+        {"role": "robot", "content": "beep"},
+    ]
     selection = select({key: [first, *junk]}, protocol)
     assert (selection.turn_index, selection.instruction_id) == (0, "A")
     assert build_reply_plan(selection, tool_call_prefix=PREFIX[protocol]).text == "reply A"
@@ -131,8 +167,16 @@ def test_req6_3_counting_never_fails_defaults_to_index_0(protocol: str) -> None:
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 def test_req6_4_unexpected_message_structure_is_handled_gracefully(protocol: str) -> None:
     odd_bodies: list[Any] = [
-        None, 3, "text", [], {}, {"messages": None}, {"messages": "hello"}, {"input": 7},
-        {"messages": {"role": "user"}}, {"input": {"role": "user"}},
+        None,
+        3,
+        "text",
+        [],
+        {},
+        {"messages": None},
+        {"messages": "hello"},
+        {"input": 7},
+        {"messages": {"role": "user"}},
+        {"input": {"role": "user"}},
         {"messages": [{"role": "user", "content": {"text": tagged(ABC)}}]},
         {"messages": [{"role": "user", "content": [None, 1, {"type": "text"}, {"type": "text", "text": 5}]}]},
         {"messages": [{"role": "assistant", "tool_calls": "x", "content": [[[]]]}]},
@@ -157,18 +201,59 @@ def test_req6_4_unexpected_message_structure_is_handled_gracefully(protocol: str
 def test_req6_4_unreadable_items_neither_count_nor_split_an_assistant_turn() -> None:
     script = {"role": "user", "content": tagged(ABC)}
     cases = [
-        ("openai-chat", [script, {"role": "assistant", "content": "a"}, {"role": "robot"}, 7,
-                         {"role": "assistant", "content": "b"}], 1),
-        ("openai-chat", [script, {"role": "assistant", "content": "a"}, {"role": "system", "content": "s"},
-                         {"role": "assistant", "content": "b"}], 2),
-        ("anthropic-messages", [script, {"role": "assistant", "content": "a"}, {"role": "system"}, None,
-                                {"role": "assistant", "content": "b"}], 1),
-        ("openai-responses", [script, {"type": "function_call", "call_id": "c", "name": "f", "arguments": "{}"},
-                              {"type": "item_reference", "id": "x"}, {"type": ["odd"]},
-                              {"type": "message", "role": "assistant", "content": "b"}], 1),
-        ("openai-responses", [script, {"type": "code_interpreter_call", "id": "ci"},
-                              {"type": "function_call_output", "call_id": "c", "output": "o"},
-                              {"type": "image_generation_call", "id": "ig"}], 2),
+        (
+            "openai-chat",
+            [
+                script,
+                {"role": "assistant", "content": "a"},
+                {"role": "robot"},
+                7,
+                {"role": "assistant", "content": "b"},
+            ],
+            1,
+        ),
+        (
+            "openai-chat",
+            [
+                script,
+                {"role": "assistant", "content": "a"},
+                {"role": "system", "content": "s"},
+                {"role": "assistant", "content": "b"},
+            ],
+            2,
+        ),
+        (
+            "anthropic-messages",
+            [
+                script,
+                {"role": "assistant", "content": "a"},
+                {"role": "system"},
+                None,
+                {"role": "assistant", "content": "b"},
+            ],
+            1,
+        ),
+        (
+            "openai-responses",
+            [
+                script,
+                {"type": "function_call", "call_id": "c", "name": "f", "arguments": "{}"},
+                {"type": "item_reference", "id": "x"},
+                {"type": ["odd"]},
+                {"type": "message", "role": "assistant", "content": "b"},
+            ],
+            1,
+        ),
+        (
+            "openai-responses",
+            [
+                script,
+                {"type": "code_interpreter_call", "id": "ci"},
+                {"type": "function_call_output", "call_id": "c", "output": "o"},
+                {"type": "image_generation_call", "id": "ig"},
+            ],
+            2,
+        ),
     ]
     for protocol, items, turns in cases:
         key = "input" if protocol == "openai-responses" else "messages"
@@ -179,8 +264,7 @@ def test_req6_4_unreadable_items_neither_count_nor_split_an_assistant_turn() -> 
 
 # -- Requirement 7: backward compatibility -----------------------------------------------
 
-LEGACY = {"id": "legacy", "reasoning": {"length": 4},
-          "messages": [{"text_message": {"text": "old style reply"}}]}
+LEGACY = {"id": "legacy", "reasoning": {"length": 4}, "messages": [{"text_message": {"text": "old style reply"}}]}
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
@@ -252,18 +336,21 @@ def test_example_flow_chain_abc_runs_a_then_b_then_c_then_fallback(protocol: str
     assert executed == ["A", "B", "C", "Fallback"]
 
 
-SCENARIO_1 = {"instruction_chain": [
-    {"id": "analyze", "messages": [{"text_message": {"length": 30}}]},
-    {"id": "process", "messages": [{"tool_call": [{"name": "process_data", "args": {}}]}]},
-    {"id": "summarize", "messages": [{"text_message": {"length": 50}}]},
-]}
+SCENARIO_1 = {
+    "instruction_chain": [
+        {"id": "analyze", "messages": [{"text_message": {"length": 30}}]},
+        {"id": "process", "messages": [{"tool_call": [{"name": "process_data", "args": {}}]}]},
+        {"id": "summarize", "messages": [{"text_message": {"length": 50}}]},
+    ]
+}
 
-SCENARIO_2 = {"instruction_chain": [
-    {"id": "fetch", "reasoning": {"length": 20},
-     "messages": [{"tool_call": [{"name": "fetch_data", "args": {}}]}]},
-    {"id": "validate", "messages": [{"tool_call": [{"name": "validate", "args": {}}]}]},
-    {"id": "report", "messages": [{"text_message": {"length": 100}}]},
-]}
+SCENARIO_2 = {
+    "instruction_chain": [
+        {"id": "fetch", "reasoning": {"length": 20}, "messages": [{"tool_call": [{"name": "fetch_data", "args": {}}]}]},
+        {"id": "validate", "messages": [{"tool_call": [{"name": "validate", "args": {}}]}]},
+        {"id": "report", "messages": [{"text_message": {"length": 100}}]},
+    ]
+}
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
@@ -278,8 +365,7 @@ def test_scenario_1_three_step_analysis_workflow(protocol: str) -> None:
     assert is_fallback(s3, fallback, "past the end of the chain of 3")
     # The history the client built is the seed's flow: user, assistant, user/tool, ...
     roles = [t[0] for t in conv]
-    assert roles == ["user", "assistant", "user", "assistant", "tool", "assistant", "user",
-                     "assistant", "user"]
+    assert roles == ["user", "assistant", "user", "assistant", "tool", "assistant", "user", "assistant", "user"]
     assert len({p.response_id for _, p in played}) == 4
 
 

@@ -22,9 +22,9 @@ from hypothesis import strategies as st
 
 from mockllm import INSTRUCTION_END, INSTRUCTION_START, explain
 from mockllm._explain import read_conversation, select
-from mockllm._replies import build_reply_plan
 from mockllm._pairing import find_pairing_problem
-from mockllm._script import Script, parse_script
+from mockllm._parsing import Script, parse_script
+from mockllm._plan_builder import build_reply_plan
 from mockllm._selection import Selection, select_in_conversation
 from tests.mockllm.conversation_support import (
     PREFIX,
@@ -41,22 +41,28 @@ FAST = settings(max_examples=60, deadline=None)
 # -- scripts -----------------------------------------------------------------------------
 
 SCRIPTS: list[dict[str, Any]] = [
-    {"instruction_chain": [
-        {"id": "a", "messages": [{"text_message": {"length": 4}}]},
-        {"id": "b", "reasoning": {"length": 3}, "messages": [{"tool_call": [{"name": "f", "args": {"x": 1}},
-                                                                            {"name": "g"}]}]},
-        {"messages": [{"text_message": {"text": "third"}}]},
-    ]},
-    {"instruction_chain": [
-        {"id": "t0", "messages": [{"tool_call": [{"name": "search", "args": {}}]}]},
-        {"id": "bad"},
-        {"id": "t2", "error": {"status": 503, "times": 1}},
-        {"id": "t3", "messages": [{"tool_call": [{"name": "a"}, {"name": "b"}, {"name": "c"}]}]},
-    ]},
+    {
+        "instruction_chain": [
+            {"id": "a", "messages": [{"text_message": {"length": 4}}]},
+            {
+                "id": "b",
+                "reasoning": {"length": 3},
+                "messages": [{"tool_call": [{"name": "f", "args": {"x": 1}}, {"name": "g"}]}],
+            },
+            {"messages": [{"text_message": {"text": "third"}}]},
+        ]
+    },
+    {
+        "instruction_chain": [
+            {"id": "t0", "messages": [{"tool_call": [{"name": "search", "args": {}}]}]},
+            {"id": "bad"},
+            {"id": "t2", "error": {"status": 503, "times": 1}},
+            {"id": "t3", "messages": [{"tool_call": [{"name": "a"}, {"name": "b"}, {"name": "c"}]}]},
+        ]
+    },
     {"instruction_chain": []},
     {"id": "legacy", "messages": [{"text_message": {"length": 2}}]},
-    {"instruction_chain": [{"id": "only", "messages": [{"text_message": {"length": 1}}]}],
-     "messages": "mixed"},
+    {"instruction_chain": [{"id": "only", "messages": [{"text_message": {"length": 1}}]}], "messages": "mixed"},
 ]
 
 
@@ -72,20 +78,29 @@ FOREIGN = "0badc0de"
 
 tagged_scripts = st.builds(lambda s, p: tagged(json.dumps(s), p), st.sampled_from(SCRIPTS), st.text(max_size=8))
 broken_blocks = st.builds(
-    lambda s, cut, p: tagged(json.dumps(s)[:cut], p), st.sampled_from(SCRIPTS), st.integers(0, 40),
+    lambda s, cut, p: tagged(json.dumps(s)[:cut], p),
+    st.sampled_from(SCRIPTS),
+    st.integers(0, 40),
     st.text(max_size=5),
 )
-odd_tags = st.sampled_from([
-    INSTRUCTION_START, INSTRUCTION_END + INSTRUCTION_START, f"{INSTRUCTION_START}[]{INSTRUCTION_END}",
-    f"{INSTRUCTION_START}null{INSTRUCTION_END}", f'{INSTRUCTION_START}{{"instruction_chain": 3}}{INSTRUCTION_END}',
-    f'{INSTRUCTION_START}{{"instruction_chain": [[], 1, "x"]}}{INSTRUCTION_END}',
-])
+odd_tags = st.sampled_from(
+    [
+        INSTRUCTION_START,
+        INSTRUCTION_END + INSTRUCTION_START,
+        f"{INSTRUCTION_START}[]{INSTRUCTION_END}",
+        f"{INSTRUCTION_START}null{INSTRUCTION_END}",
+        f'{INSTRUCTION_START}{{"instruction_chain": 3}}{INSTRUCTION_END}',
+        f'{INSTRUCTION_START}{{"instruction_chain": [[], 1, "x"]}}{INSTRUCTION_END}',
+    ]
+)
 texts = st.one_of(st.text(max_size=20), tagged_scripts, broken_blocks, odd_tags)
 
 mock_ids = st.builds(
     lambda prefix, fp, t, n: f"{prefix}_mk{fp}_t{t}_{n}",
-    st.sampled_from(["call", "toolu"]), st.sampled_from([*FINGERPRINTS, FOREIGN]),
-    st.integers(0, 6), st.integers(0, 3),
+    st.sampled_from(["call", "toolu"]),
+    st.sampled_from([*FINGERPRINTS, FOREIGN]),
+    st.integers(0, 6),
+    st.integers(0, 3),
 )
 ids = st.one_of(st.text(max_size=6), mock_ids, st.integers(), st.none())
 
@@ -96,26 +111,50 @@ json_values = st.recursive(
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=5), inner, max_size=4),
     max_leaves=12,
 )
-part_types = st.sampled_from(["text", "input_text", "output_text", "refusal", "tool_result", "tool_use",
-                              "thinking", "image", 5, ["text"]])
+part_types = st.sampled_from(
+    ["text", "input_text", "output_text", "refusal", "tool_result", "tool_use", "thinking", "image", 5, ["text"]]
+)
 parts = st.fixed_dictionaries(
     {"type": part_types},
     optional={"text": texts | json_values, "tool_use_id": ids, "id": ids, "content": texts | json_values},
 )
 contents = st.one_of(texts, st.lists(st.one_of(parts, texts, json_values), max_size=4), json_values)
-item_types = st.sampled_from(["message", "function_call", "function_call_output", "reasoning",
-                              "custom_tool_call", "custom_tool_call_output", "image_generation_call",
-                              "code_interpreter_call", "item_reference", "mcp_list_tools", 7, ["x"], {"y": 1}])
+item_types = st.sampled_from(
+    [
+        "message",
+        "function_call",
+        "function_call_output",
+        "reasoning",
+        "custom_tool_call",
+        "custom_tool_call_output",
+        "image_generation_call",
+        "code_interpreter_call",
+        "item_reference",
+        "mcp_list_tools",
+        7,
+        ["x"],
+        {"y": 1},
+    ]
+)
 roles = st.sampled_from(["user", "assistant", "tool", "function", "system", "developer", "robot", None, 3, ["user"]])
 tool_calls = st.lists(
-    st.one_of(st.fixed_dictionaries({"id": ids}, optional={"type": st.just("function"),
-                                                           "function": json_values}), json_values),
+    st.one_of(
+        st.fixed_dictionaries({"id": ids}, optional={"type": st.just("function"), "function": json_values}), json_values
+    ),
     max_size=3,
 )
 messages = st.fixed_dictionaries(
     {},
-    optional={"role": roles, "content": contents, "type": item_types, "tool_calls": tool_calls | json_values,
-              "tool_call_id": ids, "call_id": ids, "id": ids, "output": texts},
+    optional={
+        "role": roles,
+        "content": contents,
+        "type": item_types,
+        "tool_calls": tool_calls | json_values,
+        "tool_call_id": ids,
+        "call_id": ids,
+        "id": ids,
+        "output": texts,
+    },
 )
 items = st.lists(st.one_of(messages, messages, messages, json_values), max_size=10)
 # Bodies whose chain is found, so that counting sees the junk after it.
@@ -134,8 +173,12 @@ bodies = st.one_of(
     found_bodies,
     st.fixed_dictionaries(
         {},
-        optional={"messages": items | json_values, "input": items | texts | json_values,
-                  "system": texts | json_values, "instructions": texts | json_values},
+        optional={
+            "messages": items | json_values,
+            "input": items | texts | json_values,
+            "system": texts | json_values,
+            "instructions": texts | json_values,
+        },
     ),
     json_values,
 )
@@ -197,8 +240,14 @@ def conversations(draw: st.DrawFn) -> list[Turn]:
 
 
 def key(selection: Selection) -> tuple[Any, ...]:
-    return (selection.chain_found, selection.turn_index, selection.instruction_id,
-            selection.fallback_reason, selection.chain_id, selection.warnings)
+    return (
+        selection.chain_found,
+        selection.turn_index,
+        selection.instruction_id,
+        selection.fallback_reason,
+        selection.chain_id,
+        selection.warnings,
+    )
 
 
 @FAST
@@ -240,19 +289,20 @@ def test_unreadable_items_change_nothing_but_positions(conv: list[Turn], junk: l
 def test_appending_tool_results_never_changes_the_index(conv: list[Turn], outputs: list[str]) -> None:
     last = next((t for t in reversed(conv) if t[0] != "tool"), None)
     answered = [c[0] for c in last[2]] if last and last[0] == "assistant" and last[2] else ["call_client_1"]
-    extended = conv + [("tool", tuple((i, o) for i, o in zip(answered, outputs)))]
+    extended = conv + [("tool", tuple((i, o) for i, o in zip(answered, outputs, strict=False)))]
     for protocol in PROTOCOLS:
         before = select(RENDER[protocol](conv), protocol)
         after = select(RENDER[protocol](extended), protocol)
         assert (after.turn_index, after.instruction_id, after.fallback_reason) == (
-            before.turn_index, before.instruction_id, before.fallback_reason)
+            before.turn_index,
+            before.instruction_id,
+            before.fallback_reason,
+        )
 
 
 @FAST
 @given(conv=conversations(), with_results=st.booleans())
-def test_appending_one_assistant_turn_advances_the_index_by_one(
-    conv: list[Turn], with_results: bool
-) -> None:
+def test_appending_one_assistant_turn_advances_the_index_by_one(conv: list[Turn], with_results: bool) -> None:
     if conv and conv[-1][0] == "assistant":
         conv = conv + [("user", "next")]  # otherwise the new reply would extend that turn
     for protocol in PROTOCOLS:

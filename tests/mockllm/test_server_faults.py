@@ -25,7 +25,6 @@ from mockllm._engine import MockLLM
 from mockllm._server import bind_socket, create_app
 from mockllm._transports import HTTPX2Transport, HTTPXTransport
 from tests.mockllm.server_support import (
-    sdk_clients,
     ANTHROPIC_MODEL,
     OPENAI_MODEL,
     PATHS,
@@ -40,6 +39,7 @@ from tests.mockllm.server_support import (
     orphan_result_body,
     post,
     script,
+    sdk_clients,
     servers,
     sse_events,
     text,
@@ -70,19 +70,27 @@ def test_429_sends_retry_after_ms(mock_server_url: str) -> None:
 
 def _sdk_call(protocol: str, oai: openai.OpenAI, ant: anthropic.Anthropic, content: str) -> str:
     if protocol == "openai-chat":
-        return oai.chat.completions.create(model=OPENAI_MODEL,
-                                           messages=[{"role": "user", "content": content}]
-                                           ).choices[0].message.content
+        return (
+            oai.chat.completions.create(model=OPENAI_MODEL, messages=[{"role": "user", "content": content}])
+            .choices[0]
+            .message.content
+        )
     if protocol == "anthropic-messages":
-        return ant.messages.create(model=ANTHROPIC_MODEL, max_tokens=64,
-                                   messages=[{"role": "user", "content": content}]).content[0].text
+        return (
+            ant.messages.create(model=ANTHROPIC_MODEL, max_tokens=64, messages=[{"role": "user", "content": content}])
+            .content[0]
+            .text
+        )
     return oai.responses.create(model=OPENAI_MODEL, input=content).output_text
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 def test_fail_once_then_succeed_with_sdk_retries(mock_server_url: str, protocol: str) -> None:
-    step = {"id": uid("once"), "error": {"status": 429, "retry_after_ms": 1, "times": 1},
-            "messages": [{"text_message": {"length": 5}}]}
+    step = {
+        "id": uid("once"),
+        "error": {"status": 429, "retry_after_ms": 1, "times": 1},
+        "messages": [{"text_message": {"length": 5}}],
+    }
     oai, ant = sdk_clients(mock_server_url, http(), retries=2)
     reply = _sdk_call(protocol, oai, ant, script(step))
     assert len(reply.split()) == 5
@@ -100,7 +108,8 @@ def test_without_times_every_attempt_fails(mock_server_url: str) -> None:
     assert raised.value.response.headers["retry-after-ms"] == "1"
     attempts = [e for e in journal(mock_server_url) if e["instruction_id"] == step["id"]]
     assert [(e["protocol"], e["attempt"], e["status"]) for e in attempts] == (
-        [("openai-chat", n, 429) for n in range(3)] + [("anthropic-messages", n, 429) for n in range(3)])
+        [("openai-chat", n, 429) for n in range(3)] + [("anthropic-messages", n, 429) for n in range(3)]
+    )
 
 
 @pytest.mark.parametrize("status", [500, 503])
@@ -129,12 +138,20 @@ def test_anthropic_529_raises_overloaded_error(mock_server_url: str) -> None:
 
 
 def test_scripted_type_and_message_are_used_verbatim(mock_server_url: str) -> None:
-    step = {"id": uid("custom"), "error": {"status": 400, "type": "invalid_request_error",
-                                            "message": "prompt is too long: 300000 tokens > 200000 maximum"}}
+    step = {
+        "id": uid("custom"),
+        "error": {
+            "status": 400,
+            "type": "invalid_request_error",
+            "message": "prompt is too long: 300000 tokens > 200000 maximum",
+        },
+    }
     response = post(mock_server_url, "anthropic-messages", user_body("anthropic-messages", script(step)))
     assert response.status_code == 400
-    assert response.json() == {"type": "error", "error": {
-        "type": "invalid_request_error", "message": "prompt is too long: 300000 tokens > 200000 maximum"}}
+    assert response.json() == {
+        "type": "error",
+        "error": {"type": "invalid_request_error", "message": "prompt is too long: 300000 tokens > 200000 maximum"},
+    }
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
@@ -163,8 +180,9 @@ def test_mid_stream_errors_raise_in_each_sdk(mock_server_url: str) -> None:
     oai, ant = sdk_clients(mock_server_url, http(), retries=0)
     chunks: list[Any] = []
     with pytest.raises(openai.APIError) as chat:
-        with oai.chat.completions.create(model=OPENAI_MODEL, stream=True,
-                                         messages=[{"role": "user", "content": content}]) as stream:
+        with oai.chat.completions.create(
+            model=OPENAI_MODEL, stream=True, messages=[{"role": "user", "content": content}]
+        ) as stream:
             for chunk in stream:
                 chunks.append(chunk)
     assert len(chunks) == k
@@ -179,8 +197,9 @@ def test_mid_stream_errors_raise_in_each_sdk(mock_server_url: str) -> None:
 
     kinds: list[str] = []
     with pytest.raises(anthropic.APIStatusError) as messages:
-        with ant.messages.create(model=ANTHROPIC_MODEL, max_tokens=64, stream=True,
-                                 messages=[{"role": "user", "content": content}]) as stream:
+        with ant.messages.create(
+            model=ANTHROPIC_MODEL, max_tokens=64, stream=True, messages=[{"role": "user", "content": content}]
+        ) as stream:
             for event in stream:
                 kinds.append(event.type)
     assert kinds and kinds[0] == "message_start" and len(kinds) <= k
@@ -205,14 +224,14 @@ def read_stream(client: Any, url: str, body: dict[str, Any]) -> Read:
     chunks: list[bytes] = []
     started = time.monotonic()
     first = 0.0
-    with client.stream("POST", url, content=encode(body),
-                       headers={"content-type": "application/json"}) as response:
+    with client.stream("POST", url, content=encode(body), headers={"content-type": "application/json"}) as response:
         for chunk in response.iter_raw():
             if not chunks:
                 first = time.monotonic() - started
             chunks.append(chunk)
-        return Read(response.status_code, response.headers, first, time.monotonic() - started,
-                    len(chunks), b"".join(chunks))
+        return Read(
+            response.status_code, response.headers, first, time.monotonic() - started, len(chunks), b"".join(chunks)
+        )
 
 
 @pytest.mark.parametrize("door_name", ["server", "in-process"])
@@ -233,8 +252,7 @@ def test_first_chunk_waits_first_chunk_ms(mock_server_url: str, protocol: str, d
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 def test_chunk_ms_sends_each_event_as_its_own_read(mock_server_url: str, protocol: str) -> None:
     step = text(3, timing={"chunk_ms": 50})
-    got = read_stream(http(), f"{mock_server_url}{PATHS[protocol]}",
-                      user_body(protocol, script(step), stream=True))
+    got = read_stream(http(), f"{mock_server_url}{PATHS[protocol]}", user_body(protocol, script(step), stream=True))
     events = sse_events(got.body)
     assert got.status == 200
     assert "content-length" not in got.headers  # sent as it goes
@@ -245,8 +263,7 @@ def test_chunk_ms_sends_each_event_as_its_own_read(mock_server_url: str, protoco
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 def test_without_timing_the_stream_arrives_in_one_piece(mock_server_url: str, protocol: str) -> None:
-    got = read_stream(http(), f"{mock_server_url}{PATHS[protocol]}",
-                      user_body(protocol, script(text(12)), stream=True))
+    got = read_stream(http(), f"{mock_server_url}{PATHS[protocol]}", user_body(protocol, script(text(12)), stream=True))
     events = sse_events(got.body)
     assert got.status == 200
     assert len(events) > 12
@@ -257,8 +274,9 @@ def test_without_timing_the_stream_arrives_in_one_piece(mock_server_url: str, pr
 
 def test_pacing_and_a_mid_stream_error_together(mock_server_url: str) -> None:
     step = text(6, timing={"chunk_ms": 10}, error={"status": 500, "after_chunks": 2})
-    got = read_stream(http(), f"{mock_server_url}/v1/chat/completions",
-                      user_body("openai-chat", script(step), stream=True))
+    got = read_stream(
+        http(), f"{mock_server_url}/v1/chat/completions", user_body("openai-chat", script(step), stream=True)
+    )
     events = sse_events(got.body)
     assert len(events) == 3 and b'"error"' in events[-1]
 
@@ -266,16 +284,16 @@ def test_pacing_and_a_mid_stream_error_together(mock_server_url: str) -> None:
 # == 7. a client that goes away mid-stream ==============================================
 
 
-def _abort_after(base: str, events: int, chunk_ms: int = 200, words: int = 20,
-                 client: httpx2.Client | None = None) -> None:
+def _abort_after(
+    base: str, events: int, chunk_ms: int = 200, words: int = 20, client: httpx2.Client | None = None
+) -> None:
     """Read ``events`` events of a slowly paced stream, then hang up."""
     body = user_body("openai-chat", script(text(words, timing={"chunk_ms": chunk_ms})), stream=True)
     seen = b""
     with contextlib.ExitStack() as stack:
         if client is None:
             client = stack.enter_context(httpx2.Client())
-        response = stack.enter_context(client.stream("POST", f"{base}/v1/chat/completions",
-                                                     content=encode(body)))
+        response = stack.enter_context(client.stream("POST", f"{base}/v1/chat/completions", content=encode(body)))
         assert response.status_code == 200
         for chunk in response.iter_raw():
             seen += chunk
@@ -307,8 +325,7 @@ def test_a_burst_of_aborted_streams_does_not_hurt_later_requests(servers: dict[s
     server = servers["strict"]
     base = server.base_url
     with httpx2.Client(limits=httpx2.Limits(max_connections=40)) as client:
-        threads = [threading.Thread(target=_abort_after, args=(base, 1), kwargs={"client": client})
-                   for _ in range(20)]
+        threads = [threading.Thread(target=_abort_after, args=(base, 1), kwargs={"client": client}) for _ in range(20)]
         for thread in threads:
             thread.start()
         for thread in threads:
@@ -383,27 +400,52 @@ def test_connections_are_not_held_back_by_nagle() -> None:
 
 def _door_requests() -> list[tuple[str, str, bytes]]:
     tools_chain = script(
-        {"id": "call", "messages": [{"tool_call": [{"name": "lookup", "args": {"q": "paris"}},
-                                                   {"name": "lookup", "args": {"q": "rome"}}]}]},
+        {
+            "id": "call",
+            "messages": [
+                {"tool_call": [{"name": "lookup", "args": {"q": "paris"}}, {"name": "lookup", "args": {"q": "rome"}}]}
+            ],
+        },
         {"id": "answer", "reasoning": {"length": 5}, "messages": [{"text_message": {"length": 8}}]},
     )
-    thinking = script({"id": "think", "reasoning": {"length": 6},
-                       "messages": [{"text_message": {"length": 7}},
-                                    {"tool_call": [{"name": "lookup", "args": {"q": "x y"}}]}]})
+    thinking = script(
+        {
+            "id": "think",
+            "reasoning": {"length": 6},
+            "messages": [{"text_message": {"length": 7}}, {"tool_call": [{"name": "lookup", "args": {"q": "x y"}}]}],
+        }
+    )
     plain = script(text(9), prompt="doors")
     paced = script(text(4, timing={"first_chunk_ms": 1, "chunk_ms": 1}))
-    long_stream = script({"id": "long", "reasoning": {"length": 700}, "chunk_words": 2, "messages": [
-        {"text_message": {"length": 2500}}, {"tool_call": [{"name": "lookup", "args": {"q": "é" * 3000}}]}]})
+    long_stream = script(
+        {
+            "id": "long",
+            "reasoning": {"length": 700},
+            "chunk_words": 2,
+            "messages": [
+                {"text_message": {"length": 2500}},
+                {"tool_call": [{"name": "lookup", "args": {"q": "é" * 3000}}]},
+            ],
+        }
+    )
     long_cut = script(text(3000, error={"status": 500, "after_chunks": 2000}))
     long_paced = script(text(900, timing={"first_chunk_ms": 1, "chunk_ms": 0}))
-    chat_turn_1 = {"model": OPENAI_MODEL, "messages": [
-        {"role": "user", "content": tools_chain},
-        {"role": "assistant", "content": None, "tool_calls": [
-            {"id": "call_a", "type": "function", "function": {"name": "lookup", "arguments": "{}"}},
-            {"id": "call_b", "type": "function", "function": {"name": "lookup", "arguments": "{}"}}]},
-        {"role": "tool", "tool_call_id": "call_a", "content": "sunny"},
-        {"role": "tool", "tool_call_id": "call_b", "content": "rainy"},
-    ]}
+    chat_turn_1 = {
+        "model": OPENAI_MODEL,
+        "messages": [
+            {"role": "user", "content": tools_chain},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {"id": "call_a", "type": "function", "function": {"name": "lookup", "arguments": "{}"}},
+                    {"id": "call_b", "type": "function", "function": {"name": "lookup", "arguments": "{}"}},
+                ],
+            },
+            {"role": "tool", "tool_call_id": "call_a", "content": "sunny"},
+            {"role": "tool", "tool_call_id": "call_b", "content": "rainy"},
+        ],
+    }
     requests: list[tuple[str, str, Any]] = []
     for protocol in PROTOCOLS:
         for stream in (False, True):
@@ -412,26 +454,33 @@ def _door_requests() -> list[tuple[str, str, bytes]]:
             requests.append((f"{protocol}-thinking-{stream}", protocol, user_body(protocol, thinking, stream=stream)))
         requests.append((f"{protocol}-fallback", protocol, user_body(protocol, "no script here", stream=True)))
         requests.append((f"{protocol}-paced", protocol, user_body(protocol, paced, stream=True)))
-        # Streams long enough to be rendered as they are sent (mockllm._response).
+        # Streams long enough to be rendered as they are sent (mockllm._mock_response).
         requests.append((f"{protocol}-long", protocol, user_body(protocol, long_stream, stream=True)))
         requests.append((f"{protocol}-long-cut", protocol, user_body(protocol, long_cut, stream=True)))
         requests.append((f"{protocol}-long-paced", protocol, user_body(protocol, long_paced, stream=True)))
         requests.append((f"{protocol}-orphan", protocol, orphan_result_body(protocol)))
-        requests.append((f"{protocol}-429", protocol,
-                         user_body(protocol, script({"id": "limit", "error": {"status": 429, "retry_after_ms": 5}}))))
+        requests.append(
+            (
+                f"{protocol}-429",
+                protocol,
+                user_body(protocol, script({"id": "limit", "error": {"status": 429, "retry_after_ms": 5}})),
+            )
+        )
     include_usage = {**user_body("openai-chat", plain, stream=True), "stream_options": {"include_usage": True}}
     requests.append(("openai-chat-usage", "openai-chat", include_usage))
     requests.append(("openai-chat-tool-turn-1", "openai-chat", chat_turn_1))
     for stream in (False, True):
         requests.append((f"openai-chat-tool-turn-1-{stream}", "openai-chat", {**chat_turn_1, "stream": stream}))
     requests.append(("bad-json", "openai-responses", b"{"))
-    return [(name, protocol, body if isinstance(body, bytes) else encode(body))
-            for name, protocol, body in requests]
+    return [(name, protocol, body if isinstance(body, bytes) else encode(body)) for name, protocol, body in requests]
 
 
 def _visible(headers: Any) -> dict[str, str]:
-    return {k: v for k, v in headers.items()
-            if k.startswith("x-mockllm-") or k in ("content-type", "retry-after-ms", "x-request-id", "request-id")}
+    return {
+        k: v
+        for k, v in headers.items()
+        if k.startswith("x-mockllm-") or k in ("content-type", "retry-after-ms", "x-request-id", "request-id")
+    }
 
 
 async def _async_door(requests: list[tuple[str, str, bytes]]) -> list[tuple[int, dict[str, str], bytes]]:
@@ -458,8 +507,9 @@ def test_the_same_bytes_through_every_door(mock_server_url: str) -> None:
         for door, (client, base) in clients.items():
             results = doors.setdefault(door, [])
             for _, protocol, body in requests:
-                with client.stream("POST", f"{base}{PATHS[protocol]}", content=body,
-                                   headers={"content-type": "application/json"}) as response:
+                with client.stream(
+                    "POST", f"{base}{PATHS[protocol]}", content=body, headers={"content-type": "application/json"}
+                ) as response:
                     content = b"".join(response.iter_bytes())
                     results.append((response.status_code, _visible(response.headers), content))
     finally:
@@ -468,12 +518,12 @@ def test_the_same_bytes_through_every_door(mock_server_url: str) -> None:
     doors["httpx2-async"] = asyncio.run(_async_door(requests))
 
     reference = doors.pop("server")
-    statuses = {name: status for (name, _, _), (status, _, _) in zip(requests, reference)}
+    statuses = {name: status for (name, _, _), (status, _, _) in zip(requests, reference, strict=False)}
     assert statuses["openai-chat-text-True"] == 200 and statuses["anthropic-messages-orphan"] == 400
     assert statuses["openai-responses-429"] == 429 and statuses["bad-json"] == 400
     assert all(status < 500 for status in statuses.values())
     for door, results in doors.items():
-        for (name, _, _), expected, got in zip(requests, reference, results):
+        for (name, _, _), expected, got in zip(requests, reference, results, strict=False):
             assert got[0] == expected[0], (door, name)
             assert got[2] == expected[2], (door, name)
             assert got[1] == expected[1], (door, name)

@@ -19,7 +19,6 @@ from mockllm._engine import MockLLM
 from mockllm._server import create_app
 from mockllm._transports import HTTPX2Transport
 from tests.mockllm.server_support import (
-    sdk_clients,
     ANTHROPIC_MODEL,
     OPENAI_MODEL,
     PROTOCOLS,
@@ -35,6 +34,7 @@ from tests.mockllm.server_support import (
     orphan_result_body,
     post,
     script,
+    sdk_clients,
     servers,
     text,
     uid,
@@ -65,10 +65,10 @@ def test_serve_prints_base_urls_binds_loopback_and_answers_health(servers: dict[
     assert health.json() == {"status": "ok"}
     # The printed URLs are the ones the SDKs take as base_url.
     oai, ant = sdk_clients(base, http(), retries=0)
-    chat = oai.chat.completions.create(model=OPENAI_MODEL,
-                                       messages=[{"role": "user", "content": script(text(4))}])
-    message = ant.messages.create(model=ANTHROPIC_MODEL, max_tokens=64,
-                                  messages=[{"role": "user", "content": script(text(4))}])
+    chat = oai.chat.completions.create(model=OPENAI_MODEL, messages=[{"role": "user", "content": script(text(4))}])
+    message = ant.messages.create(
+        model=ANTHROPIC_MODEL, max_tokens=64, messages=[{"role": "user", "content": script(text(4))}]
+    )
     assert len(chat.choices[0].message.content.split()) == 4
     assert len(message.content[0].text.split()) == 4
 
@@ -91,8 +91,10 @@ def test_server_stops_on_sigterm_with_a_stream_in_flight(tmp_path: Path) -> None
     server = launch(tmp_path, "--port", "0").wait_ready()
     body = user_body("openai-chat", script(text(20, timing={"chunk_ms": 200})), stream=True)
     try:
-        with httpx2.Client() as client, client.stream(
-                "POST", f"{server.base_url}/v1/chat/completions", content=encode(body)) as response:
+        with (
+            httpx2.Client() as client,
+            client.stream("POST", f"{server.base_url}/v1/chat/completions", content=encode(body)) as response,
+        ):
             assert response.status_code == 200
             next(response.iter_raw())
             code = server.stop(signal.SIGTERM)
@@ -137,14 +139,16 @@ def test_seed_changes_generated_words(servers: dict[str, ServerProcess], mock_se
     assert zero != seven_a  # --seed changes them
     # The server's --seed is the engine's seed: an in-process MockLLM(seed=7) agrees.
     with httpx2.Client(transport=HTTPX2Transport(MockLLM(seed=7))) as client:
-        local = client.post("http://mockllm.test/v1/chat/completions",
-                            content=encode(user_body("openai-chat", content)))
+        local = client.post(
+            "http://mockllm.test/v1/chat/completions", content=encode(user_body("openai-chat", content))
+        )
     assert local.json()["choices"][0]["message"]["content"] == seven_a
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 def test_lenient_accepts_an_orphan_tool_result_the_default_rejects(
-        servers: dict[str, ServerProcess], protocol: str) -> None:
+    servers: dict[str, ServerProcess], protocol: str
+) -> None:
     body = orphan_result_body(protocol)
     strict = post(servers["strict"].base_url, protocol, body)
     assert_provider_error(protocol, strict, 400, "invalid_request_error")
@@ -166,19 +170,23 @@ def test_journal_lists_requests_newest_last_with_the_selection(mock_server_url: 
     messages_body = user_body("anthropic-messages", content)
     messages_body["messages"] += [{"role": "assistant", "content": "ok"}, {"role": "user", "content": "go on"}]
     messages = post(mock_server_url, "anthropic-messages", messages_body)
-    responses_body = {"model": OPENAI_MODEL, "input": [
-        {"role": "user", "content": content},
-        {"role": "assistant", "content": "one"}, {"role": "user", "content": "go on"},
-        {"role": "assistant", "content": "two"}, {"role": "user", "content": "and on"},
-    ]}
+    responses_body = {
+        "model": OPENAI_MODEL,
+        "input": [
+            {"role": "user", "content": content},
+            {"role": "assistant", "content": "one"},
+            {"role": "user", "content": "go on"},
+            {"role": "assistant", "content": "two"},
+            {"role": "user", "content": "and on"},
+        ],
+    }
     past_end = post(mock_server_url, "openai-responses", responses_body)
     no_chain = post(mock_server_url, "openai-chat", user_body("openai-chat", f"no script {uid('x')}"))
     for response in (chat, messages, past_end, no_chain):
         assert response.status_code == 200, response.text
 
     tail = journal(mock_server_url)[-4:]
-    assert [e["protocol"] for e in tail] == ["openai-chat", "anthropic-messages", "openai-responses",
-                                             "openai-chat"]
+    assert [e["protocol"] for e in tail] == ["openai-chat", "anthropic-messages", "openai-responses", "openai-chat"]
     assert [e["index"] for e in tail] == sorted(e["index"] for e in tail)  # newest last
     chain_id = chat.headers["x-mockllm-chain"]
     assert [e["chain_id"] for e in tail[:3]] == [chain_id] * 3
@@ -215,8 +223,9 @@ def test_journal_is_bounded_keeping_the_newest() -> None:
     ids = [uid(f"n{i}") for i in range(5)]
     with httpx2.Client(transport=HTTPX2Transport(mock)) as client:
         for instruction_id in ids:
-            body = user_body("openai-chat", script({"id": instruction_id,
-                                                    "messages": [{"text_message": {"length": 1}}]}))
+            body = user_body(
+                "openai-chat", script({"id": instruction_id, "messages": [{"text_message": {"length": 1}}]})
+            )
             assert client.post("http://mockllm.test/v1/chat/completions", content=encode(body)).status_code == 200
     entries = mock.journal
     assert [e.instruction_id for e in entries] == ids[-3:]
@@ -231,8 +240,7 @@ def test_journal_is_bounded_keeping_the_newest() -> None:
 
 @pytest.mark.parametrize("stream", [False, True], ids=["json", "sse"])
 @pytest.mark.parametrize("protocol", PROTOCOLS)
-def test_every_reply_tells_chain_turn_and_instruction(mock_server_url: str, protocol: str,
-                                                      stream: bool) -> None:
+def test_every_reply_tells_chain_turn_and_instruction(mock_server_url: str, protocol: str, stream: bool) -> None:
     step = text(3)
     response = post(mock_server_url, protocol, user_body(protocol, script(step), stream=stream))
     assert response.status_code == 200
@@ -251,9 +259,14 @@ def test_every_reply_tells_chain_turn_and_instruction(mock_server_url: str, prot
 def test_fallback_reply_tells_its_reason_in_a_header(mock_server_url: str, protocol: str) -> None:
     content = script(text(2))
     if protocol == "openai-responses":
-        body: dict[str, Any] = {"model": OPENAI_MODEL, "input": [
-            {"role": "user", "content": content}, {"role": "assistant", "content": "done"},
-            {"role": "user", "content": "more"}]}
+        body: dict[str, Any] = {
+            "model": OPENAI_MODEL,
+            "input": [
+                {"role": "user", "content": content},
+                {"role": "assistant", "content": "done"},
+                {"role": "user", "content": "more"},
+            ],
+        }
     else:
         body = user_body(protocol, content)
         body["messages"] += [{"role": "assistant", "content": "done"}, {"role": "user", "content": "more"}]
@@ -300,14 +313,22 @@ for _protocol in PROTOCOLS:
         (_protocol, "orphan-tool-result", encode(orphan_result_body(_protocol)), ""),
         (_protocol, "unanswered-tool-call", encode(unanswered_call_body(_protocol)), ""),
     ]
-REJECTIONS.append(("anthropic-messages", "missing-max_tokens",
-                   encode(_without(user_body("anthropic-messages", "hi"), "max_tokens")), "max_tokens"))
+REJECTIONS.append(
+    (
+        "anthropic-messages",
+        "missing-max_tokens",
+        encode(_without(user_body("anthropic-messages", "hi"), "max_tokens")),
+        "max_tokens",
+    )
+)
 
 
-@pytest.mark.parametrize(("protocol", "case", "body", "mentions"), REJECTIONS,
-                         ids=[f"{p}-{c}" for p, c, _, _ in REJECTIONS])
-def test_rejected_requests_get_the_providers_400(mock_server_url: str, protocol: str, case: str,
-                                                 body: bytes, mentions: str) -> None:
+@pytest.mark.parametrize(
+    ("protocol", "case", "body", "mentions"), REJECTIONS, ids=[f"{p}-{c}" for p, c, _, _ in REJECTIONS]
+)
+def test_rejected_requests_get_the_providers_400(
+    mock_server_url: str, protocol: str, case: str, body: bytes, mentions: str
+) -> None:
     response = post(mock_server_url, protocol, body)
     error = assert_provider_error(protocol, response, 400, "invalid_request_error")
     assert mentions in error["message"]
@@ -320,14 +341,21 @@ def test_rejected_requests_get_the_providers_400(mock_server_url: str, protocol:
         assert "open" in error["message"]
 
 
-ODD_BODIES = [b"", b"null", b'"text"', b"3", b"\xff\xfe\x00", b'{"model": 5}',
-              b'{"model": "m", "messages": "x", "input": 5, "max_tokens": "x"}',
-              b'{"model": "m", "messages": [1, null], "input": [1, null], "max_tokens": 5}',
-              b'{"model": "m", "messages": [{"role": "user", "content": [null, 5]}], '
-              b'"input": [{"type": "function_call"}], "max_tokens": 5, "stream": "yes"}',
-              b'{"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": '
-              b'"<|instruction_start|>{bad json<|instruction_end|>"}], '
-              b'"input": "<|instruction_start|>[1]<|instruction_end|>"}']
+ODD_BODIES = [
+    b"",
+    b"null",
+    b'"text"',
+    b"3",
+    b"\xff\xfe\x00",
+    b'{"model": 5}',
+    b'{"model": "m", "messages": "x", "input": 5, "max_tokens": "x"}',
+    b'{"model": "m", "messages": [1, null], "input": [1, null], "max_tokens": 5}',
+    b'{"model": "m", "messages": [{"role": "user", "content": [null, 5]}], '
+    b'"input": [{"type": "function_call"}], "max_tokens": 5, "stream": "yes"}',
+    b'{"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": '
+    b'"<|instruction_start|>{bad json<|instruction_end|>"}], '
+    b'"input": "<|instruction_start|>[1]<|instruction_end|>"}',
+]
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)

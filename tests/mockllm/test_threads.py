@@ -36,8 +36,13 @@ def test_tool_runner_runs_the_whole_loop(door: Any, stream: bool, thread: str) -
     client = door.anthropic()
     extra = {"thread": False} if thread == "off" else {}
     runner = client.beta.messages.tool_runner(
-        model=MODEL, max_tokens=1024, tools=[get_weather], stream=stream,
-        messages=[{"role": "user", "content": _chain(thread)}], **extra)
+        model=MODEL,
+        max_tokens=1024,
+        tools=[get_weather],
+        stream=stream,
+        messages=[{"role": "user", "content": _chain(thread)}],
+        **extra,
+    )
     if stream:
         finals = [s.get_final_message() for s in runner]
     else:
@@ -53,16 +58,27 @@ def test_tool_runner_runs_the_whole_loop(door: Any, stream: bool, thread: str) -
 def test_a_thread_the_mock_does_not_hold_is_a_404_the_sdk_replays(door: Any) -> None:
     client = door.anthropic()
     prompt = _chain("lost")
-    first = client.beta.messages.create(model=MODEL, max_tokens=256, betas=["message-threads-2026-08-12"],
-                                        messages=[{"role": "user", "content": prompt}],
-                                        extra_body={"thread": {"type": "create"}})
+    first = client.beta.messages.create(
+        model=MODEL,
+        max_tokens=256,
+        betas=["message-threads-2026-08-12"],
+        messages=[{"role": "user", "content": prompt}],
+        extra_body={"thread": {"type": "create"}},
+    )
     door.reset_journal()  # also forgets the held conversations
     with pytest.raises(anthropic.NotFoundError) as raised:
         client.beta.messages.create(
-            model=MODEL, max_tokens=256, betas=["message-threads-2026-08-12"],
-            messages=[{"role": "user", "content": [
-                {"type": "tool_result", "tool_use_id": first.content[0].id, "content": "sunny"}]}],
-            extra_body={"thread": {"type": "continue", "previous_message_id": first.id}})
+            model=MODEL,
+            max_tokens=256,
+            betas=["message-threads-2026-08-12"],
+            messages=[
+                {
+                    "role": "user",
+                    "content": [{"type": "tool_result", "tool_use_id": first.content[0].id, "content": "sunny"}],
+                }
+            ],
+            extra_body={"thread": {"type": "continue", "previous_message_id": first.id}},
+        )
     error = raised.value.body["error"]
     assert error["type"] == "not_found_error"
     assert error["details"] == {"error_code": "thread_not_found"}
@@ -71,11 +87,13 @@ def test_a_thread_the_mock_does_not_hold_is_a_404_the_sdk_replays(door: Any) -> 
 
 def test_the_default_runner_really_continues_threads() -> None:
     sent: list[Any] = []
-    http = httpx2.Client(transport=HTTPX2Transport(MockLLM()),
-                         event_hooks={"request": [lambda req: sent.append(json.loads(req.read()))]})
+    http = httpx2.Client(
+        transport=HTTPX2Transport(MockLLM()), event_hooks={"request": [lambda req: sent.append(json.loads(req.read()))]}
+    )
     client = anthropic.Anthropic(api_key="test", base_url="http://mockllm", http_client=http, max_retries=0)
-    runner = client.beta.messages.tool_runner(model=MODEL, max_tokens=256, tools=[get_weather],
-                                              messages=[{"role": "user", "content": _chain("check")}])
+    runner = client.beta.messages.tool_runner(
+        model=MODEL, max_tokens=256, tools=[get_weather], messages=[{"role": "user", "content": _chain("check")}]
+    )
     assert [m.stop_reason for m in runner] == ["tool_use", "tool_use", "end_turn"]
     assert [body["thread"]["type"] for body in sent] == ["create", "continue", "continue"]
     assert [len(body["messages"]) for body in sent] == [1, 1, 1]

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from mockllm import MockLLM
-from mockllm import intercept
-
 from weather_assistant import answer
+
+from mockllm import MockLLM, intercept
 
 # The model's side of the conversation: call the tool, then answer.
 SCRIPT = [

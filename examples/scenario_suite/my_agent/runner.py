@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from harness import RunnerContext, speaks
-
 from my_agent.agent import run_agent
 
 

@@ -1,13 +1,15 @@
 """The agent tested directly, with the mockllm and golden fixtures."""
 
-from mockllm import InstructionChain
-
 from my_agent.agent import run_agent
 
-PROMPT = InstructionChain(instruction_chain=[
-    {"messages": [{"tool_call": [{"name": "get_weather", "args": {"city": "Cairo"}}]}]},
-    {"messages": [{"text_message": {"text": "Cairo is hot: 31 °C."}}]},
-]).tagged("How warm is Cairo?")
+from mockllm import InstructionChain
+
+PROMPT = InstructionChain(
+    instruction_chain=[
+        {"messages": [{"tool_call": [{"name": "get_weather", "args": {"city": "Cairo"}}]}]},
+        {"messages": [{"text_message": {"text": "Cairo is hot: 31 °C."}}]},
+    ]
+).tagged("How warm is Cairo?")
 
 
 def test_the_agent_calls_the_tool_then_answers(mockllm, golden):

@@ -49,8 +49,9 @@ def changed_goldens(path: Path | str, *, suffix: str = ".golden") -> list[Golden
     try:
         _git(top, "rev-parse", "--verify", "-q", "HEAD")
     except GitError:
-        raise GitError(f"the repository at {top} has no commit yet: commit the goldens, then review "
-                       "what changes against them") from None
+        raise GitError(
+            f"the repository at {top} has no commit yet: commit the goldens, then review what changes against them"
+        ) from None
     where = str(path.relative_to(top)) if path.is_relative_to(top) else str(path)
     names = set(_git(top, "diff", "--name-only", "HEAD", "--", where).split("\n"))
     names |= set(_git(top, "ls-files", "--others", "--exclude-standard", "--", where).split("\n"))

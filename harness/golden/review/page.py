@@ -64,10 +64,14 @@ def _links(rows: Sequence[GoldenRow], slug: str, side: str) -> dict[int, str]:
     for link, use in uses.items():
         if link in results:
             result = results[link]
-            out[use] = (f'<a class="link to-result" href="#{slug}-{side}-{result}">'
-                        f"→ {html.escape(rows[result].type)} (seq {html.escape(rows[result].seq)})</a>")
-            out[result] = (f'<a class="link to-use" href="#{slug}-{side}-{use}">'
-                           f"← {html.escape(rows[use].type)} (seq {html.escape(rows[use].seq)})</a>")
+            out[use] = (
+                f'<a class="link to-result" href="#{slug}-{side}-{result}">'
+                f"→ {html.escape(rows[result].type)} (seq {html.escape(rows[result].seq)})</a>"
+            )
+            out[result] = (
+                f'<a class="link to-use" href="#{slug}-{side}-{use}">'
+                f"← {html.escape(rows[use].type)} (seq {html.escape(rows[use].seq)})</a>"
+            )
     return out
 
 
@@ -77,7 +81,7 @@ def _fields(row: GoldenRow, other: GoldenRow | None, changed: bool) -> str:
     theirs = set(_FIELD.findall(other.fields))
     out, last = [], 0
     for match in _FIELD.finditer(row.fields):
-        out.append(html.escape(row.fields[last:match.start()]))
+        out.append(html.escape(row.fields[last : match.start()]))
         token = html.escape(match.group(0))
         out.append(token if match.group(0) in theirs else f"<mark>{token}</mark>")
         last = match.end()
@@ -85,17 +89,29 @@ def _fields(row: GoldenRow, other: GoldenRow | None, changed: bool) -> str:
     return "".join(out)
 
 
-def _cells(row: GoldenRow | None, other: GoldenRow | None, pair: Pair, side: str, slug: str, index: int | None,
-           links: dict[int, str]) -> str:
+def _cells(
+    row: GoldenRow | None,
+    other: GoldenRow | None,
+    pair: Pair,
+    side: str,
+    slug: str,
+    index: int | None,
+    links: dict[int, str],
+) -> str:
     if row is None:
         return f'<td class="seq side-{side}"></td><td class="type {side}"></td><td class="state {side}"></td><td class="{side}"></td>'
     anchor = f' id="{slug}-{side}-{index}"' if index is not None else ""
     link = links.get(index, "") if index is not None else ""
-    badge = f'<span class="badge {html.escape(row.persistence)}">{html.escape(row.persistence)}</span>' \
-        if row.persistence else ""
-    return (f'<td class="seq event side-{side}"{anchor}>{html.escape(row.seq)}</td>'
-            f'<td class="type {side}">{html.escape(row.type)}</td><td class="state {side}">{badge}</td>'
-            f'<td class="fields {side}">{_fields(row, other, pair.state == "changed")}{link}</td>')
+    badge = (
+        f'<span class="badge {html.escape(row.persistence)}">{html.escape(row.persistence)}</span>'
+        if row.persistence
+        else ""
+    )
+    return (
+        f'<td class="seq event side-{side}"{anchor}>{html.escape(row.seq)}</td>'
+        f'<td class="type {side}">{html.escape(row.type)}</td><td class="state {side}">{badge}</td>'
+        f'<td class="fields {side}">{_fields(row, other, pair.state == "changed")}{link}</td>'
+    )
 
 
 def _section(change: GoldenChange) -> str:
@@ -106,35 +122,42 @@ def _section(change: GoldenChange) -> str:
     links = {"before": _links(before, slug, "before"), "after": _links(after, slug, "after")}
     body = []
     for pair in pair_rows(before, after):
-        left = _cells(pair.before, pair.after, pair, "before", slug,
-                      index["before"].get(id(pair.before)), links["before"])
-        right = _cells(pair.after, pair.before, pair, "after", slug,
-                       index["after"].get(id(pair.after)), links["after"])
+        left = _cells(
+            pair.before, pair.after, pair, "before", slug, index["before"].get(id(pair.before)), links["before"]
+        )
+        right = _cells(pair.after, pair.before, pair, "after", slug, index["after"].get(id(pair.after)), links["after"])
         body.append(f'<tr class="timeline {pair.state}" data-state="{pair.state}">{left}{right}</tr>')
     headers = ""
     if before_header != after_header:
-        headers = (f'<div class="headers"><pre>{html.escape(chr(10).join(before_header))}</pre>'
-                   f'<pre>{html.escape(chr(10).join(after_header))}</pre></div>')
-    return (f'<section class="golden" id="{slug}" data-path="{html.escape(change.path)}" data-status="{change.status}">'
-            f'<h2>{html.escape(change.path)}<span class="status {change.status}">{change.status}</span></h2>{headers}'
-            '<table><colgroup>' + '<col class="seq"><col class="type"><col class="state"><col>' * 2 + '</colgroup>'
-            '<thead><tr><th colspan="4">HEAD</th><th colspan="4">working tree</th></tr>'
-            '<tr><th>SEQ</th><th>EVENT TYPE</th><th>PERSISTENCE</th><th>KEY FIELDS</th>'
-            '<th>SEQ</th><th>EVENT TYPE</th><th>PERSISTENCE</th><th>KEY FIELDS</th></tr></thead>'
-            f'<tbody>{"".join(body)}</tbody></table></section>')
+        headers = (
+            f'<div class="headers"><pre>{html.escape(chr(10).join(before_header))}</pre>'
+            f"<pre>{html.escape(chr(10).join(after_header))}</pre></div>"
+        )
+    return (
+        f'<section class="golden" id="{slug}" data-path="{html.escape(change.path)}" data-status="{change.status}">'
+        f'<h2>{html.escape(change.path)}<span class="status {change.status}">{change.status}</span></h2>{headers}'
+        "<table><colgroup>" + '<col class="seq"><col class="type"><col class="state"><col>' * 2 + "</colgroup>"
+        '<thead><tr><th colspan="4">HEAD</th><th colspan="4">working tree</th></tr>'
+        "<tr><th>SEQ</th><th>EVENT TYPE</th><th>PERSISTENCE</th><th>KEY FIELDS</th>"
+        "<th>SEQ</th><th>EVENT TYPE</th><th>PERSISTENCE</th><th>KEY FIELDS</th></tr></thead>"
+        f"<tbody>{''.join(body)}</tbody></table></section>"
+    )
 
 
 def render_review_page(changes: Sequence[GoldenChange], *, title: str = "Golden review") -> str:
     """The page for ``changes`` (see the module docstring)."""
     if changes:
         summary = f"{len(changes)} golden{'s' if len(changes) != 1 else ''} differ from git HEAD."
-        listing = "".join(f'<li><a href="#{_slug(c.path)}">{html.escape(c.path)}</a> ({c.status})</li>'
-                          for c in changes)
+        listing = "".join(
+            f'<li><a href="#{_slug(c.path)}">{html.escape(c.path)}</a> ({c.status})</li>' for c in changes
+        )
         content = "".join(_section(c) for c in changes)
         nav = f"<nav><ol>{listing}</ol></nav>"
     else:
         summary, nav, content = "No golden differs from git HEAD.", "", '<p class="none">Nothing to review.</p>'
-    return ("<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-            "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">"
-            f"<title>{html.escape(title)}</title><style>{_STYLE}</style></head><body>"
-            f"<header><h1>{html.escape(title)}</h1><p>{summary}</p>{nav}</header>{content}</body></html>\n")
+    return (
+        '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">"
+        f"<title>{html.escape(title)}</title><style>{_STYLE}</style></head><body>"
+        f"<header><h1>{html.escape(title)}</h1><p>{summary}</p>{nav}</header>{content}</body></html>\n"
+    )

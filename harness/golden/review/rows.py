@@ -8,7 +8,9 @@ from dataclasses import dataclass, field
 
 __all__ = ["GoldenRow", "Pair", "pair_rows", "parse_golden"]
 
-_ROW = re.compile(r"^(?P<seq>\S+)\s+(?P<type>.+?)\s+(?P<persistence>transient|pending|persisted|-)(?:\s+(?P<fields>.*))?$")
+_ROW = re.compile(
+    r"^(?P<seq>\S+)\s+(?P<type>.+?)\s+(?P<persistence>transient|pending|persisted|-)(?:\s+(?P<fields>.*))?$"
+)
 _LINK_ID = re.compile(r'"<((?:tool|call)[^:>]*:\d+)>"')
 _RESULT_TYPES = ("result", "output")
 
@@ -47,8 +49,9 @@ def parse_golden(text: str | None) -> tuple[list[str], list[GoldenRow]]:
             rows.append(GoldenRow(line))
             continue
         fields = match["fields"] or ""
-        rows.append(GoldenRow(line, match["seq"], match["type"], match["persistence"], fields,
-                              tuple(_LINK_ID.findall(fields))))
+        rows.append(
+            GoldenRow(line, match["seq"], match["type"], match["persistence"], fields, tuple(_LINK_ID.findall(fields)))
+        )
     return header, rows
 
 
@@ -68,7 +71,7 @@ def pair_rows(before: list[GoldenRow], after: list[GoldenRow]) -> list[Pair]:
     matcher = difflib.SequenceMatcher(a=[r.line for r in before], b=[r.line for r in after], autojunk=False)
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag == "equal":
-            pairs += [Pair(before[i], after[j], "same") for i, j in zip(range(i1, i2), range(j1, j2))]
+            pairs += [Pair(before[i], after[j], "same") for i, j in zip(range(i1, i2), range(j1, j2), strict=False)]
             continue
         old, new = before[i1:i2], after[j1:j2]
         for k in range(max(len(old), len(new))):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-EVENTS = '''
+EVENTS = """
 import dataclasses
 from pydantic import BaseModel
 
@@ -27,7 +27,7 @@ def test_models(golden):
 
 def test_dataclasses(golden):
     assert [Call("lookup", {"nested": {"depth": %(depth)d}})] == golden
-'''
+"""
 FIRST = {"content": "hi", "city": "Oslo", "depth": 1}
 
 
@@ -46,7 +46,7 @@ def test_goldens_of_dicts_models_and_dataclasses_fail_on_any_changed_field(stric
         assert f"{value}" in result.stdout.str()
 
 
-FALLBACK_TEST = '''
+FALLBACK_TEST = """
 import pytest
 from mockllm import InstructionChain
 
@@ -72,7 +72,7 @@ def test_allowed(mockllm, golden):
 def test_refused_from_the_journal_alone(mockllm, golden):
     ask(mockllm)
     assert [{"type": "message", "content": "only the first"}] == golden
-'''
+"""
 
 
 def test_a_golden_that_would_record_a_fallback_reply_is_refused(strict_pytester: pytest.Pytester) -> None:

@@ -22,8 +22,9 @@ SIMPLE = (ROOT / "golden" / "scenarios" / "simple_message.golden").read_text()
 
 
 def git(repo: Path, *args: str) -> None:
-    subprocess.run(["git", "-c", "user.email=t@t", "-c", "user.name=t", *args], cwd=repo, check=True,
-                   capture_output=True)
+    subprocess.run(
+        ["git", "-c", "user.email=t@t", "-c", "user.name=t", *args], cwd=repo, check=True, capture_output=True
+    )
 
 
 @pytest.fixture
@@ -36,8 +37,9 @@ def review(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.Captu
     git(tmp_path, "init", "-q")
     git(tmp_path, "add", ".")
     git(tmp_path, "commit", "-qm", "goldens")
-    (folder / "tool_use.golden").write_text(TOOL_USE.replace('content="I found the entities."',
-                                                             'content="I found three entities."'))
+    (folder / "tool_use.golden").write_text(
+        TOOL_USE.replace('content="I found the entities."', 'content="I found three entities."')
+    )
     (folder / "simple_message.golden").unlink()
     (folder / "hello.golden").write_text(SIMPLE.replace("simple_message", "hello"))
     monkeypatch.chdir(tmp_path)
@@ -49,14 +51,17 @@ def review(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.Captu
 def test_the_page_is_static_and_lists_every_changed_golden(review: Path) -> None:
     page = review.read_text()
     assert "<script" not in page and "http://" not in page and "https://" not in page
-    for path, status in (("golden/scenarios/hello.golden", "new"), ("golden/scenarios/simple_message.golden",
-                                                                       "deleted"),
-                         ("golden/scenarios/tool_use.golden", "changed")):
+    for path, status in (
+        ("golden/scenarios/hello.golden", "new"),
+        ("golden/scenarios/simple_message.golden", "deleted"),
+        ("golden/scenarios/tool_use.golden", "changed"),
+    ):
         assert f'data-path="{path}" data-status="{status}"' in page
 
 
-def test_nothing_to_review_and_outside_git(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                           capsys: pytest.CaptureFixture[str]) -> None:
+def test_nothing_to_review_and_outside_git(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     (tmp_path / "golden").mkdir()
     monkeypatch.chdir(tmp_path)
     assert main(["review"]) == 2

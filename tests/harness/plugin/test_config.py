@@ -7,26 +7,30 @@ from pathlib import Path
 
 import pytest
 
-SCENARIO = (Path(__file__).parents[3] / "scenarios" / "simple_message.yaml")
+SCENARIO = Path(__file__).parents[3] / "scenarios" / "simple_message.yaml"
 
-SEED_TEST = '''
+SEED_TEST = """
 from mockllm import InstructionChain
 
 def test_words(mockllm):
     prompt = InstructionChain(instruction_chain=[{"messages": [{"text_message": {"length": 6}}]}]).tagged("x")
     reply = mockllm.openai().chat.completions.create(model="m", messages=[{"role": "user", "content": prompt}])
     print("WORDS:", mockllm.mock.seed, reply.choices[0].message.content)
-'''
+"""
 
 
 def _ini(pytester: pytest.Pytester, *lines: str) -> None:
-    pytester.makepyprojecttoml("\n".join([
-        "[tool.pytest.ini_options]",
-        'addopts = ["-p", "no:cacheprovider"]',
-        'filterwarnings = ["error", "ignore::pytest.PytestAssertRewriteWarning",',
-        '    \'ignore:The configuration option "asyncio_default_fixture_loop_scope" is unset:pytest.PytestDeprecationWarning\']',
-        *lines,
-    ]))
+    pytester.makepyprojecttoml(
+        "\n".join(
+            [
+                "[tool.pytest.ini_options]",
+                'addopts = ["-p", "no:cacheprovider"]',
+                'filterwarnings = ["error", "ignore::pytest.PytestAssertRewriteWarning",',
+                "    'ignore:The configuration option \"asyncio_default_fixture_loop_scope\" is unset:pytest.PytestDeprecationWarning']",
+                *lines,
+            ]
+        )
+    )
 
 
 def test_ini_options_configure_the_mock_and_flags_override_them(pytester: pytest.Pytester) -> None:

@@ -6,7 +6,8 @@ import pytest
 
 
 def test_each_test_sees_only_its_own_requests_and_settings(strict_pytester: pytest.Pytester) -> None:
-    strict_pytester.makepyfile(test_inner='''
+    strict_pytester.makepyfile(
+        test_inner="""
         import pytest
 
         ASK = {"model": "m", "messages": [{"role": "user", "content": "Question: hi"}]}
@@ -36,20 +37,24 @@ def test_each_test_sees_only_its_own_requests_and_settings(strict_pytester: pyte
         def test_unused_script(mockllm_server):
             mockllm_server.script([{"id": "never", "messages": [{"text_message": {"text": "x"}}]}],
                                   match="nothing asks this")
-    ''')
+    """
+    )
     result = strict_pytester.runpytest()
     result.assert_outcomes(passed=5, errors=2)
     out = result.stdout.str()
     assert "UnscriptedRequestsError: 1 request(s) to the mock were answered by no script:" in out
     assert "E       No registered script matched them" not in out
-    result.stdout.fnmatch_lines([
-        "E*harness.plugin.fixtures.UnusedStepsError: 1 scripted instruction step(s) were never used:",
-        "E*  - chain * step 0 ?'never'?",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "E*harness.plugin.fixtures.UnusedStepsError: 1 scripted instruction step(s) were never used:",
+            "E*  - chain * step 0 ?'never'?",
+        ]
+    )
 
 
 def test_the_fallback_lists_the_registered_scripts_as_candidates(strict_pytester: pytest.Pytester) -> None:
-    strict_pytester.makepyfile(test_inner='''
+    strict_pytester.makepyfile(
+        test_inner="""
         import pytest
 
         @pytest.mark.mockllm(allow_unused_steps=True)
@@ -57,10 +62,13 @@ def test_the_fallback_lists_the_registered_scripts_as_candidates(strict_pytester
             mockllm.script([{"id": "w", "messages": [{"text_message": {"text": "x"}}]}], match="weather")
             mockllm.openai().chat.completions.create(
                 model="m", messages=[{"role": "user", "content": "Question: stocks?"}])
-    ''')
+    """
+    )
     result = strict_pytester.runpytest()
     result.assert_outcomes(passed=1, errors=1)
-    result.stdout.fnmatch_lines([
-        "E       No registered script matched them, amongst:",
-        "E         - script script-1 (match text='weather'): chain * of 1 step(s) ?'w'?",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "E       No registered script matched them, amongst:",
+            "E         - script script-1 (match text='weather'): chain * of 1 step(s) ?'w'?",
+        ]
+    )

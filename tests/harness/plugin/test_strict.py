@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-HELPERS = '''
+HELPERS = """
 from mockllm import InstructionChain
 
 def script(*texts):
@@ -17,9 +17,9 @@ def script(*texts):
 def ask(clients, content, history=()):
     return clients.openai().chat.completions.create(
         model="gpt-mock", messages=[{"role": "user", "content": content}, *history])
-'''
+"""
 
-INNER = '''
+INNER = """
 import pytest
 from helpers import ask, script
 
@@ -46,7 +46,7 @@ def test_scripted_error_is_not_a_failure(mockllm):
 @pytest.mark.mockllm(allow_fallback=True)
 def test_allowed(mockllm):
     ask(mockllm, "What is 2 + 2?")
-'''
+"""
 
 
 @pytest.fixture
@@ -75,14 +75,16 @@ def test_fallbacks_and_unscripted_rejections_fail_at_teardown(project: pytest.Py
         "no user message holds an instruction block\n"
         "      protocol: openai-chat\n"
         "      chain: none (no user message holds an instruction block)\n"
-        "No script is registered (mockllm._script) to answer requests without instruction tags.\n"
+        "No script is registered (mockllm._parsing) to answer requests without instruction tags.\n"
         "Script every model call the code makes (an instruction chain in a user message, or "
         "mockllm.script(chain, match=...)), or allow this with @pytest.mark.mockllm(allow_fallback=True)."
     ), untagged
 
     too_many = _error_text(out, "test_one_too_many")
-    assert ("  - POST /v1/chat/completions (request 1, turn 1): fallback reply, "
-            "turn index 1 is past the end of the chain of 1 instructions") in too_many
+    assert (
+        "  - POST /v1/chat/completions (request 1, turn 1): fallback reply, "
+        "turn index 1 is past the end of the chain of 1 instructions"
+    ) in too_many
     assert "      turn index: 1 (1 assistant turns counted)" in too_many  # explain()'s report
     assert "request 0" not in too_many  # the scripted request is not listed
 

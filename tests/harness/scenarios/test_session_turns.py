@@ -13,7 +13,7 @@ import pytest
 from harness.plugin.fixtures import MockLLMFixture
 from harness.scenarios.contract import ScenarioRun
 from harness.scenarios.model import Scenario, ScenarioError, load_scenario
-from harness.scenarios.replay import check_expectations, run_scenario
+from harness.scenarios.playback import check_expectations, run_scenario
 from mockllm import MockLLM
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -42,8 +42,7 @@ def test_each_message_continues_the_sessions_numbers_and_passes_its_flow(protoco
     assert run.success and run.final_text == "You're welcome."
     firsts = [e.sequence_number for e in run.events if e.type == "user_message_sent"]
     assert firsts == [0, 5, 11]  # the approval request (pending) takes 8 when stored
-    assert [e.sequence_number for e in run.events if e.sequence_number is not None] == [
-        *range(8), *range(9, 13)]
+    assert [e.sequence_number for e in run.events if e.sequence_number is not None] == [*range(8), *range(9, 13)]
     assert {e.session_id for e in run.events} == {scenario.session_id}
     assert check_expectations(scenario, run) is None
 
@@ -71,8 +70,9 @@ def test_each_message_is_checked_against_its_own_flow() -> None:
     scenario = load_scenario(MULTI_TURN)
     run = play(scenario)
     # The second message asks for approval: it is no simple message.
-    wrong = scenario.model_copy(update={"turns": [
-        scenario.turns[0].model_copy(update={"flow": "simple_message"}), scenario.turns[1]]})
+    wrong = scenario.model_copy(
+        update={"turns": [scenario.turns[0].model_copy(update={"flow": "simple_message"}), scenario.turns[1]]}
+    )
     problem = check_expectations(wrong, run)
     assert problem is not None and "the simple message flow emits only" in problem
     assert "tool_use" in problem
@@ -83,8 +83,9 @@ def test_a_session_missing_a_message_is_named() -> None:
     run = play(scenario)
     cut = next(i for i, e in enumerate(run.events) if e.sequence_number == 11)
     problem = check_expectations(scenario, ScenarioRun(run.events[:cut], True, None, None))
-    assert problem == ("the scenario's session has 3 messages, but its events hold 2 user_message_sent "
-                       "(one per message)")
+    assert problem == (
+        "the scenario's session has 3 messages, but its events hold 2 user_message_sent (one per message)"
+    )
 
 
 def test_a_failed_message_ends_the_session(tmp_path: Path) -> None:
@@ -93,7 +94,9 @@ def test_a_failed_message_ends_the_session(tmp_path: Path) -> None:
         "prompt: One\nscript: [{messages: [{text_message: {text: a}}]}]\n"
         "expect: {success: false, error_contains: Internal server error}\n"
         "turns:\n  - prompt: Two\n    script: [{error: {status: 500}}]\n"
-        "  - prompt: Three\n    script: [{messages: [{text_message: {text: c}}]}]\n", encoding="utf-8")
+        "  - prompt: Three\n    script: [{messages: [{text_message: {text: c}}]}]\n",
+        encoding="utf-8",
+    )
     scenario = load_scenario(path)
     run = play(scenario)
     assert not run.success
@@ -105,6 +108,9 @@ def test_a_failed_message_ends_the_session(tmp_path: Path) -> None:
 def test_turns_on_a_runner_that_plays_one_message_name_the_line(tmp_path: Path) -> None:
     path = tmp_path / "chain.yaml"
     path.write_text("runner: chain\nprompt: Plan it\nturns:\n  - prompt: Again\n", encoding="utf-8")
-    with pytest.raises(ScenarioError, match=r"chain\.yaml:4: turns: Value error, the chain runner plays one "
-                                            r"message; turns are played by the agent runner"):
+    with pytest.raises(
+        ScenarioError,
+        match=r"chain\.yaml:4: turns: Value error, the chain runner plays one "
+        r"message; turns are played by the agent runner",
+    ):
         load_scenario(path)

@@ -38,13 +38,13 @@ def chat_only(context):
     return run(context)
 '''
 
-SCENARIO = '''
+SCENARIO = """
 runner: {runner}
 protocols: {protocols}
 prompt: Say hello
 script:
   - messages: [{{text_message: {{text: Hello from the mock.}}}}]
-'''
+"""
 
 
 @pytest.fixture
@@ -73,12 +73,12 @@ def test_a_runner_by_path_plays_every_protocol_openai_responses_included(project
 
 
 def test_a_runner_from_a_conftest_hook(project: pytest.Pytester) -> None:
-    project.makeconftest('''
+    project.makeconftest("""
         import my_runners
 
         def pytest_mockllm_runners(config):
             return {"my_agent": my_runners.run}
-    ''')
+    """)
     scenario(project, "hooked", "my_agent", "[openai-chat]")
     project.runpytest("scenarios", "--snapshot-update").assert_outcomes(passed=1)
     assert (project.path / "golden" / "scenarios" / "hooked.golden").is_file()
@@ -88,13 +88,18 @@ def test_a_runner_says_which_protocols_it_speaks(project: pytest.Pytester) -> No
     scenario(project, "chat", "my_runners:chat_only")
     result = project.runpytest("scenarios", "--snapshot-update", "-rs")
     result.assert_outcomes(passed=1, skipped=2)
-    result.stdout.fnmatch_lines(["*runner 'my_runners:chat_only' does not speak anthropic-messages "
-                                 "(it speaks openai-chat)*"])
+    result.stdout.fnmatch_lines(
+        ["*runner 'my_runners:chat_only' does not speak anthropic-messages (it speaks openai-chat)*"]
+    )
     scenario(project, "chat", "my_runners:chat_only", "[openai-responses]")
     result = project.runpytest("scenarios")
     result.assert_outcomes(errors=1)
-    result.stdout.fnmatch_lines(["*scenarios/chat.yaml:3: protocols: runner 'my_runners:chat_only' does not "
-                                 "speak openai-responses; it speaks openai-chat*"])
+    result.stdout.fnmatch_lines(
+        [
+            "*scenarios/chat.yaml:3: protocols: runner 'my_runners:chat_only' does not "
+            "speak openai-responses; it speaks openai-chat*"
+        ]
+    )
 
 
 def test_a_runner_path_that_does_not_import_is_named(project: pytest.Pytester) -> None:
@@ -104,13 +109,16 @@ def test_a_runner_path_that_does_not_import_is_named(project: pytest.Pytester) -
     result.assert_outcomes(errors=2)
     out = result.stdout.str()
     assert "scenarios/lost.yaml:2: runner: runner 'my_runners:nowhere': my_runners has no 'nowhere'" in out
-    assert ("scenarios/gone.yaml:2: runner: runner 'no_such_package.agent:run': cannot import "
-            "no_such_package.agent: No module named 'no_such_package'") in out
+    assert (
+        "scenarios/gone.yaml:2: runner: runner 'no_such_package.agent:run': cannot import "
+        "no_such_package.agent: No module named 'no_such_package'"
+    ) in out
 
 
 def test_entry_points_and_registered_runners_are_found(monkeypatch: pytest.MonkeyPatch) -> None:
-    point = importlib.metadata.EntryPoint(name="packaged", value="harness.scenarios.runners:run_agent_scenario",
-                                          group=registry.ENTRY_POINT_GROUP)
+    point = importlib.metadata.EntryPoint(
+        name="packaged", value="harness.scenarios.runners:run_agent_scenario", group=registry.ENTRY_POINT_GROUP
+    )
     monkeypatch.setattr(registry, "_entry_points", lambda: {"packaged": point})
     from harness.scenarios.runners import run_agent_scenario
 

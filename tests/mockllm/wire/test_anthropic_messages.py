@@ -24,12 +24,26 @@ USER = [{"role": "user", "content": "What is the weather in Paris?"}]
 WEATHER_ARGS = dumps({"query": "weather in Paris", "units": "metric", "days": 3})
 
 
-def make_plan(*parts: TextPart | ToolCallPart, reasoning: str | None = None,
-              stop_reason: str = "end_turn", signature: str = "", chunk_words: int = 1,
-              error: ErrorPlan | None = None, usage: Usage = Usage(12, 34)) -> ReplyPlan:
-    return ReplyPlan(reasoning=reasoning, parts=tuple(parts), stop_reason=stop_reason,
-                     usage=usage, response_id="0123abcd", created=1_700_000_000,
-                     chunk_words=chunk_words, error=error, reasoning_signature=signature)
+def make_plan(
+    *parts: TextPart | ToolCallPart,
+    reasoning: str | None = None,
+    stop_reason: str = "end_turn",
+    signature: str = "",
+    chunk_words: int = 1,
+    error: ErrorPlan | None = None,
+    usage: Usage = Usage(12, 34),  # noqa: B008 (a frozen value)
+) -> ReplyPlan:
+    return ReplyPlan(
+        reasoning=reasoning,
+        parts=tuple(parts),
+        stop_reason=stop_reason,
+        usage=usage,
+        response_id="0123abcd",
+        created=1_700_000_000,
+        chunk_words=chunk_words,
+        error=error,
+        reasoning_signature=signature,
+    )
 
 
 def serve(plan: ReplyPlan, seen: list[dict[str, Any]] | None = None):
@@ -45,14 +59,19 @@ def serve(plan: ReplyPlan, seen: list[dict[str, Any]] | None = None):
 
 
 def client_for(handler) -> anthropic.Anthropic:
-    return anthropic.Anthropic(api_key="test", base_url="http://mock.test", max_retries=0,
-                               http_client=httpx2.Client(transport=httpx2.MockTransport(handler)))
+    return anthropic.Anthropic(
+        api_key="test",
+        base_url="http://mock.test",
+        max_retries=0,
+        http_client=httpx2.Client(transport=httpx2.MockTransport(handler)),
+    )
 
 
 def error_client(status: int, type: str | None = None, message: str | None = None):
     def handler(request: httpx2.Request) -> httpx2.Response:
-        return httpx2.Response(status, headers={"content-type": "application/json"},
-                               content=codec.render_error(status, type, message))
+        return httpx2.Response(
+            status, headers={"content-type": "application/json"}, content=codec.render_error(status, type, message)
+        )
 
     return client_for(handler)
 
@@ -65,24 +84,28 @@ def raw_events(chunks: list[bytes]) -> list[tuple[str, dict[str, Any]]]:
         assert text.endswith("\n\n") and text.count("\n\n") == 1, text
         event_line, data_line = text.rstrip("\n").split("\n")
         assert event_line.startswith("event: ") and data_line.startswith("data: "), text
-        out.append((event_line[len("event: "):], json.loads(data_line[len("data: "):])))
+        out.append((event_line[len("event: ") :], json.loads(data_line[len("data: ") :])))
     return out
 
 
 def test_text_stream_events_in_order_with_event_lines_matching_types():
     plan = make_plan(TextPart("Sunny and warm today."))
     with client_for(serve(plan)) as client:
-        events = list(client.messages.create(model=MODEL, max_tokens=100, messages=USER,
-                                             stream=True))
+        events = list(client.messages.create(model=MODEL, max_tokens=100, messages=USER, stream=True))
     assert [e.type for e in events] == [
-        "message_start", "content_block_start", "content_block_delta", "content_block_delta",
-        "content_block_delta", "content_block_delta", "content_block_stop", "message_delta",
+        "message_start",
+        "content_block_start",
+        "content_block_delta",
+        "content_block_delta",
+        "content_block_delta",
+        "content_block_delta",
+        "content_block_stop",
+        "message_delta",
         "message_stop",
     ]
     assert events[0].message.id == "msg_0123abcd"
     assert events[0].message.model == MODEL
-    assert "".join(e.delta.text for e in events if e.type == "content_block_delta") == (
-        "Sunny and warm today.")
+    assert "".join(e.delta.text for e in events if e.type == "content_block_delta") == ("Sunny and warm today.")
     for name, data in raw_events(codec.render_events(plan, {"model": MODEL})):
         assert name == data["type"]
 
@@ -126,9 +149,12 @@ def test_streamed_final_message_equals_the_non_streaming_message():
 
 
 def test_thinking_and_tool_use_in_one_turn():
-    plan = make_plan(ToolCallPart("toolu_01", "get_weather", '{"city":"Paris"}'),
-                     reasoning="Need the weather tool.", stop_reason="tool_use",
-                     signature="c2lnbmF0dXJl")
+    plan = make_plan(
+        ToolCallPart("toolu_01", "get_weather", '{"city":"Paris"}'),
+        reasoning="Need the weather tool.",
+        stop_reason="tool_use",
+        signature="c2lnbmF0dXJl",
+    )
     with client_for(serve(plan)) as client:
         with client.messages.stream(model=MODEL, max_tokens=4096, messages=USER) as stream:
             final = stream.get_final_message()
@@ -139,22 +165,24 @@ def test_thinking_and_tool_use_in_one_turn():
 
 
 def test_parallel_tool_use_blocks_keep_their_order_and_ids():
-    plan = make_plan(ToolCallPart("toolu_a", "get_weather", '{"city":"Paris"}'),
-                     ToolCallPart("toolu_b", "get_weather", '{"city":"Tokyo"}'),
-                     stop_reason="tool_use")
+    plan = make_plan(
+        ToolCallPart("toolu_a", "get_weather", '{"city":"Paris"}'),
+        ToolCallPart("toolu_b", "get_weather", '{"city":"Tokyo"}'),
+        stop_reason="tool_use",
+    )
     with client_for(serve(plan)) as client:
         with client.messages.stream(model=MODEL, max_tokens=100, messages=USER) as stream:
             final = stream.get_final_message()
-    assert [(b.id, b.input) for b in final.content] == [
-        ("toolu_a", {"city": "Paris"}), ("toolu_b", {"city": "Tokyo"})]
+    assert [(b.id, b.input) for b in final.content] == [("toolu_a", {"city": "Paris"}), ("toolu_b", {"city": "Tokyo"})]
     starts = [d for n, d in raw_events(codec.render_events(plan, {})) if n == "content_block_start"]
     assert [s["index"] for s in starts] == [0, 1]
 
 
 def test_input_json_deltas_split_the_arguments_mid_token():
     plan = make_plan(ToolCallPart("toolu_01", "search", WEATHER_ARGS), stop_reason="tool_use")
-    pieces = [d["delta"]["partial_json"] for n, d in raw_events(codec.render_events(plan, {}))
-              if n == "content_block_delta"]
+    pieces = [
+        d["delta"]["partial_json"] for n, d in raw_events(codec.render_events(plan, {})) if n == "content_block_delta"
+    ]
     assert len(pieces) >= 3
     assert "".join(pieces) == WEATHER_ARGS
     # Some cut falls inside a string literal, as the real API's cuts do.
@@ -172,8 +200,7 @@ def test_empty_arguments_stream_as_an_empty_input():
 
 
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(),
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
     lambda children: st.lists(children, max_size=3) | st.dictionaries(st.text(), children, max_size=3),
     max_leaves=8,
 )
@@ -189,10 +216,17 @@ def test_any_arguments_object_survives_the_sdks_partial_parsing(args):
     assert final.content[0].input == args
 
 
-@pytest.mark.parametrize(("neutral", "wire"), [
-    ("end_turn", "end_turn"), ("tool_use", "tool_use"), ("max_tokens", "max_tokens"),
-    ("stop_sequence", "stop_sequence"), ("refusal", "refusal"), ("content_filter", "refusal"),
-])
+@pytest.mark.parametrize(
+    ("neutral", "wire"),
+    [
+        ("end_turn", "end_turn"),
+        ("tool_use", "tool_use"),
+        ("max_tokens", "max_tokens"),
+        ("stop_sequence", "stop_sequence"),
+        ("refusal", "refusal"),
+        ("content_filter", "refusal"),
+    ],
+)
 def test_stop_reason_and_usage_reach_the_final_message(neutral, wire):
     plan = make_plan(TextPart("Partial answer"), stop_reason=neutral, usage=Usage(7, 99))
     with client_for(serve(plan)) as client:
@@ -214,14 +248,21 @@ def test_non_streaming_create_parses_into_a_message():
 
 
 def test_async_client_streams_the_same_final_message():
-    plan = make_plan(TextPart("Async works."), ToolCallPart("toolu_9", "f", '{"x":[1,2,3]}'),
-                     reasoning="Thinking async.", stop_reason="tool_use")
+    plan = make_plan(
+        TextPart("Async works."),
+        ToolCallPart("toolu_9", "f", '{"x":[1,2,3]}'),
+        reasoning="Thinking async.",
+        stop_reason="tool_use",
+    )
 
     async def run() -> anthropic.types.Message:
         transport = httpx2.MockTransport(serve(plan))
-        async with anthropic.AsyncAnthropic(api_key="test", base_url="http://mock.test",
-                                            max_retries=0,
-                                            http_client=httpx2.AsyncClient(transport=transport)) as client:
+        async with anthropic.AsyncAnthropic(
+            api_key="test",
+            base_url="http://mock.test",
+            max_retries=0,
+            http_client=httpx2.AsyncClient(transport=transport),
+        ) as client:
             async with client.messages.stream(model=MODEL, max_tokens=4096, messages=USER) as stream:
                 return await stream.get_final_message()
 
@@ -231,19 +272,21 @@ def test_async_client_streams_the_same_final_message():
 
 
 def test_mid_stream_error_after_k_events_raises_api_status_error():
-    plan = make_plan(TextPart("one two three four"),
-                     error=ErrorPlan(529, None, None, retry_after_ms=None, after_chunks=4))
+    plan = make_plan(
+        TextPart("one two three four"), error=ErrorPlan(529, None, None, retry_after_ms=None, after_chunks=4)
+    )
     chunks = codec.render_events(plan, {"model": MODEL})
     normal = codec.render_events(make_plan(TextPart("one two three four")), {"model": MODEL})
     assert chunks[:4] == normal[:4] and len(chunks) == 5
-    assert raw_events(chunks)[-1] == ("error", {
-        "type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}})
+    assert raw_events(chunks)[-1] == (
+        "error",
+        {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}},
+    )
 
     received = []
     with client_for(serve(plan)) as client:
         with pytest.raises(anthropic.APIStatusError) as info:
-            for event in client.messages.create(model=MODEL, max_tokens=100, messages=USER,
-                                                stream=True):
+            for event in client.messages.create(model=MODEL, max_tokens=100, messages=USER, stream=True):
                 received.append(event.type)
     # The ping is the SDK's to skip: four events on the wire, three reach the caller.
     assert received == ["message_start", "content_block_start", "content_block_delta"]
@@ -252,24 +295,29 @@ def test_mid_stream_error_after_k_events_raises_api_status_error():
 
 
 def test_mid_stream_error_keeps_a_scripted_type_and_message():
-    plan = make_plan(TextPart("hi"), error=ErrorPlan(429, "rate_limit_error", "Slow down.",
-                                                     retry_after_ms=1, after_chunks=0))
-    assert raw_events(codec.render_events(plan, {})) == [("error", {
-        "type": "error", "error": {"type": "rate_limit_error", "message": "Slow down."}})]
+    plan = make_plan(
+        TextPart("hi"), error=ErrorPlan(429, "rate_limit_error", "Slow down.", retry_after_ms=1, after_chunks=0)
+    )
+    assert raw_events(codec.render_events(plan, {})) == [
+        ("error", {"type": "error", "error": {"type": "rate_limit_error", "message": "Slow down."}})
+    ]
 
 
-@pytest.mark.parametrize(("status", "error_class", "error_type"), [
-    (400, anthropic.BadRequestError, "invalid_request_error"),
-    (401, anthropic.AuthenticationError, "authentication_error"),
-    (403, anthropic.PermissionDeniedError, "permission_error"),
-    (404, anthropic.NotFoundError, "not_found_error"),
-    (413, anthropic.ContentTooLargeError, "request_too_large"),
-    (429, anthropic.RateLimitError, "rate_limit_error"),
-    (500, anthropic.InternalServerError, "api_error"),
-    (529, anthropic.OverloadedError, "overloaded_error"),
-    (422, anthropic.UnprocessableEntityError, "invalid_request_error"),
-    (502, anthropic.InternalServerError, "api_error"),
-])
+@pytest.mark.parametrize(
+    ("status", "error_class", "error_type"),
+    [
+        (400, anthropic.BadRequestError, "invalid_request_error"),
+        (401, anthropic.AuthenticationError, "authentication_error"),
+        (403, anthropic.PermissionDeniedError, "permission_error"),
+        (404, anthropic.NotFoundError, "not_found_error"),
+        (413, anthropic.ContentTooLargeError, "request_too_large"),
+        (429, anthropic.RateLimitError, "rate_limit_error"),
+        (500, anthropic.InternalServerError, "api_error"),
+        (529, anthropic.OverloadedError, "overloaded_error"),
+        (422, anthropic.UnprocessableEntityError, "invalid_request_error"),
+        (502, anthropic.InternalServerError, "api_error"),
+    ],
+)
 def test_http_error_bodies_raise_the_sdks_error_classes(status, error_class, error_type):
     with error_client(status) as client:
         with pytest.raises(error_class) as info:
@@ -284,51 +332,84 @@ def test_overloaded_is_an_internal_server_error_with_the_real_message():
     with error_client(529) as client:
         with pytest.raises(anthropic.InternalServerError) as info:
             client.messages.create(model=MODEL, max_tokens=100, messages=USER)
-    assert info.value.body == {"type": "error",
-                               "error": {"type": "overloaded_error", "message": "Overloaded"}}
+    assert info.value.body == {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
 
 
 def test_render_error_keeps_a_given_type_and_message():
     assert json.loads(codec.render_error(400, "invalid_request_error", "bad thing")) == {
-        "type": "error", "error": {"type": "invalid_request_error", "message": "bad thing"}}
+        "type": "error",
+        "error": {"type": "invalid_request_error", "message": "bad thing"},
+    }
 
 
 BASE = {"model": MODEL, "max_tokens": 2048}
 ASK = {"role": "user", "content": "Weather?"}
-USE_A = {"role": "assistant", "content": [
-    {"type": "text", "text": "Checking."},
-    {"type": "tool_use", "id": "toolu_a", "name": "get_weather", "input": {"city": "Paris"}}]}
-RESULT_A = {"role": "user", "content": [
-    {"type": "tool_result", "tool_use_id": "toolu_a", "content": "sunny"}]}
+USE_A = {
+    "role": "assistant",
+    "content": [
+        {"type": "text", "text": "Checking."},
+        {"type": "tool_use", "id": "toolu_a", "name": "get_weather", "input": {"city": "Paris"}},
+    ],
+}
+RESULT_A = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_a", "content": "sunny"}]}
 
 
-@pytest.mark.parametrize(("body", "message"), [
-    ([], "Input should be a valid dictionary or object to extract fields from"),
-    ({"max_tokens": 10, "messages": [ASK]}, "model: Field required"),
-    ({"model": MODEL, "messages": [ASK]}, "max_tokens: Field required"),
-    ({**BASE}, "messages: Field required"),
-    ({**BASE, "messages": "hi"}, "messages: Input should be a valid list"),
-    ({**BASE, "messages": [ASK, {"role": "system", "content": "x"}]},
-     "messages.1.role: Input should be 'user' or 'assistant'"),
-    ({**BASE, "messages": [ASK], "thinking": {"type": "enabled", "budget_tokens": 1000}},
-     "thinking.enabled.budget_tokens: Input should be greater than or equal to 1024"),
-    ({**BASE, "messages": [ASK], "thinking": {"type": "enabled", "budget_tokens": 2048}},
-     "`max_tokens` must be greater than `thinking.budget_tokens`."),
-    ({**BASE, "messages": [ASK, RESULT_A]},
-     "messages.1.content.0: unexpected `tool_use_id` found in `tool_result` blocks: toolu_a. "
-     "Each `tool_result` block must have a corresponding `tool_use` block in the previous message."),
-    ({**BASE, "messages": [ASK, USE_A, ASK]},
-     "messages.1: `tool_use` ids were found without `tool_result` blocks immediately after: "
-     "toolu_a. Each `tool_use` block must have a corresponding `tool_result` block in the next "
-     "message."),
-    ({**BASE, "system": "Be brief.", "messages": [ASK, USE_A]},
-     "messages.1: `tool_use` ids were found without `tool_result` blocks immediately after"),
-    ({**BASE, "messages": [ASK, USE_A, RESULT_A, {"role": "assistant", "content": "ok"},
-                           {"role": "user", "content": [
-                               {"type": "text", "text": "again"},
-                               {"type": "tool_result", "tool_use_id": "toolu_a", "content": "x"}]}]},
-     "messages.4.content.1: unexpected `tool_use_id` found in `tool_result` blocks: toolu_a."),
-])
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ([], "Input should be a valid dictionary or object to extract fields from"),
+        ({"max_tokens": 10, "messages": [ASK]}, "model: Field required"),
+        ({"model": MODEL, "messages": [ASK]}, "max_tokens: Field required"),
+        ({**BASE}, "messages: Field required"),
+        ({**BASE, "messages": "hi"}, "messages: Input should be a valid list"),
+        (
+            {**BASE, "messages": [ASK, {"role": "system", "content": "x"}]},
+            "messages.1.role: Input should be 'user' or 'assistant'",
+        ),
+        (
+            {**BASE, "messages": [ASK], "thinking": {"type": "enabled", "budget_tokens": 1000}},
+            "thinking.enabled.budget_tokens: Input should be greater than or equal to 1024",
+        ),
+        (
+            {**BASE, "messages": [ASK], "thinking": {"type": "enabled", "budget_tokens": 2048}},
+            "`max_tokens` must be greater than `thinking.budget_tokens`.",
+        ),
+        (
+            {**BASE, "messages": [ASK, RESULT_A]},
+            "messages.1.content.0: unexpected `tool_use_id` found in `tool_result` blocks: toolu_a. "
+            "Each `tool_result` block must have a corresponding `tool_use` block in the previous message.",
+        ),
+        (
+            {**BASE, "messages": [ASK, USE_A, ASK]},
+            "messages.1: `tool_use` ids were found without `tool_result` blocks immediately after: "
+            "toolu_a. Each `tool_use` block must have a corresponding `tool_result` block in the next "
+            "message.",
+        ),
+        (
+            {**BASE, "system": "Be brief.", "messages": [ASK, USE_A]},
+            "messages.1: `tool_use` ids were found without `tool_result` blocks immediately after",
+        ),
+        (
+            {
+                **BASE,
+                "messages": [
+                    ASK,
+                    USE_A,
+                    RESULT_A,
+                    {"role": "assistant", "content": "ok"},
+                    {
+                        "role": "user",
+                        "content": [
+                            {"type": "text", "text": "again"},
+                            {"type": "tool_result", "tool_use_id": "toolu_a", "content": "x"},
+                        ],
+                    },
+                ],
+            },
+            "messages.4.content.1: unexpected `tool_use_id` found in `tool_result` blocks: toolu_a.",
+        ),
+    ],
+)
 def test_read_request_rejects_like_the_real_api(body, message):
     with pytest.raises(RequestRejected) as info:
         codec.read_request(body, lenient=False)
@@ -352,25 +433,31 @@ def test_lenient_skips_pairing_but_not_required_fields():
 
 def test_read_request_accepts_good_requests():
     codec.read_request({**BASE, "messages": [ASK, USE_A, RESULT_A]}, lenient=False)
-    codec.read_request({**BASE, "messages": [ASK], "thinking": {"type": "enabled", "budget_tokens": 1024}},
-                       lenient=False)
+    codec.read_request(
+        {**BASE, "messages": [ASK], "thinking": {"type": "enabled", "budget_tokens": 1024}}, lenient=False
+    )
     codec.read_request({**BASE, "messages": [ASK], "thinking": {"type": "disabled"}}, lenient=False)
 
 
 def test_the_mocks_own_reply_is_accepted_back_as_history():
     """Thinking blocks with signatures and every emitted field go back in the next request."""
-    plan = make_plan(ToolCallPart("toolu_01", "get_weather", '{"city":"Paris"}'),
-                     reasoning="Use the tool.", stop_reason="tool_use")
+    plan = make_plan(
+        ToolCallPart("toolu_01", "get_weather", '{"city":"Paris"}'), reasoning="Use the tool.", stop_reason="tool_use"
+    )
     seen: list[dict[str, Any]] = []
     with client_for(serve(plan, seen)) as client:
-        with client.messages.stream(model=MODEL, max_tokens=4096, messages=USER,
-                                    thinking={"type": "enabled", "budget_tokens": 1024}) as stream:
+        with client.messages.stream(
+            model=MODEL, max_tokens=4096, messages=USER, thinking={"type": "enabled", "budget_tokens": 1024}
+        ) as stream:
             first = stream.get_final_message()
-        history = [*USER, {"role": "assistant", "content": first.content},
-                   {"role": "user", "content": [
-                       {"type": "tool_result", "tool_use_id": "toolu_01", "content": "sunny"}]}]
-        client.messages.create(model=MODEL, max_tokens=4096, messages=history,
-                               thinking={"type": "enabled", "budget_tokens": 1024})
+        history = [
+            *USER,
+            {"role": "assistant", "content": first.content},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_01", "content": "sunny"}]},
+        ]
+        client.messages.create(
+            model=MODEL, max_tokens=4096, messages=history, thinking={"type": "enabled", "budget_tokens": 1024}
+        )
     sent = seen[-1]["messages"][1]["content"]
     assert [b["type"] for b in sent] == ["thinking", "tool_use"]
     assert sent[0]["signature"]
@@ -395,8 +482,12 @@ def test_wants_stream_only_for_true():
 
 def test_same_plan_gives_the_same_bytes():
     def plan() -> ReplyPlan:
-        return make_plan(TextPart("Same words."), ToolCallPart("toolu_1", "f", WEATHER_ARGS),
-                         reasoning="Same thoughts.", stop_reason="tool_use")
+        return make_plan(
+            TextPart("Same words."),
+            ToolCallPart("toolu_1", "f", WEATHER_ARGS),
+            reasoning="Same thoughts.",
+            stop_reason="tool_use",
+        )
 
     body = {"model": MODEL}
     assert codec.render_events(plan(), body) == codec.render_events(plan(), body)
@@ -408,8 +499,13 @@ def test_same_plan_gives_the_same_bytes():
 
 def test_signature_derives_from_the_response_id_when_the_plan_has_none():
     first = make_plan(TextPart("x"), reasoning="y")
-    second = ReplyPlan(reasoning="y", parts=(TextPart("x"),), stop_reason="end_turn",
-                       usage=Usage(1, 1), response_id="ffff0000", created=0)
-    signatures = {json.loads(codec.render_json(p, {}))["content"][0]["signature"]
-                  for p in (first, second)}
+    second = ReplyPlan(
+        reasoning="y",
+        parts=(TextPart("x"),),
+        stop_reason="end_turn",
+        usage=Usage(1, 1),
+        response_id="ffff0000",
+        created=0,
+    )
+    signatures = {json.loads(codec.render_json(p, {}))["content"][0]["signature"] for p in (first, second)}
     assert len(signatures) == 2 and all(signatures)

@@ -17,17 +17,30 @@ httpx2 = pytest.importorskip("httpx2", reason="httpx2 is not installed (the http
 
 MESSAGES = [{"role": "user", "content": "hi"}]
 WEATHER_TOOLS = [
-    {"type": "function", "function": {
-        "name": name, "strict": True,
-        "parameters": {"type": "object", "properties": {"city": {"type": "string"}},
-                       "required": ["city"], "additionalProperties": False},
-    }}
+    {
+        "type": "function",
+        "function": {
+            "name": name,
+            "strict": True,
+            "parameters": {
+                "type": "object",
+                "properties": {"city": {"type": "string"}},
+                "required": ["city"],
+                "additionalProperties": False,
+            },
+        },
+    }
     for name in ("get_weather", "get_time")
 ]
 
 
-def make_plan(*parts: ReplyPart, reasoning: str | None = None, stop_reason: str = "end_turn",
-              error: ErrorPlan | None = None, chunk_words: int = 1) -> ReplyPlan:
+def make_plan(
+    *parts: ReplyPart,
+    reasoning: str | None = None,
+    stop_reason: str = "end_turn",
+    error: ErrorPlan | None = None,
+    chunk_words: int = 1,
+) -> ReplyPlan:
     return ReplyPlan(
         reasoning=reasoning,
         parts=tuple(parts),
@@ -59,9 +72,11 @@ class Recorder:
         body = json.loads(request.content)
         self.bodies.append(body)
         if self.status is not None:
-            return httpx2.Response(self.status, headers={"content-type": "application/json",
-                                                         "x-request-id": "req_1"},
-                                   content=self.error_body)
+            return httpx2.Response(
+                self.status,
+                headers={"content-type": "application/json", "x-request-id": "req_1"},
+                content=self.error_body,
+            )
         response = rendered(openai_chat, self.plan, body)
         if openai_chat.wants_stream(body) and response.status_code == 200:
             self.events = openai_chat.render_events(self.plan, body)  # the same bytes again
@@ -74,8 +89,12 @@ class Recorder:
 
 
 def make_client(recorder: Recorder) -> openai.OpenAI:
-    return openai.OpenAI(api_key="test", base_url="http://mock.test/v1", max_retries=0,
-                         http_client=httpx2.Client(transport=httpx2.MockTransport(recorder)))
+    return openai.OpenAI(
+        api_key="test",
+        base_url="http://mock.test/v1",
+        max_retries=0,
+        http_client=httpx2.Client(transport=httpx2.MockTransport(recorder)),
+    )
 
 
 def test_text_stream_accumulates_to_the_exact_text() -> None:
@@ -87,7 +106,8 @@ def test_text_stream_accumulates_to_the_exact_text() -> None:
     assert "".join(c.choices[0].delta.content or "" for c in chunks) == text
     assert [c.choices[0].delta.role for c in chunks].count("assistant") == 1
     assert {(c.id, c.created, c.model, c.system_fingerprint) for c in chunks} == {
-        ("chatcmpl-0123abcd", 1_700_000_000, "gpt-x", "fp_mockllm")}
+        ("chatcmpl-0123abcd", 1_700_000_000, "gpt-x", "fp_mockllm")
+    }
     assert chunks[-1].choices[0].finish_reason == "stop"
     assert all(c.choices[0].finish_reason is None for c in chunks[:-1])
     assert recorder.events[-1] == b"data: [DONE]\n\n"
@@ -95,8 +115,7 @@ def test_text_stream_accumulates_to_the_exact_text() -> None:
 
 
 def test_stream_helper_final_completion_has_text_and_tool_calls() -> None:
-    call = ToolCallPart(id="call_abc", name="get_weather",
-                        arguments='{"city":"San Francisco, CA","unit":"celsius"}')
+    call = ToolCallPart(id="call_abc", name="get_weather", arguments='{"city":"San Francisco, CA","unit":"celsius"}')
     recorder = Recorder(make_plan(TextPart("Let me check."), call, stop_reason="tool_use"))
     with make_client(recorder).chat.completions.stream(model="gpt-x", messages=MESSAGES) as stream:
         final = stream.get_final_completion()
@@ -105,9 +124,9 @@ def test_stream_helper_final_completion_has_text_and_tool_calls() -> None:
     assert message.content == "Let me check."
     assert final.choices[0].finish_reason == "tool_calls"
     assert [(c.id, c.type, c.function.name) for c in message.tool_calls or []] == [
-        ("call_abc", "function", "get_weather")]
-    assert json.loads(message.tool_calls[0].function.arguments) == {
-        "city": "San Francisco, CA", "unit": "celsius"}
+        ("call_abc", "function", "get_weather")
+    ]
+    assert json.loads(message.tool_calls[0].function.arguments) == {"city": "San Francisco, CA", "unit": "celsius"}
 
 
 def test_parallel_tool_calls_are_split_mid_token_and_never_interleaved() -> None:
@@ -115,7 +134,9 @@ def test_parallel_tool_calls_are_split_mid_token_and_never_interleaved() -> None
     recorder = Recorder(make_plan(*calls, stop_reason="tool_use"))
     done: list[tuple[int, str, Any]] = []
     with make_client(recorder).chat.completions.stream(
-        model="gpt-x", messages=MESSAGES, tools=WEATHER_TOOLS,  # type: ignore[arg-type]
+        model="gpt-x",
+        messages=MESSAGES,
+        tools=WEATHER_TOOLS,  # type: ignore[arg-type]
     ) as stream:
         for event in stream:
             if event.type == "tool_calls.function.arguments.done":
@@ -125,14 +146,20 @@ def test_parallel_tool_calls_are_split_mid_token_and_never_interleaved() -> None
     assert done == [(0, "get_weather", {"city": "Paris"}), (1, "get_time", {"city": "Reykjavik"})]
     tool_calls = final.choices[0].message.tool_calls or []
     assert [(c.id, c.function.name, c.function.parsed_arguments) for c in tool_calls] == [
-        ("call_1", "get_weather", {"city": "Paris"}), ("call_2", "get_time", {"city": "Reykjavik"})]
+        ("call_1", "get_weather", {"city": "Paris"}),
+        ("call_2", "get_time", {"city": "Reykjavik"}),
+    ]
     pieces = [tc for c in recorder.chunks() for tc in c["choices"][0]["delta"].get("tool_calls", [])]
     indexes = [p["index"] for p in pieces]
     assert indexes == sorted(indexes)
     for index, call in enumerate(calls):
         first, *rest = [p for p in pieces if p["index"] == index]
-        assert first == {"index": index, "id": call.id, "type": "function",
-                         "function": {"name": call.name, "arguments": ""}}
+        assert first == {
+            "index": index,
+            "id": call.id,
+            "type": "function",
+            "function": {"name": call.name, "arguments": ""},
+        }
         assert len(rest) >= 2
         assert all(set(p) == {"index", "function"} and set(p["function"]) == {"arguments"} for p in rest)
         assert "".join(p["function"]["arguments"] for p in rest) == call.arguments
@@ -147,10 +174,17 @@ def test_text_scripted_after_a_tool_call_is_sent_before_it() -> None:
     assert deltas.index({"content": "after"}) < next(i for i, d in enumerate(deltas) if "tool_calls" in d)
 
 
-@pytest.mark.parametrize(("stop_reason", "finish_reason"), [
-    ("end_turn", "stop"), ("tool_use", "tool_calls"), ("max_tokens", "length"),
-    ("stop_sequence", "stop"), ("content_filter", "content_filter"), ("refusal", "stop"),
-])
+@pytest.mark.parametrize(
+    ("stop_reason", "finish_reason"),
+    [
+        ("end_turn", "stop"),
+        ("tool_use", "tool_calls"),
+        ("max_tokens", "length"),
+        ("stop_sequence", "stop"),
+        ("content_filter", "content_filter"),
+        ("refusal", "stop"),
+    ],
+)
 def test_finish_reason_mapping(stop_reason: str, finish_reason: str) -> None:
     client = make_client(Recorder(make_plan(TextPart("x"), stop_reason=stop_reason)))
     chunks = list(client.chat.completions.create(model="m", messages=MESSAGES, stream=True))
@@ -166,32 +200,40 @@ def test_unknown_stop_reason_is_a_value_error() -> None:
 
 def test_include_usage_adds_a_last_chunk_without_choices() -> None:
     recorder = Recorder(make_plan(TextPart("two words")))
-    chunks = list(make_client(recorder).chat.completions.create(
-        model="m", messages=MESSAGES, stream=True, stream_options={"include_usage": True}))
+    chunks = list(
+        make_client(recorder).chat.completions.create(
+            model="m", messages=MESSAGES, stream=True, stream_options={"include_usage": True}
+        )
+    )
 
     assert chunks[-1].choices == []
     assert chunks[-1].usage is not None
-    assert (chunks[-1].usage.prompt_tokens, chunks[-1].usage.completion_tokens,
-            chunks[-1].usage.total_tokens) == (11, 7, 18)
+    assert (chunks[-1].usage.prompt_tokens, chunks[-1].usage.completion_tokens, chunks[-1].usage.total_tokens) == (
+        11,
+        7,
+        18,
+    )
     assert chunks[-2].choices[0].finish_reason == "stop"
     assert all(c["usage"] is None for c in recorder.chunks()[:-1])
 
 
 def test_non_streaming_completion() -> None:
-    recorder = Recorder(make_plan(TextPart("Sure. "), TextPart("Calling."), weather_call(),
-                                  stop_reason="tool_use"))
+    recorder = Recorder(make_plan(TextPart("Sure. "), TextPart("Calling."), weather_call(), stop_reason="tool_use"))
     completion = make_client(recorder).chat.completions.create(model="gpt-x", messages=MESSAGES)
 
-    assert (completion.id, completion.object, completion.model) == (
-        "chatcmpl-0123abcd", "chat.completion", "gpt-x")
+    assert (completion.id, completion.object, completion.model) == ("chatcmpl-0123abcd", "chat.completion", "gpt-x")
     choice = completion.choices[0]
     assert choice.message.content == "Sure. Calling."
     assert choice.finish_reason == "tool_calls"
-    assert [(c.id, c.function.name, json.loads(c.function.arguments))
-            for c in choice.message.tool_calls or []] == [("call_1", "get_weather", {"city": "Paris"})]
+    assert [(c.id, c.function.name, json.loads(c.function.arguments)) for c in choice.message.tool_calls or []] == [
+        ("call_1", "get_weather", {"city": "Paris"})
+    ]
     assert completion.usage is not None
-    assert (completion.usage.prompt_tokens, completion.usage.completion_tokens,
-            completion.usage.total_tokens) == (11, 7, 18)
+    assert (completion.usage.prompt_tokens, completion.usage.completion_tokens, completion.usage.total_tokens) == (
+        11,
+        7,
+        18,
+    )
 
 
 def test_tool_calls_only_have_null_content_streamed_or_not() -> None:
@@ -201,8 +243,10 @@ def test_tool_calls_only_have_null_content_streamed_or_not() -> None:
         final = stream.get_final_completion()
     assert completion.choices[0].message.content is None
     assert final.choices[0].message.content is None
-    assert "tool_calls" not in json.loads(openai_chat.render_json(make_plan(TextPart("x")), {"model": "m"}))[
-        "choices"][0]["message"]
+    assert (
+        "tool_calls"
+        not in json.loads(openai_chat.render_json(make_plan(TextPart("x")), {"model": "m"}))["choices"][0]["message"]
+    )
 
 
 def test_reasoning_content_is_streamed_first_and_kept_as_an_extra() -> None:
@@ -214,7 +258,7 @@ def test_reasoning_content_is_streamed_first_and_kept_as_an_extra() -> None:
 
     assert "".join(r for r in reasoning if r) == "Think hard first."
     assert max(i for i, r in enumerate(reasoning) if r) < first_text
-    assert getattr(completion.choices[0].message, "reasoning_content") == "Think hard first."
+    assert completion.choices[0].message.reasoning_content == "Think hard first."
 
 
 def test_mid_stream_error_raises_api_error_after_k_chunks() -> None:
@@ -228,28 +272,34 @@ def test_mid_stream_error_raises_api_error_after_k_chunks() -> None:
     assert not isinstance(excinfo.value, openai.APIStatusError)
     assert len(recorder.events) == 4
     assert json.loads(recorder.events[-1].removeprefix(b"data: ")) == {
-        "error": {"message": "boom", "type": "server_error", "param": None, "code": None}}
+        "error": {"message": "boom", "type": "server_error", "param": None, "code": None}
+    }
 
 
 def test_mid_stream_error_defaults_to_the_usual_message_for_its_status() -> None:
     error = ErrorPlan(status=503, type=None, message=None, retry_after_ms=None, after_chunks=0)
     events = openai_chat.render_events(make_plan(TextPart("x"), error=error), {"model": "m"})
-    assert events == [b'data: {"error":{"message":"The engine is currently overloaded, please try again '
-                      b'later.","type":"server_error","param":null,"code":null}}\n\n']
+    assert events == [
+        b'data: {"error":{"message":"The engine is currently overloaded, please try again '
+        b'later.","type":"server_error","param":null,"code":null}}\n\n'
+    ]
 
 
-@pytest.mark.parametrize(("status", "error_type", "message", "exception"), [
-    (400, None, "Bad thing.", openai.BadRequestError),
-    (401, None, None, openai.AuthenticationError),
-    (404, None, None, openai.NotFoundError),
-    (429, None, None, openai.RateLimitError),
-    (429, "tokens", "Slow down on tokens.", openai.RateLimitError),
-    (500, None, None, openai.InternalServerError),
-    (503, None, None, openai.InternalServerError),
-])
+@pytest.mark.parametrize(
+    ("status", "error_type", "message", "exception"),
+    [
+        (400, None, "Bad thing.", openai.BadRequestError),
+        (401, None, None, openai.AuthenticationError),
+        (404, None, None, openai.NotFoundError),
+        (429, None, None, openai.RateLimitError),
+        (429, "tokens", "Slow down on tokens.", openai.RateLimitError),
+        (500, None, None, openai.InternalServerError),
+        (503, None, None, openai.InternalServerError),
+    ],
+)
 def test_error_bodies_raise_the_sdk_exception_for_their_status(
-        status: int, error_type: str | None, message: str | None,
-        exception: type[openai.APIStatusError]) -> None:
+    status: int, error_type: str | None, message: str | None, exception: type[openai.APIStatusError]
+) -> None:
     body = openai_chat.render_error(status, error_type, message, param="messages" if status == 400 else None)
     client = make_client(Recorder(make_plan(), status=status, error_body=body))
     with pytest.raises(exception) as excinfo:
@@ -269,53 +319,88 @@ def test_default_error_fields_by_status() -> None:
     def error(status: int) -> dict[str, Any]:
         return json.loads(openai_chat.render_error(status, None, None))["error"]
 
-    assert error(429) == {"message": "Rate limit reached for requests. Please try again later.",
-                          "type": "requests",
-                          "param": None, "code": "rate_limit_exceeded"}
-    assert error(500)["message"] == (
-        "The server had an error while processing your request. Sorry about that!")
+    assert error(429) == {
+        "message": "Rate limit reached for requests. Please try again later.",
+        "type": "requests",
+        "param": None,
+        "code": "rate_limit_exceeded",
+    }
+    assert error(500)["message"] == ("The server had an error while processing your request. Sorry about that!")
     assert (error(500)["type"], error(502)["type"], error(418)["type"]) == (
-        "server_error", "server_error", "invalid_request_error")
+        "server_error",
+        "server_error",
+        "invalid_request_error",
+    )
     assert error(401)["code"] == "invalid_api_key"
 
 
 def assistant_call(*ids: str) -> dict[str, Any]:
-    return {"role": "assistant", "content": None, "tool_calls": [
-        {"id": i, "type": "function", "function": {"name": "f", "arguments": "{}"}} for i in ids]}
+    return {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [{"id": i, "type": "function", "function": {"name": "f", "arguments": "{}"}} for i in ids],
+    }
 
 
 def tool_result(call_id: str) -> dict[str, Any]:
     return {"role": "tool", "tool_call_id": call_id, "content": "ok"}
 
 
-UNANSWERED = ("An assistant message with 'tool_calls' must be followed by tool messages responding "
-              "to each 'tool_call_id'. The following tool_call_ids did not have response messages: ")
-ORPHAN = ("Invalid parameter: messages with role 'tool' must be a response to a preceeding message "
-          "with 'tool_calls'.")
+UNANSWERED = (
+    "An assistant message with 'tool_calls' must be followed by tool messages responding "
+    "to each 'tool_call_id'. The following tool_call_ids did not have response messages: "
+)
+ORPHAN = "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'."
 
 
-@pytest.mark.parametrize(("body", "param", "message"), [
-    ([1, 2], None, "We could not parse the JSON body"),
-    ({"messages": MESSAGES}, None, "you must provide a model parameter"),
-    ({"model": 3, "messages": MESSAGES}, "model", "Invalid type for 'model'"),
-    ({"model": "m"}, "messages", "Missing required parameter: 'messages'."),
-    ({"model": "m", "messages": []}, "messages", "Invalid 'messages': empty array."),
-    ({"model": "m", "messages": "hi"}, "messages", "Invalid type for 'messages'"),
-    ({"model": "m", "messages": [MESSAGES[0], "hi"]}, "messages[1]", "Invalid type for 'messages[1]'"),
-    ({"model": "m", "messages": [{"content": "hi"}]}, "messages[0].role",
-     "Missing required parameter: 'messages[0].role'."),
-    ({"model": "m", "messages": [{"role": "robot", "content": "hi"}]}, "messages[0].role",
-     "Invalid value: \"robot\". Supported values are: 'system', 'assistant', 'user', 'function', "
-     "'tool', and 'developer'."),
-    ({"model": "m", "messages": MESSAGES, "stream_options": {"include_usage": True}}, "stream_options",
-     "The 'stream_options' parameter is only allowed when 'stream' is enabled."),
-    ({"model": "m", "messages": [*MESSAGES, tool_result("call_x")]}, "messages.[1].role", ORPHAN),
-    ({"model": "m", "messages": [{"role": "system", "content": "s"}, *MESSAGES, assistant_call("call_a", "call_b"),
-                                 tool_result("call_a"), {"role": "user", "content": "next"}]},
-     "messages.[2].role", UNANSWERED + "call_b"),
-    ({"model": "m", "messages": [*MESSAGES, assistant_call("call_a", "call_b")]},
-     "messages.[1].role", UNANSWERED + "call_a, call_b"),
-])
+@pytest.mark.parametrize(
+    ("body", "param", "message"),
+    [
+        ([1, 2], None, "We could not parse the JSON body"),
+        ({"messages": MESSAGES}, None, "you must provide a model parameter"),
+        ({"model": 3, "messages": MESSAGES}, "model", "Invalid type for 'model'"),
+        ({"model": "m"}, "messages", "Missing required parameter: 'messages'."),
+        ({"model": "m", "messages": []}, "messages", "Invalid 'messages': empty array."),
+        ({"model": "m", "messages": "hi"}, "messages", "Invalid type for 'messages'"),
+        ({"model": "m", "messages": [MESSAGES[0], "hi"]}, "messages[1]", "Invalid type for 'messages[1]'"),
+        (
+            {"model": "m", "messages": [{"content": "hi"}]},
+            "messages[0].role",
+            "Missing required parameter: 'messages[0].role'.",
+        ),
+        (
+            {"model": "m", "messages": [{"role": "robot", "content": "hi"}]},
+            "messages[0].role",
+            "Invalid value: \"robot\". Supported values are: 'system', 'assistant', 'user', 'function', "
+            "'tool', and 'developer'.",
+        ),
+        (
+            {"model": "m", "messages": MESSAGES, "stream_options": {"include_usage": True}},
+            "stream_options",
+            "The 'stream_options' parameter is only allowed when 'stream' is enabled.",
+        ),
+        ({"model": "m", "messages": [*MESSAGES, tool_result("call_x")]}, "messages.[1].role", ORPHAN),
+        (
+            {
+                "model": "m",
+                "messages": [
+                    {"role": "system", "content": "s"},
+                    *MESSAGES,
+                    assistant_call("call_a", "call_b"),
+                    tool_result("call_a"),
+                    {"role": "user", "content": "next"},
+                ],
+            },
+            "messages.[2].role",
+            UNANSWERED + "call_b",
+        ),
+        (
+            {"model": "m", "messages": [*MESSAGES, assistant_call("call_a", "call_b")]},
+            "messages.[1].role",
+            UNANSWERED + "call_a, call_b",
+        ),
+    ],
+)
 def test_read_request_rejects_what_openai_rejects(body: Any, param: str | None, message: str) -> None:
     with pytest.raises(RequestRejected) as excinfo:
         openai_chat.read_request(body, lenient=False)
@@ -325,11 +410,15 @@ def test_read_request_rejects_what_openai_rejects(body: Any, param: str | None, 
 
 
 def test_read_request_accepts_a_paired_tool_loop_and_n() -> None:
-    body = {"model": "m", "n": 2, "stream": True, "stream_options": {"include_usage": True},
-            "messages": [*MESSAGES, assistant_call("call_a"), tool_result("call_a")]}
+    body = {
+        "model": "m",
+        "n": 2,
+        "stream": True,
+        "stream_options": {"include_usage": True},
+        "messages": [*MESSAGES, assistant_call("call_a"), tool_result("call_a")],
+    }
     conversation = openai_chat.read_request(body, lenient=False)
-    assert [(m.role, m.position) for m in conversation.messages] == [
-        ("user", 0), ("assistant", 1), ("tool", 2)]
+    assert [(m.role, m.position) for m in conversation.messages] == [("user", 0), ("assistant", 1), ("tool", 2)]
 
 
 def test_lenient_skips_only_the_pairing_check() -> None:
@@ -346,8 +435,14 @@ def test_wants_stream_only_for_true() -> None:
 
 
 def test_same_plan_gives_the_same_bytes() -> None:
-    plan = make_plan(TextPart("Some text here."), weather_call(), weather_call("Oslo", "call_2"),
-                     reasoning="hmm ok", stop_reason="tool_use", chunk_words=2)
+    plan = make_plan(
+        TextPart("Some text here."),
+        weather_call(),
+        weather_call("Oslo", "call_2"),
+        reasoning="hmm ok",
+        stop_reason="tool_use",
+        chunk_words=2,
+    )
     body = {"model": "m", "messages": MESSAGES, "stream": True, "stream_options": {"include_usage": True}}
     assert openai_chat.render_events(plan, body) == openai_chat.render_events(plan, body)
     assert openai_chat.render_json(plan, body) == openai_chat.render_json(plan, body)
@@ -355,8 +450,12 @@ def test_same_plan_gives_the_same_bytes() -> None:
 
 
 async def _async_stream(recorder: Recorder) -> tuple[str, list[str]]:
-    client = openai.AsyncOpenAI(api_key="test", base_url="http://mock.test/v1", max_retries=0,
-                                http_client=httpx2.AsyncClient(transport=httpx2.MockTransport(recorder)))
+    client = openai.AsyncOpenAI(
+        api_key="test",
+        base_url="http://mock.test/v1",
+        max_retries=0,
+        http_client=httpx2.AsyncClient(transport=httpx2.MockTransport(recorder)),
+    )
     async with client.chat.completions.stream(model="m", messages=MESSAGES) as stream:
         final = await stream.get_final_completion()
     await client.close()
@@ -373,11 +472,12 @@ def test_async_client_streams_text_and_tool_calls() -> None:
 
 @pytest.mark.parametrize("model", ["m", "\x00mockllm:content\x00"])
 def test_several_text_parts_make_one_content_whatever_the_model_name_echoes(model: str) -> None:
-    parts = (TextPart("héllo \"quoted\"\n"), ToolCallPart("call_1", "f", "{}"), TextPart("and\tmore"))
+    parts = (TextPart('héllo "quoted"\n'), ToolCallPart("call_1", "f", "{}"), TextPart("and\tmore"))
     rendered = openai_chat.render_json(make_plan(*parts), {"model": model})
     completion = json.loads(rendered)
     assert completion["model"] == model
-    assert completion["choices"][0]["message"]["content"] == "héllo \"quoted\"\nand\tmore"
+    assert completion["choices"][0]["message"]["content"] == 'héllo "quoted"\nand\tmore'
     # The same bytes as one text part holding the joined text.
-    assert rendered == openai_chat.render_json(make_plan(TextPart("héllo \"quoted\"\nand\tmore"), parts[1]),
-                                               {"model": model})
+    assert rendered == openai_chat.render_json(
+        make_plan(TextPart('héllo "quoted"\nand\tmore'), parts[1]), {"model": model}
+    )

@@ -15,7 +15,8 @@ from pydantic import TypeAdapter
 from mockllm._conversation import Message
 from mockllm._plan import ErrorPlan, ReplyPlan, TextPart, ToolCallPart, Usage
 from mockllm._wire.base import RequestRejected
-from mockllm._wire.openai_responses import OpenAIResponsesCodec, openai_responses as codec
+from mockllm._wire.openai_responses import OpenAIResponsesCodec
+from mockllm._wire.openai_responses import openai_responses as codec
 from tests.mockllm.wire.wire_support import rendered
 
 httpx2 = pytest.importorskip("httpx2", reason="httpx2 is not installed (the httpx2 extra)")
@@ -25,9 +26,14 @@ WEATHER_ARGS = '{"city":"Paris","units":"celsius"}'
 STREAM_EVENT = TypeAdapter(ResponseStreamEvent)
 
 
-def make_plan(*parts: TextPart | ToolCallPart, reasoning: str | None = None,
-              stop_reason: str = "end_turn", error: ErrorPlan | None = None,
-              chunk_words: int = 1, response_id: str = "0f3a9c") -> ReplyPlan:
+def make_plan(
+    *parts: TextPart | ToolCallPart,
+    reasoning: str | None = None,
+    stop_reason: str = "end_turn",
+    error: ErrorPlan | None = None,
+    chunk_words: int = 1,
+    response_id: str = "0f3a9c",
+) -> ReplyPlan:
     return ReplyPlan(
         reasoning=reasoning,
         parts=parts,
@@ -45,14 +51,20 @@ Handler = Callable[[httpx2.Request], httpx2.Response]
 
 def replying(plan: ReplyPlan) -> Handler:
     """A handler answering as the engine would: SSE when asked, JSON otherwise."""
+
     def handler(request: httpx2.Request) -> httpx2.Response:
         return rendered(codec, plan, json.loads(request.content))
+
     return handler
 
 
 def client_for(handler: Handler) -> openai.OpenAI:
-    return openai.OpenAI(api_key="test", base_url="http://mock.test/v1", max_retries=0,
-                         http_client=httpx2.Client(transport=httpx2.MockTransport(handler)))
+    return openai.OpenAI(
+        api_key="test",
+        base_url="http://mock.test/v1",
+        max_retries=0,
+        http_client=httpx2.Client(transport=httpx2.MockTransport(handler)),
+    )
 
 
 def raw_events(plan: ReplyPlan, body: dict[str, Any] = BODY) -> list[tuple[str, dict[str, Any]]]:
@@ -63,7 +75,7 @@ def raw_events(plan: ReplyPlan, body: dict[str, Any] = BODY) -> list[tuple[str, 
         assert text.endswith("\n\n"), text
         event_line, data_line = text[:-2].split("\n")
         assert event_line.startswith("event: ") and data_line.startswith("data: "), text
-        out.append((event_line[len("event: "):], json.loads(data_line[len("data: "):])))
+        out.append((event_line[len("event: ") :], json.loads(data_line[len("data: ") :])))
     return out
 
 
@@ -145,8 +157,9 @@ def test_stream_helper_returns_parallel_function_calls() -> None:
 
 
 def test_reasoning_comes_first_then_the_tool_call() -> None:
-    plan = make_plan(ToolCallPart("call_a", "get_weather", WEATHER_ARGS),
-                     reasoning="Need the weather first.", stop_reason="tool_use")
+    plan = make_plan(
+        ToolCallPart("call_a", "get_weather", WEATHER_ARGS), reasoning="Need the weather first.", stop_reason="tool_use"
+    )
     with client_for(replying(plan)) as client:
         with client.responses.stream(model="gpt-test", input="Weather?") as stream:
             summary = [e.delta for e in stream if e.type == "response.reasoning_summary_text.delta"]
@@ -168,8 +181,7 @@ def test_non_streaming_create_gives_output_text_and_usage() -> None:
     assert response.status == "completed"
     assert response.model == "gpt-test"
     assert response.usage is not None
-    assert (response.usage.input_tokens, response.usage.output_tokens,
-            response.usage.total_tokens) == (12, 9, 21)
+    assert (response.usage.input_tokens, response.usage.output_tokens, response.usage.total_tokens) == (12, 9, 21)
     assert response.usage.input_tokens_details.cached_tokens == 0
 
 
@@ -242,8 +254,7 @@ def test_refusal_is_a_refusal_content_part() -> None:
 
 @pytest.mark.parametrize("after", [0, 3, 7])
 def test_mid_stream_error_after_k_events_raises_api_error(after: int) -> None:
-    plan = make_plan(TextPart("one two three four five"),
-                     error=ErrorPlan(500, None, "boom", None, after_chunks=after))
+    plan = make_plan(TextPart("one two three four five"), error=ErrorPlan(500, None, "boom", None, after_chunks=after))
     seen: list[str] = []
     with client_for(replying(plan)) as client:
         stream = client.responses.create(model="gpt-test", input="Hello", stream=True)
@@ -265,25 +276,31 @@ def test_mid_stream_error_never_follows_the_terminal_event() -> None:
     assert raw_events(plan)[-1][1]["code"] == "rate_limit_exceeded"
 
 
-def _error_client(status: int, type: str | None, message: str | None,
-                  param: str | None = None) -> openai.OpenAI:
+def _error_client(status: int, type: str | None, message: str | None, param: str | None = None) -> openai.OpenAI:
     def handler(request: httpx2.Request) -> httpx2.Response:
-        return httpx2.Response(status, headers={"content-type": "application/json",
-                                                "x-request-id": "req_123"},
-                               content=codec.render_error(status, type, message, param))
+        return httpx2.Response(
+            status,
+            headers={"content-type": "application/json", "x-request-id": "req_123"},
+            content=codec.render_error(status, type, message, param),
+        )
+
     return client_for(handler)
 
 
-@pytest.mark.parametrize(("status", "error_class", "type", "code"), [
-    (400, openai.BadRequestError, "invalid_request_error", None),
-    (401, openai.AuthenticationError, "invalid_request_error", "invalid_api_key"),
-    (404, openai.NotFoundError, "invalid_request_error", "model_not_found"),
-    (429, openai.RateLimitError, "requests", "rate_limit_exceeded"),
-    (500, openai.InternalServerError, "server_error", None),
-    (503, openai.InternalServerError, "server_error", None),
-])
-def test_render_error_defaults_make_the_sdk_raise(status: int, error_class: type[Exception],
-                                                  type: str, code: str | None) -> None:
+@pytest.mark.parametrize(
+    ("status", "error_class", "type", "code"),
+    [
+        (400, openai.BadRequestError, "invalid_request_error", None),
+        (401, openai.AuthenticationError, "invalid_request_error", "invalid_api_key"),
+        (404, openai.NotFoundError, "invalid_request_error", "model_not_found"),
+        (429, openai.RateLimitError, "requests", "rate_limit_exceeded"),
+        (500, openai.InternalServerError, "server_error", None),
+        (503, openai.InternalServerError, "server_error", None),
+    ],
+)
+def test_render_error_defaults_make_the_sdk_raise(
+    status: int, error_class: type[Exception], type: str, code: str | None
+) -> None:
     with _error_client(status, None, None) as client:
         with pytest.raises(error_class) as info:
             client.responses.create(model="gpt-test", input="Hello")
@@ -299,9 +316,14 @@ def test_render_error_keeps_the_given_message_type_and_param() -> None:
         with pytest.raises(openai.BadRequestError, match="Bad input.") as info:
             client.responses.create(model="gpt-test", input="Hello")
     assert info.value.param == "input"
-    assert json.loads(codec.render_error(503, None, None)) == {"error": {
-        "message": "The engine is currently overloaded, please try again later.",
-        "type": "server_error", "param": None, "code": None}}
+    assert json.loads(codec.render_error(503, None, None)) == {
+        "error": {
+            "message": "The engine is currently overloaded, please try again later.",
+            "type": "server_error",
+            "param": None,
+            "code": None,
+        }
+    }
 
 
 def _call(call_id: str) -> dict[str, Any]:
@@ -320,15 +342,22 @@ REJECTED = {
     "not an object": (["model"], None, "expected a JSON object"),
     "missing model": ({"input": "Hi"}, "model", "Missing required parameter: 'model'."),
     "missing input": ({"model": "m"}, "input", "Missing required parameter: 'input'."),
-    "input of wrong type": ({"model": "m", "input": {"role": "user"}}, "input",
-                            "Invalid type for 'input'"),
-    "orphan output": ({"model": "m", "input": [_user("Hi"), _output("call_x")]}, "input",
-                      "No tool call found for function call output with call_id call_x."),
-    "call unanswered at the end": ({"model": "m", "input": [_user("Hi"), _call("call_x")]}, "input",
-                                   "No tool output found for function call call_x."),
+    "input of wrong type": ({"model": "m", "input": {"role": "user"}}, "input", "Invalid type for 'input'"),
+    "orphan output": (
+        {"model": "m", "input": [_user("Hi"), _output("call_x")]},
+        "input",
+        "No tool call found for function call output with call_id call_x.",
+    ),
+    "call unanswered at the end": (
+        {"model": "m", "input": [_user("Hi"), _call("call_x")]},
+        "input",
+        "No tool output found for function call call_x.",
+    ),
     "call unanswered before user": (
-        {"model": "m", "input": [_user("Hi"), _call("call_x"), _user("And?")]}, "input",
-        "No tool output found for function call call_x."),
+        {"model": "m", "input": [_user("Hi"), _call("call_x"), _user("And?")]},
+        "input",
+        "No tool output found for function call call_x.",
+    ),
 }
 
 
@@ -350,13 +379,20 @@ def test_lenient_skips_only_the_pairing_checks() -> None:
 
 def test_the_sdk_can_send_back_what_it_received() -> None:
     """A tool loop: the first reply's output items go back in the next request's input."""
-    first = make_plan(TextPart("Let me check."), ToolCallPart("call_a", "get_weather", WEATHER_ARGS),
-                      reasoning="Weather needed.", stop_reason="tool_use")
+    first = make_plan(
+        TextPart("Let me check."),
+        ToolCallPart("call_a", "get_weather", WEATHER_ARGS),
+        reasoning="Weather needed.",
+        stop_reason="tool_use",
+    )
     second = make_plan(TextPart("It is sunny."), response_id="77aa01")
     with client_for(replying(first)) as client:
         previous = client.responses.create(model="gpt-test", input="Weather?")
-    history: list[Any] = [_user("Weather?"), *(i.model_dump(exclude_none=True) for i in previous.output),
-                          _output("call_a")]
+    history: list[Any] = [
+        _user("Weather?"),
+        *(i.model_dump(exclude_none=True) for i in previous.output),
+        _output("call_a"),
+    ]
     with client_for(replying(second)) as client:
         answer = client.responses.create(model="gpt-test", input=history)
     assert answer.output_text == "It is sunny."
@@ -364,14 +400,16 @@ def test_the_sdk_can_send_back_what_it_received() -> None:
 
 
 def test_async_client_streams_to_a_final_response() -> None:
-    plan = make_plan(TextPart("Async hello."), ToolCallPart("call_a", "get_weather", WEATHER_ARGS),
-                     stop_reason="tool_use")
+    plan = make_plan(
+        TextPart("Async hello."), ToolCallPart("call_a", "get_weather", WEATHER_ARGS), stop_reason="tool_use"
+    )
     handler = replying(plan)
 
     async def run() -> Any:
         http_client = httpx2.AsyncClient(transport=httpx2.MockTransport(handler))
-        async with openai.AsyncOpenAI(api_key="test", base_url="http://mock.test/v1",
-                                      http_client=http_client, max_retries=0) as client:
+        async with openai.AsyncOpenAI(
+            api_key="test", base_url="http://mock.test/v1", http_client=http_client, max_retries=0
+        ) as client:
             async with client.responses.stream(model="gpt-test", input="Hello") as stream:
                 return await stream.get_final_response()
 
@@ -385,19 +423,27 @@ def test_same_plan_gives_the_same_bytes() -> None:
     other = OpenAIResponsesCodec()
     assert codec.render_events(plan, BODY) == other.render_events(plan, BODY)
     assert codec.render_json(plan, BODY) == other.render_json(plan, BODY)
-    renamed = make_plan(*plan.parts, reasoning=plan.reasoning, stop_reason="tool_use",
-                        response_id="ffff00")
+    renamed = make_plan(*plan.parts, reasoning=plan.reasoning, stop_reason="tool_use", response_id="ffff00")
     assert codec.render_json(renamed, BODY) != codec.render_json(plan, BODY)
 
 
 def test_request_settings_are_echoed_in_the_response() -> None:
-    tools = [{"type": "function", "name": "get_weather", "parameters": {"type": "object"},
-              "strict": True}]
-    body = {**BODY, "instructions": "Be brief.", "tools": tools, "tool_choice": "required",
-            "temperature": 0.2, "parallel_tool_calls": False}
+    tools = [{"type": "function", "name": "get_weather", "parameters": {"type": "object"}, "strict": True}]
+    body = {
+        **BODY,
+        "instructions": "Be brief.",
+        "tools": tools,
+        "tool_choice": "required",
+        "temperature": 0.2,
+        "parallel_tool_calls": False,
+    }
     response = Response.model_validate(json.loads(codec.render_json(make_plan(TextPart("ok")), body)))
-    assert (response.instructions, response.tool_choice, response.temperature,
-            response.parallel_tool_calls) == ("Be brief.", "required", 0.2, False)
+    assert (response.instructions, response.tool_choice, response.temperature, response.parallel_tool_calls) == (
+        "Be brief.",
+        "required",
+        0.2,
+        False,
+    )
     assert [t.name for t in response.tools] == ["get_weather"]
 
 
@@ -410,10 +456,23 @@ def test_wants_stream_only_when_stream_is_true() -> None:
 
 def test_codec_identity_and_conversation() -> None:
     assert (codec.name, codec.route, codec.request_id_header, codec.tool_call_prefix) == (
-        "openai-responses", "/responses", "x-request-id", "call")
-    body = {"model": "m", "instructions": "Sys", "input": [
-        _user("Hi"), {"type": "reasoning", "summary": []}, _call("c1"), _output("c1"),
-        {"type": "item_reference", "id": "x"}, {"type": "message", "role": "developer", "content": "D"}]}
+        "openai-responses",
+        "/responses",
+        "x-request-id",
+        "call",
+    )
+    body = {
+        "model": "m",
+        "instructions": "Sys",
+        "input": [
+            _user("Hi"),
+            {"type": "reasoning", "summary": []},
+            _call("c1"),
+            _output("c1"),
+            {"type": "item_reference", "id": "x"},
+            {"type": "message", "role": "developer", "content": "D"},
+        ],
+    }
     assert codec.read(body).messages == (
         Message("system"),
         Message("user", "Hi", position=0),

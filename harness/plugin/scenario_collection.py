@@ -1,0 +1,87 @@
+"""``pytest scenarios/``: each scenario file is collected as test items.
+
+One item per scenario and protocol (``scenarios/tool_use.yaml::tool_use[openai-chat]``),
+each playing the scenario with its runner, checking its expectations and comparing
+its golden through syrupy — so ``--snapshot-update`` writes and removes scenario
+goldens, and unused goldens are reported, as for any syrupy snapshot. A broken
+scenario file, or one naming a runner nobody provides, is a collection error that says
+file, line and reason. Only where the project opts in
+(``harness.plugin.config.is_scenario_file``): files named ``*.scenario.yaml``, or YAML
+files under a folder the ini option ``mockllm_scenario_dirs`` names.
+
+Options: ``--mockllm-protocol P`` collects only that protocol's items;
+``--mockllm-replay-server`` plays them against one loopback mock server per session.
+
+This module is what pytest loads at every start: it decides which files are scenarios.
+The items and the replay (``harness.plugin.scenario_item``) are imported only when a
+scenario file is collected.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.exceptions import missing_extra, not_installed
+from harness.golden.location import golden_dir
+from harness.plugin.config import is_scenario_file
+from harness.scenarios.contract import PROTOCOLS
+
+__all__ = ["add_scenario_options", "pytest_collect_file", "show_goldens_to_syrupy"]
+
+
+def add_scenario_options(group: Any) -> None:
+    group.addoption(
+        "--mockllm-protocol",
+        choices=PROTOCOLS,
+        default=None,
+        help="collect scenario files' items for this protocol only",
+    )
+    group.addoption(
+        "--mockllm-replay-server",
+        action="store_true",
+        default=False,
+        help="play scenario files against a loopback mock server instead of in process",
+    )
+
+
+def show_goldens_to_syrupy(config: pytest.Config) -> None:
+    """syrupy judges snapshots unused only under the paths pytest was given, and a
+    scenario folder's goldens live under ``golden/scenarios/``: name that folder too,
+    so ``pytest scenarios/`` reports (and ``--snapshot-update`` removes) the golden of
+    a deleted scenario. Only syrupy's report reads this; collection has its paths."""
+    root = golden_dir(config) / "scenarios"
+    given = list(config.option.file_or_dir or [])
+    for raw in given:
+        path = config.invocation_params.dir / raw.split("::")[0]
+        if not path.is_dir():
+            continue
+        parts = path.resolve().parts
+        if "scenarios" in parts:
+            mirror = root.joinpath(*parts[len(parts) - parts[::-1].index("scenarios") :])
+            if mirror.is_dir() and str(mirror) not in given:
+                given.append(str(mirror))
+    config.option.file_or_dir = given
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    if is_scenario_file(file_path, parent.config):
+        try:
+            from harness.plugin.scenario_item import ScenarioFile
+        except ModuleNotFoundError as exc:
+            if not_installed(exc) != "syrupy":
+                raise
+            return _WithoutGoldens.from_parent(parent, path=file_path)
+        return ScenarioFile.from_parent(parent, path=file_path)
+    return None
+
+
+class _WithoutGoldens(pytest.File):
+    """A scenario file where syrupy is not installed: a collection error that says so."""
+
+    def collect(self) -> Iterator[pytest.Item]:
+        error = missing_extra("syrupy", needed_by=f"{self.path.name}: a scenario file (its golden)")
+        raise self.CollectError(str(error))

@@ -1,0 +1,163 @@
+"""Scenario files as test items: one per scenario and protocol, each playing the scenario
+with its runner, checking its expectations and comparing its golden through syrupy
+(see ``harness.plugin.scenario_collection``, which collects them).
+
+A runner that needs an extra which is not installed (the bundled ``agent``, ``chain``
+and ``planner`` runners need the ``agent`` extra: the SDKs) fails its items with the
+install command, not a traceback.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import difflib
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+from syrupy.terminal import disable_color
+
+from harness.exceptions import MissingExtra
+from harness.golden.assertion import GoldenAssertion
+from harness.golden.extension import ScenarioGoldenExtension
+from harness.golden.location import golden_extension
+from harness.plugin.config import base_settings
+from harness.plugin.fixtures import MockLLMFixture, MockLLMServer
+from harness.scenarios.contract import ScenarioRunner, spoken_protocols
+from harness.scenarios.model import Scenario, ScenarioError, field_line, load_scenario
+from harness.scenarios.playback import check_expectations, run_scenario, scenario_golden
+from harness.scenarios.registry import RunnerNotFound, resolve_runner
+from mockllm._engine import MockLLM
+from mockllm._optional import MissingExtraError
+
+__all__ = ["ScenarioFile", "ScenarioItem", "replay_scenario"]
+
+_FIRST_TEXTS = pytest.StashKey[dict[str, tuple[str, str]]]()
+"""Per session, under --snapshot-update: golden location -> (first protocol, its text)."""
+
+
+def _hook_runners(collector: pytest.Collector) -> Mapping[str, ScenarioRunner]:
+    merged: dict[str, ScenarioRunner] = {}
+    # pluggy calls the newest registration (a conftest) first; it wins.
+    for runners in reversed(collector.ihook.pytest_mockllm_runners(config=collector.config)):
+        merged.update(runners or {})
+    return merged
+
+
+class ScenarioFile(pytest.File):
+    def collect(self) -> Iterator[pytest.Item]:
+        try:
+            scenario = load_scenario(self.path)
+            runner = resolve_runner(scenario.runner, _hook_runners(self))
+        except ScenarioError as exc:
+            raise self.CollectError(str(exc)) from None
+        except RunnerNotFound as exc:
+            raise self.CollectError(f"{self.path}:{field_line(self.path, 'runner')}: runner: {exc}") from None
+        spoken = spoken_protocols(runner)
+        unspoken = [p for p in scenario.protocol_list if p not in spoken]
+        if unspoken and scenario.protocols != "all":
+            raise self.CollectError(
+                f"{self.path}:{field_line(self.path, 'protocols')}: protocols: runner {scenario.runner!r} does not "
+                f"speak {', '.join(unspoken)}; it speaks {', '.join(spoken)}"
+            )
+        only = self.config.getoption("--mockllm-protocol")
+        for protocol in scenario.protocol_list:
+            if only and protocol != only:
+                continue
+            item = ScenarioItem.from_parent(self, name=f"{self.path.stem}[{protocol}]", callobj=replay_scenario)
+            item.stash[_SCENARIO] = (scenario, protocol, runner)
+            if protocol not in spoken:
+                item.add_marker(
+                    pytest.mark.skip(
+                        reason=f"runner {scenario.runner!r} does not speak {protocol} (it speaks {', '.join(spoken)})"
+                    )
+                )
+            yield item
+
+
+_SCENARIO = pytest.StashKey[tuple[Scenario, str, ScenarioRunner]]()
+
+
+class ScenarioItem(pytest.Function):
+    """One scenario under one protocol: a test function (``replay_scenario``) as syrupy
+    knows them, so its golden is a snapshot like any other."""
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        scenario, protocol, _ = self.stash[_SCENARIO]
+        return self.path, 0, f"scenario {scenario.name} [{protocol}]"
+
+
+def _mock(request: pytest.FixtureRequest) -> MockLLMFixture | MockLLMServer:
+    config = request.config
+    seed = base_settings(config).seed
+    if config.getoption("--mockllm-replay-server"):
+        server: MockLLMServer = request.getfixturevalue("mockllm_server_process")
+        # A server-side session of this item's own: its journal holds this scenario only.
+        session = server.session(seed=seed)
+        door = session.__enter__()
+        request.addfinalizer(lambda: session.__exit__(None, None, None))
+        return door
+    return MockLLMFixture(MockLLM(seed=seed))
+
+
+def _differs_across_protocols(
+    request: pytest.FixtureRequest, golden: GoldenAssertion, text: str, protocol: str
+) -> str | None:
+    """Under --snapshot-update, a protocol whose golden differs from the first one's in
+    this session (in one process; xdist workers each see their own share)."""
+    if not golden.update_snapshots:
+        return None
+    location = golden.extension.get_location(test_location=golden.test_location, index=0)
+    first = request.config.stash.setdefault(_FIRST_TEXTS, {}).setdefault(location, (protocol, text))
+    if first[1] == text:
+        return None
+    diff = "".join(
+        difflib.unified_diff(first[1].splitlines(True), text.splitlines(True), fromfile=first[0], tofile=protocol)
+    )
+    return f"{protocol} behaves differently from {first[0]}:\n{diff}"
+
+
+def replay_scenario(snapshot: Any, request: pytest.FixtureRequest) -> None:
+    """Play this item's scenario, check it, and compare its golden."""
+    scenario, protocol, runner = request.node.stash[_SCENARIO]
+    title = f"scenario {scenario.name!r} under {protocol}"
+    mock = _mock(request)
+    try:
+        try:
+            run = asyncio.run(
+                run_scenario(scenario, protocol, mock, runner=runner, seed=base_settings(request.config).seed)
+            )
+        except (MissingExtra, MissingExtraError) as exc:
+            missing = f"{title}: runner {scenario.runner!r}: {exc}"
+        else:
+            missing = None
+        if missing is not None:  # outside the except: the message alone, no chained traceback
+            pytest.fail(missing, pytrace=False)
+        problem = check_expectations(scenario, run)
+        if problem is not None:
+            pytest.fail(f"{title}: {problem}", pytrace=False)
+        extension = golden_extension(request.config, ScenarioGoldenExtension)
+        golden = GoldenAssertion.wrap(
+            snapshot, extension, journal=lambda: mock.journal, allow_fallback=scenario.allow_fallback
+        )
+        data = scenario_golden(scenario, run)
+        mismatch = _differs_across_protocols(request, golden, golden.extension.serialize(data), protocol)
+        if mismatch is not None:
+            pytest.fail(f"{title}: {mismatch}", pytrace=False)
+        if not golden == data:
+            location = Path(golden.extension.get_location(test_location=golden.test_location, index=0))
+            shown = (
+                location.relative_to(request.config.rootpath)
+                if location.is_relative_to(request.config.rootpath)
+                else location
+            )
+            with disable_color() if request.config.option.no_colors else contextlib.nullcontext():
+                diff = golden.get_assert_diff(diff_mode=request.config.option.diff_mode)
+            pytest.fail(
+                f"{title} differs from its golden {shown} (--snapshot-update accepts the new one):\n" + "\n".join(diff),
+                pytrace=False,
+            )
+    finally:
+        mock.close()

@@ -1,0 +1,106 @@
+"""Replaying a scenario: run it under one protocol, check its expectations, and give
+the golden it is compared with.
+
+One golden per scenario, ``golden/scenarios/<file stem>.golden``, shared by every
+protocol it runs under: each must produce the same table after normalisation, so a
+protocol that behaves differently fails. Storing and comparing goldens is syrupy's
+job (``harness.golden.extension.ScenarioGoldenExtension``); running them is pytest's
+(``harness.plugin.scenario_collection``). A run is fully determined by the scenario (the
+mock is stateless and seeded), so the golden is byte-identical on every run, in
+process or against the loopback server, under any number of xdist workers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from harness import invariants
+from harness.events import Event
+from harness.scenarios.contract import MockClients, RunnerContext, ScenarioRun, ScenarioRunner, play
+from harness.scenarios.model import Scenario
+from harness.scenarios.registry import resolve_runner
+
+__all__ = ["ScenarioGolden", "check_expectations", "run_scenario", "scenario_golden"]
+
+_FLOW_CHECKS = {
+    "simple_message": invariants.check_simple_message_flow,
+    "extended_thinking": invariants.check_extended_thinking_flow,
+    "tool_use": invariants.check_tool_use_flow,
+    "approval": invariants.check_approval_flow,
+    "error": invariants.check_error_flow,
+    "attachment": invariants.check_attachment_flow,
+    "chain": invariants.check_chain_flow,
+}
+
+
+@dataclass(frozen=True)
+class ScenarioGolden:
+    """What a scenario's golden records: a short header, then the events' table."""
+
+    golden_header: str
+    events: list[Any]
+
+
+def scenario_golden(scenario: Scenario, run: ScenarioRun) -> ScenarioGolden:
+    outcome = "success" if run.success else f"failure: {run.error}"
+    header = f"# scenario: {scenario.name}\n# runner: {scenario.runner}\n# outcome: {outcome}\n"
+    return ScenarioGolden(header, run.events)
+
+
+async def run_scenario(
+    scenario: Scenario, protocol: str, mock: MockClients, *, runner: ScenarioRunner | None = None, seed: int = 0
+) -> ScenarioRun:
+    """Play ``scenario`` under ``protocol`` against ``mock`` with its runner (or ``runner``)."""
+    return await play(runner or resolve_runner(scenario.runner), RunnerContext(scenario, protocol, mock, seed))
+
+
+def check_expectations(scenario: Scenario, run: ScenarioRun) -> str | None:
+    """Why the run breaks the scenario's expectations, or None."""
+    expect = scenario.expect
+    if run.success != expect.success:
+        wanted = "succeed" if expect.success else "fail"
+        return f"the run was expected to {wanted}, but it {'succeeded' if run.success else 'failed'}: {run.error}"
+    if expect.error_contains is not None and expect.error_contains not in (run.error or ""):
+        return f"the error {run.error!r} does not contain {expect.error_contains!r}"
+    if expect.flow is not None:
+        try:
+            if scenario.turns:
+                return _check_session(scenario, run.events)
+            _FLOW_CHECKS[expect.flow](run.events)
+        except invariants.InvariantError as exc:
+            return str(exc)
+    return None
+
+
+def _check_session(scenario: Scenario, events: list[Any]) -> str | None:
+    """A session of several messages: its sequence numbers run on across the runs, and
+    each run passes its flow from the number the session had reached."""
+    records = [e.to_json_dict() if isinstance(e, Event) else dict(e) for e in events]
+    starts = [i for i, r in enumerate(records) if r.get("type") == "user_message_sent"]
+    flows = scenario.flows
+    if len(starts) != len(flows):
+        return (
+            f"the scenario's session has {len(flows)} messages, but its events hold {len(starts)} "
+            "user_message_sent (one per message)"
+        )
+    invariants.check_sequence_numbers(records)
+    numbered = [
+        (k, r["sequenceNumber"])
+        for k, r in enumerate(filter(_takes_a_number, records))
+        if r.get("sequenceNumber") is not None
+    ]
+    start = numbered[0][1] - numbered[0][0] if numbered else 0  # the session's first number
+    for flow, begin, end in zip(flows, starts, [*starts[1:], len(records)], strict=False):
+        run = records[begin:end]
+        if flow == "chain":
+            invariants.check_chain_flow(run)
+        elif flow is not None:
+            _FLOW_CHECKS[flow](run, start=start)
+        start += sum(map(_takes_a_number, run))
+    return None
+
+
+def _takes_a_number(record: dict[str, Any]) -> bool:
+    """Persisted events carry a sequence number; a pending one takes the next when stored."""
+    return record.get("sequenceNumber") is not None or record.get("persistence") == "pending"

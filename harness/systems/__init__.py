@@ -1,0 +1,12 @@
+"""The systems the seeds describe, which the test tooling proves itself on.
+
+- ``agent``: the agent runner of the golden flows (seed 002)
+- ``chain``: the chain executor (seeds 000/001) and ``service``, its REST, WebSocket,
+  MCP and SCIM doors; ``identity``: the SCIM store and identity tools
+- ``planner``: the ADR-002 planner (seed 004)
+- ``llm``: the one way these systems talk to a model, over HTTP through the official SDKs
+
+They know nothing of the mock (a test enforces it: nothing here imports ``mockllm``):
+they talk to "an LLM" through the providers' wire protocols, exactly as a user's agent
+does. If one of them needed the mock's help to pass, a user's agent would too.
+"""

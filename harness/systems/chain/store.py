@@ -1,0 +1,74 @@
+"""Chain plans persisted in embedded SQLite (no server): every field, step status,
+dynamic flag and the saved context, per organization.
+
+A plan is stored whole, as its JSON; the organization is a column, so a plan of one
+organization is simply not found by another (``load`` answers ``None``).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from pathlib import Path
+from typing import Protocol
+
+from harness.systems.chain.models import ChainPlan
+
+__all__ = ["PlanStore", "SQLitePlanStore"]
+
+
+class PlanStore(Protocol):
+    """What the executor and the chain service need of a plan store."""
+
+    def save(self, plan: ChainPlan, organization: str) -> None: ...
+
+    def load(self, plan_id: str, organization: str) -> ChainPlan | None: ...
+
+    def list_ids(self, organization: str) -> list[str]: ...
+
+
+class SQLitePlanStore(PlanStore):
+    """Plans in one SQLite database (``":memory:"`` by default); safe across threads."""
+
+    def __init__(self, path: str | Path = ":memory:") -> None:
+        self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
+        self._lock = threading.Lock()
+        with self._lock:
+            self._db.execute(
+                "CREATE TABLE IF NOT EXISTS plans (organization TEXT NOT NULL, plan_id TEXT NOT NULL, "
+                "name TEXT NOT NULL, body TEXT NOT NULL, PRIMARY KEY (organization, plan_id))"
+            )
+
+    def save(self, plan: ChainPlan, organization: str) -> None:
+        """Insert or replace ``plan`` (it must have an ``object_id``)."""
+        if not plan.object_id:
+            raise ValueError(f"a plan needs an object_id to be saved; got {plan.object_id!r}")
+        with self._lock:
+            self._db.execute(
+                "INSERT OR REPLACE INTO plans VALUES (?, ?, ?, ?)",
+                (organization, plan.object_id, plan.name, plan.to_json()),
+            )
+
+    def load(self, plan_id: str, organization: str) -> ChainPlan | None:
+        with self._lock:
+            row = self._db.execute(
+                "SELECT body FROM plans WHERE organization = ? AND plan_id = ?", (organization, plan_id)
+            ).fetchone()
+        return ChainPlan.model_validate_json(row[0]) if row else None
+
+    def list_ids(self, organization: str) -> list[str]:
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT plan_id FROM plans WHERE organization = ? ORDER BY plan_id", (organization,)
+            ).fetchall()
+        return [r[0] for r in rows]
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    def __enter__(self) -> SQLitePlanStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

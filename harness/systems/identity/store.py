@@ -1,0 +1,249 @@
+"""The identity store: users, groups and memberships of each organization, in SQLite.
+
+Like the plan store (``harness.systems.chain.SQLitePlanStore``) it is embedded: one SQLite
+database, ``":memory:"`` by default, safe across threads. Every read and write names
+an organization, so a row of another organization is never seen — to the caller it is
+"not there", exactly like a row that does not exist.
+
+A resource's row holds its SCIM attributes as JSON (what the client wrote, less the
+attributes the service computes: ``id``, ``meta``, a group's ``members`` and a user's
+``groups``). Memberships are rows of their own, so a member's removal removes it from
+every group, and a user's ``groups`` is read from the same rows as a group's
+``members``. A user's ``userName`` is unique in its organization, case-insensitively
+(RFC 7643 §4.1.1); a clash is ``DuplicateName``.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from harness.exceptions import HarnessError
+
+__all__ = ["DuplicateName", "Member", "ResourceKind", "SQLiteIdentityStore", "StoredResource"]
+
+ResourceKind = Literal["User", "Group"]
+
+
+class DuplicateName(HarnessError):
+    """Another resource of the organization already has this ``userName``."""
+
+
+@dataclass(frozen=True)
+class StoredResource:
+    kind: ResourceKind
+    id: str
+    attributes: dict[str, Any]
+    created: datetime
+    last_modified: datetime
+    version: int
+
+
+@dataclass(frozen=True)
+class Member:
+    id: str
+    kind: ResourceKind
+    display: str | None = None
+    """What the client wrote as the member's ``display``; ``None``: its name."""
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC).replace(microsecond=0)
+
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS identity_resources (
+    organization TEXT NOT NULL, kind TEXT NOT NULL, id TEXT NOT NULL,
+    unique_name TEXT, attributes TEXT NOT NULL,
+    created TEXT NOT NULL, last_modified TEXT NOT NULL, version INTEGER NOT NULL,
+    PRIMARY KEY (organization, kind, id));
+CREATE UNIQUE INDEX IF NOT EXISTS identity_unique_names
+    ON identity_resources (organization, kind, unique_name);
+CREATE TABLE IF NOT EXISTS identity_memberships (
+    organization TEXT NOT NULL, group_id TEXT NOT NULL, member_id TEXT NOT NULL, member_kind TEXT NOT NULL,
+    display TEXT, position INTEGER NOT NULL, PRIMARY KEY (organization, group_id, member_id));
+"""
+
+
+class SQLiteIdentityStore:
+    """Users, groups and memberships per organization in one SQLite database.
+
+    ``ids`` makes a new resource's id (default: a random UUID) and ``clock`` the time
+    of a write (default: now, UTC, whole seconds); a scenario passes both so its
+    replay is the same on every run.
+    """
+
+    def __init__(
+        self,
+        path: str | Path = ":memory:",
+        *,
+        ids: Callable[[ResourceKind], str] | None = None,
+        clock: Callable[[], datetime] | None = None,
+    ) -> None:
+        self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
+        self._lock = threading.RLock()
+        self._ids = ids or (lambda kind: str(uuid.uuid4()))
+        self._clock = clock or _utc_now
+        with self._lock:
+            self._db.executescript(_SCHEMA)
+
+    # -- resources ------------------------------------------------------------------------
+
+    def new_id(self, kind: ResourceKind) -> str:
+        return self._ids(kind)
+
+    def insert(
+        self,
+        organization: str,
+        kind: ResourceKind,
+        resource_id: str,
+        attributes: dict[str, Any],
+        unique_name: str | None = None,
+    ) -> StoredResource:
+        now = self._clock()
+        try:
+            with self._lock:
+                self._db.execute(
+                    "INSERT INTO identity_resources VALUES (?, ?, ?, ?, ?, ?, ?, 1)",
+                    (
+                        organization,
+                        kind,
+                        resource_id,
+                        _key(unique_name),
+                        json.dumps(attributes),
+                        now.isoformat(),
+                        now.isoformat(),
+                    ),
+                )
+        except sqlite3.IntegrityError as exc:
+            raise DuplicateName(f"{kind} {unique_name!r} already exists") from exc
+        return StoredResource(kind, resource_id, attributes, now, now, 1)
+
+    def update(
+        self,
+        organization: str,
+        kind: ResourceKind,
+        resource_id: str,
+        attributes: dict[str, Any],
+        unique_name: str | None = None,
+    ) -> StoredResource | None:
+        """Replace the attributes; ``None`` when there is no such resource."""
+        now = self._clock()
+        try:
+            with self._lock:
+                cursor = self._db.execute(
+                    "UPDATE identity_resources SET attributes = ?, unique_name = ?, last_modified = ?, "
+                    "version = version + 1 WHERE organization = ? AND kind = ? AND id = ?",
+                    (json.dumps(attributes), _key(unique_name), now.isoformat(), organization, kind, resource_id),
+                )
+        except sqlite3.IntegrityError as exc:
+            raise DuplicateName(f"{kind} {unique_name!r} already exists") from exc
+        return self.get(organization, kind, resource_id) if cursor.rowcount else None
+
+    def touch(self, organization: str, kind: ResourceKind, resource_id: str) -> None:
+        """A change that is not in the attributes (a group's members): new version and time."""
+        with self._lock:
+            self._db.execute(
+                "UPDATE identity_resources SET last_modified = ?, version = version + 1 "
+                "WHERE organization = ? AND kind = ? AND id = ?",
+                (self._clock().isoformat(), organization, kind, resource_id),
+            )
+
+    def get(self, organization: str, kind: ResourceKind, resource_id: str) -> StoredResource | None:
+        with self._lock:
+            row = self._db.execute(
+                "SELECT kind, id, attributes, created, last_modified, version FROM identity_resources "
+                "WHERE organization = ? AND kind = ? AND id = ?",
+                (organization, kind, resource_id),
+            ).fetchone()
+        return _stored(row) if row else None
+
+    def kind_of(self, organization: str, resource_id: str) -> ResourceKind | None:
+        with self._lock:
+            row = self._db.execute(
+                "SELECT kind FROM identity_resources WHERE organization = ? AND id = ?", (organization, resource_id)
+            ).fetchone()
+        return row[0] if row else None
+
+    def list(self, organization: str, kind: ResourceKind) -> list[StoredResource]:
+        """The organization's resources of ``kind``, oldest first."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT kind, id, attributes, created, last_modified, version FROM identity_resources "
+                "WHERE organization = ? AND kind = ? ORDER BY rowid",
+                (organization, kind),
+            ).fetchall()
+        return [_stored(row) for row in rows]
+
+    def delete(self, organization: str, kind: ResourceKind, resource_id: str) -> bool:
+        """Remove the resource and every membership it is in or holds."""
+        with self._lock:
+            cursor = self._db.execute(
+                "DELETE FROM identity_resources WHERE organization = ? AND kind = ? AND id = ?",
+                (organization, kind, resource_id),
+            )
+            if cursor.rowcount:
+                groups = self.groups_of(organization, resource_id)
+                self._db.execute(
+                    "DELETE FROM identity_memberships WHERE organization = ? AND (group_id = ? OR member_id = ?)",
+                    (organization, resource_id, resource_id),
+                )
+                for group in groups:
+                    self.touch(organization, "Group", group)
+        return bool(cursor.rowcount)
+
+    # -- memberships ----------------------------------------------------------------------
+
+    def members(self, organization: str, group_id: str) -> list[Member]:
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT member_id, member_kind, display FROM identity_memberships "
+                "WHERE organization = ? AND group_id = ? ORDER BY position",
+                (organization, group_id),
+            ).fetchall()
+        return [Member(row[0], row[1], row[2]) for row in rows]
+
+    def set_members(self, organization: str, group_id: str, members: list[Member]) -> None:
+        with self._lock:
+            self._db.execute(
+                "DELETE FROM identity_memberships WHERE organization = ? AND group_id = ?", (organization, group_id)
+            )
+            self._db.executemany(
+                "INSERT OR IGNORE INTO identity_memberships VALUES (?, ?, ?, ?, ?, ?)",
+                [(organization, group_id, m.id, m.kind, m.display, i) for i, m in enumerate(members)],
+            )
+
+    def groups_of(self, organization: str, member_id: str) -> list[str]:
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT group_id FROM identity_memberships WHERE organization = ? AND member_id = ? ORDER BY group_id",
+                (organization, member_id),
+            ).fetchall()
+        return [row[0] for row in rows]
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    def __enter__(self) -> SQLiteIdentityStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _key(name: str | None) -> str | None:
+    return name.casefold() if name is not None else None
+
+
+def _stored(row: tuple[Any, ...]) -> StoredResource:
+    return StoredResource(
+        row[0], row[1], json.loads(row[2]), datetime.fromisoformat(row[3]), datetime.fromisoformat(row[4]), row[5]
+    )

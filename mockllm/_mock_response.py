@@ -1,0 +1,167 @@
+"""What the engine answers: ``MockResponse``, a status, headers and a body that is
+either complete or rendered as it is sent.
+
+Most replies are complete: their bytes are made inside ``MockLLM.handle``. A streamed
+reply of more than ``STREAM_HEAD_EVENTS`` events is lazy: ``handle`` renders its first
+events (so a failure there is still a JSON 500), and the rest is rendered batch by batch
+while the server or a transport sends it, so one request holds a batch of events at a
+time instead of the whole reply. Rendering is a pure function of the plan, so the bytes
+are the same either way, through every door.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+from mockllm._limits import STREAM_HEAD_EVENTS, STREAM_WRITE_BYTES
+from mockllm._plan import Pacing
+
+__all__ = ["MockResponse"]
+
+Batches = Iterator[list[bytes]]
+Failure = Callable[[Exception, int], bytes]
+"""The in-stream error event ending a lazy stream whose rendering raised, given the
+exception and how many events were sent before it."""
+
+
+class MockResponse:
+    """What to send back: ``status``, ``headers`` and the body.
+
+    - ``body``: every byte of the reply (a lazy one is rendered whole for it, again if
+      delivery already took the stream); ``events``: a streamed reply's SSE events, one
+      per item (empty when not streamed).
+    - ``length``: the Content-Length to send, when the body goes out in one piece;
+      None when it goes out in pieces (``paced_chunks``): a paced or a lazy stream.
+    - ``paced_chunks()``: (seconds to wait, bytes to send) pairs, what the server and the
+      transports deliver.
+    """
+
+    __slots__ = ("status", "headers", "pacing", "_body", "_events", "_batches", "_render", "_on_failure")
+
+    def __init__(
+        self,
+        status: int,
+        headers: list[tuple[str, str]],
+        body: bytes = b"",
+        *,
+        events: list[bytes] | None = None,
+        pacing: Pacing | None = None,
+    ) -> None:
+        self.status = status
+        self.headers = headers
+        self.pacing = pacing
+        self._body: bytes | None = body
+        self._events = events if events is not None else []
+        self._batches: Batches | None = None
+        self._render: Callable[[], Batches] | None = None
+        self._on_failure: Failure | None = None
+
+    @classmethod
+    def stream(
+        cls,
+        status: int,
+        headers: list[tuple[str, str]],
+        render: Callable[[], Batches],
+        *,
+        pacing: Pacing | None,
+        on_failure: Failure,
+    ) -> MockResponse:
+        """The streamed reply ``render`` makes: complete when it ends within
+        ``STREAM_HEAD_EVENTS`` events, else lazy, its first events made here."""
+        batches = render()
+        head: list[bytes] = []
+        for batch in batches:
+            head += batch
+            if len(head) > STREAM_HEAD_EVENTS:
+                reply = cls(status, headers, events=head, pacing=pacing)
+                reply._body = None
+                reply._batches, reply._render, reply._on_failure = batches, render, on_failure
+                return reply
+        return cls(status, headers, b"".join(head), events=head, pacing=pacing)
+
+    def __repr__(self) -> str:
+        shape = (
+            "lazy stream"
+            if self._body is None
+            else f"{len(self._events)} events"
+            if self._events
+            else f"{len(self._body)} bytes"
+        )
+        return f"MockResponse({self.status}, {shape})"
+
+    @property
+    def streaming(self) -> bool:
+        return bool(self._events)
+
+    @property
+    def length(self) -> int | None:
+        if self._body is None or (self.pacing is not None and self._events):
+            return None
+        return len(self._body)
+
+    @property
+    def body(self) -> bytes:
+        if self._body is not None:
+            return self._body
+        return b"".join([b"".join(batch) for batch in self._all_batches()])
+
+    @property
+    def events(self) -> list[bytes]:
+        if self._body is not None:
+            return self._events
+        return [event for batch in self._all_batches() for event in batch]
+
+    def paced_chunks(self) -> Iterator[tuple[float, bytes]]:
+        """(seconds to wait, bytes to send) pairs.
+
+        Unpaced, a complete reply is one chunk and a lazy one goes in writes of about
+        ``STREAM_WRITE_BYTES``, each rendered just before it is sent; the client parses
+        the same events either way. Paced, each event is a chunk after its delay.
+        """
+        if self.pacing is None or not self._events:
+            if self._body is not None:
+                yield 0.0, self._body
+                return
+            yield from ((0.0, chunk) for chunk in self._writes())
+            return
+        wait = self.pacing.first_chunk_s
+        for batch in self._all_batches():
+            for event in batch:
+                yield wait, event
+                wait = self.pacing.chunk_s
+
+    def _writes(self) -> Iterator[bytes]:
+        pending: list[bytes] = []
+        size = 0
+        for batch in self._all_batches():
+            piece = b"".join(batch)
+            pending.append(piece)
+            size += len(piece)
+            if size >= STREAM_WRITE_BYTES:
+                yield b"".join(pending) if len(pending) > 1 else piece
+                pending, size = [], 0
+        if pending:
+            yield b"".join(pending)
+
+    def _all_batches(self) -> Batches:
+        """Every event, in batches: a complete reply's list; a lazy one's head and the rest
+        as rendered (the first time; later, rendered again from the start)."""
+        if self._render is None:
+            yield self._events
+            return
+        batches, self._batches = self._batches, None
+        if batches is None:
+            head, batches = [], self._render()
+        else:
+            head = self._events
+        sent = 0
+        try:
+            if head:
+                yield head
+                sent = len(head)
+            for batch in batches:
+                yield batch
+                sent += len(batch)
+        except Exception as exc:  # the mock's own bug, after the first byte: end the stream saying so
+            assert self._on_failure is not None
+            yield [self._on_failure(exc, sent)]

@@ -1,0 +1,250 @@
+"""Registered scripts: chains for conversations that carry no instruction tags.
+
+An app that builds its own prompt (a system prompt, ``f"Question: {q}"``) cannot be
+scripted by tags without smuggling them through its input. A registered script is the
+chain the request would have carried: when no user message holds tags, the first
+registered script whose ``match`` fits answers, exactly as if its chain were tagged into
+the first user message. The turn index is still the number of assistant turns the
+seed's rules count after that message, so a reply depends only on the request and the
+registered scripts — no per-request state, the same bytes through every door. Tags in a
+message win over every registered script.
+
+``match`` narrows which conversations a script answers (all given parts must fit):
+``text`` (a substring of the first user message), ``pattern`` (a regular expression
+searched in it), ``model`` (the request's model name) and ``header`` (a request header
+``[name, value]``). A plain ``str`` is ``text``; a compiled ``re.Pattern`` is ``pattern``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Union
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from mockllm._conversation import Conversation
+from mockllm._exceptions import InvalidScript, ScriptLimitReached
+from mockllm._instructions import INSTRUCTION_END, INSTRUCTION_START, Instruction, InstructionChain
+from mockllm._limits import Limits
+from mockllm._parsing import Script, parse_script
+from mockllm._selection import Selection, select_in_conversation
+
+__all__ = [
+    "RegisteredScript",
+    "ScriptMatch",
+    "ScriptRegistry",
+    "ScriptRequest",
+    "as_chain",
+    "as_match",
+    "validation_problems",
+]
+
+
+class ScriptMatch(BaseModel):
+    """Which tag-free conversations a script answers; every part given must fit."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    text: str | None = None
+    pattern: str | None = None
+    model: str | None = None
+    header: tuple[str, str] | None = None
+
+    @field_validator("pattern")
+    @classmethod
+    def _compiles(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                re.compile(value)
+            except re.error as exc:
+                raise ValueError(f"not a valid regular expression: {exc}") from None
+        return value
+
+    def fits(self, first_user_text: str, model: str | None, headers: Mapping[str, str]) -> bool:
+        if self.text is not None and self.text not in first_user_text:
+            return False
+        if self.pattern is not None and re.search(self.pattern, first_user_text) is None:
+            return False
+        if self.model is not None and self.model != model:
+            return False
+        if self.header is not None and headers.get(self.header[0].lower()) != self.header[1]:
+            return False
+        return True
+
+    def describe(self) -> str:
+        parts = [f"{name}={value!r}" for name, value in self.model_dump(exclude_none=True).items()]
+        return ", ".join(parts) if parts else "any conversation"
+
+
+class ScriptRequest(InstructionChain):
+    """The body of ``POST /_mockllm/scripts``: a chain (checked as strictly as one built
+    in Python) and an optional match."""
+
+    match: ScriptMatch = Field(default_factory=ScriptMatch)
+
+
+MatchLike = Union[None, str, "re.Pattern[str]", Mapping[str, Any], ScriptMatch]
+
+
+def as_match(match: MatchLike) -> ScriptMatch:
+    """``match`` as a ``ScriptMatch``: None, a substring, a compiled regex or a mapping."""
+    if match is None:
+        return ScriptMatch()
+    if isinstance(match, ScriptMatch):
+        return match
+    if isinstance(match, str):
+        return ScriptMatch(text=match)
+    if isinstance(match, re.Pattern):
+        return ScriptMatch(pattern=match.pattern)
+    if isinstance(match, Mapping):
+        return ScriptMatch.model_validate(dict(match))
+    raise InvalidScript(
+        f"match must be None, a substring, a re.Pattern or a mapping such as "
+        f"{{'model': 'gpt-4o'}} or {{'header': ('x-test', 'a')}}; got {match!r}."
+    )
+
+
+def as_chain(chain: Any) -> InstructionChain:
+    """``chain`` as an ``InstructionChain``: one already, a list of instructions, or a
+    mapping with an ``instruction_chain`` key (validated strictly)."""
+    if isinstance(chain, InstructionChain):
+        return chain
+    if isinstance(chain, list):
+        return InstructionChain(instruction_chain=chain)
+    if isinstance(chain, Mapping):
+        return InstructionChain.model_validate(dict(chain))
+    raise InvalidScript(f"chain must be an InstructionChain, a list of instructions or a mapping; got {chain!r}.")
+
+
+def validation_problems(exc: ValidationError) -> list[str]:
+    """``field: reason`` for each problem pydantic found."""
+    problems = []
+    for error in exc.errors():
+        loc = [p for i, p in enumerate(error["loc"]) if i == 0 or p != error["loc"][i - 1]]
+        message = error["msg"].removeprefix("Value error, ")
+        # Whole-chain checks (unknown keys) name their own field.
+        problems.append(f"{'.'.join(str(p) for p in loc)}: {message}" if loc else message)
+    return problems
+
+
+@dataclass(frozen=True)
+class RegisteredScript:
+    """One registered chain, its match and how it reads as an instruction block."""
+
+    id: str
+    chain: InstructionChain
+    match: ScriptMatch
+    script: Script
+    block: str
+    """The chain's JSON, as it would sit between the instruction tags."""
+
+    @property
+    def step_labels(self) -> tuple[str, ...]:
+        return tuple(
+            e.id if isinstance(e, Instruction) and e.id is not None else str(i)
+            for i, e in enumerate(self.script.entries)
+        )
+
+    def describe(self) -> str:
+        return (
+            f"script {self.id} (match {self.match.describe()}): chain {self.script.fingerprint} "
+            f"of {len(self.script.entries)} step(s) {list(self.step_labels)}"
+        )
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "match": self.match.model_dump(exclude_none=True),
+            "chain_id": self.script.fingerprint,
+            "description": self.describe(),
+            **self.chain.model_dump(mode="json", exclude_none=True),
+        }
+
+
+class ScriptRegistry:
+    """The registered scripts of one mock, in registration order (the first fit wins),
+    at most ``limits.max_scripts`` of them and ``limits.scripts_bytes`` of their JSON."""
+
+    def __init__(self, limits: Limits | None = None) -> None:
+        self._lock = threading.Lock()
+        self._scripts: tuple[RegisteredScript, ...] = ()
+        self._ids = itertools.count(1)
+        self._limits = limits if limits is not None else Limits()
+        self._bytes = 0
+
+    def __bool__(self) -> bool:
+        return bool(self._scripts)
+
+    def __iter__(self) -> Any:
+        return iter(self._scripts)
+
+    def add(self, chain: Any, match: MatchLike = None) -> RegisteredScript:
+        """Register ``chain``; ``ScriptLimitReached`` when the registry is full."""
+        checked = as_chain(chain)
+        try:
+            block = checked.model_dump_json(exclude_none=True)
+        except ValueError as exc:  # lone surrogates, nesting past pydantic's limit
+            raise InvalidScript(
+                f"The chain cannot be written as JSON, so it cannot be registered: {exc}; "
+                "use well-formed text and nest tool arguments less deeply."
+            ) from exc
+        script = parse_script(block)
+        if not isinstance(script, Script):  # a validated chain only fails past MAX_VALUES
+            raise ScriptLimitReached(f"This script is too large to register: {script.reason}.")
+        with self._lock:
+            self._make_room_for(len(block))
+            entry = RegisteredScript(f"script-{next(self._ids)}", checked, as_match(match), script, block)
+            self._scripts = (*self._scripts, entry)
+            self._bytes += len(block)
+        return entry
+
+    def _make_room_for(self, size: int) -> None:
+        count, budget = self._limits.max_scripts, self._limits.scripts_bytes
+        if len(self._scripts) < count and self._bytes + size <= budget:
+            return
+        held = (
+            f"{len(self._scripts)} scripts, the most it keeps"
+            if len(self._scripts) >= count
+            else f"{self._bytes} bytes of scripts and this one is {size} more, past its {budget}"
+        )
+        raise ScriptLimitReached(
+            f"The mock holds {held} (Limits(max_scripts={count}, scripts_bytes={budget}); "
+            "serve --max-scripts and --max-scripts-bytes). Remove scripts a test no longer needs "
+            "(DELETE /_mockllm/scripts/{id}) or reset the mock (MockLLM.reset, POST /_mockllm/reset)."
+        )
+
+    def get(self, script_id: str) -> RegisteredScript | None:
+        return next((s for s in self._scripts if s.id == script_id), None)
+
+    def remove(self, script_id: str) -> RegisteredScript | None:
+        with self._lock:
+            found = self.get(script_id)
+            if found is not None:
+                self._scripts = tuple(s for s in self._scripts if s.id != script_id)
+                self._bytes -= len(found.block)
+        return found
+
+    def clear(self) -> None:
+        with self._lock:
+            self._scripts = ()
+            self._bytes = 0
+
+    def select(
+        self, conversation: Conversation, protocol: str, *, model: str | None, headers: Mapping[str, str]
+    ) -> tuple[Selection, RegisteredScript] | None:
+        """The selection the first fitting script makes, read as if its chain were
+        tagged into the first user message; None when none fits."""
+        first = next((i for i, m in enumerate(conversation.messages) if m.role == "user"), None)
+        if first is None:
+            return None
+        message = conversation.messages[first]
+        for entry in self._scripts:
+            if entry.match.fits(message.text, model, headers):
+                tagged = message._replace(text=f"{message.text}\n{INSTRUCTION_START}{entry.block}{INSTRUCTION_END}")
+                messages = (*conversation.messages[:first], tagged, *conversation.messages[first + 1 :])
+                return select_in_conversation(Conversation(messages), protocol), entry
+        return None
