@@ -46,7 +46,7 @@ def review_in_terminal(
             while True:
                 try:
                     answer = ask(_PROMPT).strip().lower()
-                except EOFError:
+                except (EOFError, OSError):  # no input to read: stop, keeping what is undecided
                     answer = "q"
                 if answer in ("q", "quit"):
                     quit_ = True
