@@ -69,6 +69,11 @@ def _slug(path: str) -> str:
     return re.sub(r"[^A-Za-z0-9]+", "-", path).strip("-")
 
 
+def _named(row: GoldenRow) -> str:
+    seq = f" (seq {html.escape(row.seq)})" if row.seq not in ("", "-", "*") else ""
+    return html.escape(row.type) + seq
+
+
 def _links(rows: Sequence[GoldenRow], slug: str, side: str) -> dict[int, str]:
     """Per row index: the link to its partner (tool_use → tool_result and back)."""
     uses: dict[str, int] = {}
@@ -80,14 +85,8 @@ def _links(rows: Sequence[GoldenRow], slug: str, side: str) -> dict[int, str]:
     for link, use in uses.items():
         if link in results:
             result = results[link]
-            out[use] = (
-                f'<a class="link to-result" href="#{slug}-{side}-{result}">'
-                f"→ {html.escape(rows[result].type)} (seq {html.escape(rows[result].seq)})</a>"
-            )
-            out[result] = (
-                f'<a class="link to-use" href="#{slug}-{side}-{use}">'
-                f"← {html.escape(rows[use].type)} (seq {html.escape(rows[use].seq)})</a>"
-            )
+            out[use] = f'<a class="link to-result" href="#{slug}-{side}-{result}">→ {_named(rows[result])}</a>'
+            out[result] = f'<a class="link to-use" href="#{slug}-{side}-{use}">← {_named(rows[use])}</a>'
     return out
 
 

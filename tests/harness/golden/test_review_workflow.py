@@ -185,3 +185,18 @@ def test_pytest_under_xdist_writes_one_report(strict_pytester: pytest.Pytester) 
         "golden/test_a/test_flow.golden",
         "golden/test_b/test_flow.golden",
     ]
+
+
+def test_the_page_pairs_the_users_own_id_fields_and_shows_only_their_columns() -> None:
+    from harness.golden.extension import golden_text
+    from harness.golden.review.page import render_review_page
+
+    events = [
+        {"type": "function_call", "name": "search", "call_id": "c-17"},
+        {"type": "function_call_output", "call_id": "c-17", "output": "[]"},
+    ]
+    after = golden_text(events)
+    page = render_review_page([GoldenChange("golden/mine.golden", None, after)])
+    assert '<a class="link to-result" href="#golden-mine-golden-after-1">→ function_call_output</a>' in page
+    assert '<a class="link to-use" href="#golden-mine-golden-after-0">← function_call</a>' in page
+    assert 'class="golden hide-seq hide-state"' in page  # no sequence numbers, no persistence
