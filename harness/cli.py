@@ -3,7 +3,7 @@ serve the chain service.
 
     python -m harness replay scenarios/ [-k EXPR] [--update] [--protocol P] [--server] [pytest options]
     python -m harness diff [golden/]
-    python -m harness review [PATH] [--output FILE]
+    python -m harness review [PATH] [--from REPORT.json] [--terminal | --static [DIR] | --format markdown|json]
     python -m harness serve [--host 127.0.0.1] [--port 8765] [--config service.yaml]
                             [--llm-base-url URL | --with-mock]
 """
@@ -17,6 +17,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from harness.golden.review.cli import add_review_arguments
 from harness.scenarios.contract import PROTOCOLS
 
 __all__ = ["main"]
@@ -67,19 +68,10 @@ def _diff(args: argparse.Namespace) -> int:
 
 
 def _review(args: argparse.Namespace) -> int:
-    """A static HTML page of the goldens that differ from git HEAD, side by side."""
-    from harness.golden.review import changed_goldens, render_review_page
-    from harness.golden.review.changes import GitError
+    """Accept or reject golden changes, or report them (``harness.golden.review.cli``)."""
+    from harness.golden.review.cli import run_review
 
-    try:
-        changes = changed_goldens(args.path)
-    except GitError as exc:
-        print(f"harness review: {exc}", file=sys.stderr)
-        return 2
-    output = Path(args.output)
-    output.write_text(render_review_page(changes), encoding="utf-8")
-    print(f"harness review: {len(changes)} golden(s) differ from HEAD; wrote {output}")
-    return 0
+    return run_review(args)
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -173,11 +165,8 @@ def _parser() -> argparse.ArgumentParser:
     )
     diff = verbs.add_parser("diff", help="show goldens changed against git HEAD")
     diff.add_argument("paths", nargs="*", help="golden files or folders (default golden/)")
-    review = verbs.add_parser("review", help="write an HTML page of the goldens changed against git HEAD")
-    review.add_argument("path", nargs="?", default="golden", help="a golden file or folder (default golden/)")
-    review.add_argument(
-        "--output", "-o", default="golden-review.html", help="the page to write (default golden-review.html)"
-    )
+    review = verbs.add_parser("review", help="accept or reject golden changes (served page, terminal) or report them")
+    add_review_arguments(review)
     serve = verbs.add_parser("serve", help="serve the chain service (tokens from HARNESS_CHAIN_TOKENS)")
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=8765, help="port (0 picks a free one; default 8765)")

@@ -29,6 +29,8 @@
     ├── ScenarioError              a scenario file that cannot be used  (also ValueError)
     ├── RunnerNotFound             a ``runner:`` nobody provides     (also LookupError)
     ├── GitError                   git could not say what changed    (also RuntimeError)
+    ├── ReviewConflict             a golden edited during its review  (also RuntimeError)
+    ├── ReportError                a review report that cannot be read  (also ValueError)
     ├── InvariantError             an event-sequence invariant broke (also AssertionError)
     ├── FallbackRefused            a golden would record a mock fallback reply (also
     │                              AssertionError)

@@ -12,6 +12,7 @@ The doors, all importable from here::
     intercept                                       patch httpx/httpx2 clients in a block
     create_app, serve                               the HTTP server (Starlette)
     explain                                         why a request got its reply
+    assert_trajectory                               the tool calls an app made, as expected
     MockLLMError                                    the root of every exception raised here
 
 Everything else lives in ``_``-private modules and may change without notice.
@@ -46,6 +47,7 @@ from mockllm._limits import Limits
 from mockllm._mock_response import MockResponse
 from mockllm._registered import RegisteredScript, ScriptMatch
 from mockllm._server import create_app, serve
+from mockllm._trajectory import assert_trajectory
 from mockllm._transports import HTTPX2Transport, HTTPXTransport
 from mockllm._wire.registry import PROTOCOLS
 
@@ -79,6 +81,7 @@ __all__ = [
     "UnmockedRequestError",
     "UnusedStep",
     "__version__",
+    "assert_trajectory",
     "create_app",
     "explain",
     "intercept",

@@ -52,6 +52,7 @@ MOCKLLM_EXPORTS = [
     "UnmockedRequestError",
     "UnusedStep",
     "__version__",
+    "assert_trajectory",
     "create_app",
     "explain",
     "intercept",

@@ -24,7 +24,7 @@ Configure a test with the marker of the same name::
 
 Options (all prefixed, each also an ini option; see ``harness.plugin.config``):
 ``--mockllm-seed``, ``--mockllm-lenient``, ``--mockllm-allow-fallback``,
-``--mockllm-allow-unused-steps``, ``--mockllm-golden-dir``, and the scenario options
+``--mockllm-allow-unused-steps``, ``--mockllm-golden-dir``, ``--mockllm-review-report``, and the scenario options
 of ``harness.plugin.scenario_collection``.
 
 pytest imports this module in every run of every project that has the package
@@ -43,6 +43,7 @@ import pytest
 from harness.exceptions import missing_extra, not_installed
 from harness.plugin import hookspecs
 from harness.plugin.config import MARKER, Settings, add_options, base_settings, settings_for
+from harness.plugin.review_report import add_review_report_option, register_review_report
 from harness.plugin.scenario_collection import add_scenario_options, pytest_collect_file, show_goldens_to_syrupy
 
 if TYPE_CHECKING:
@@ -56,6 +57,7 @@ __all__ = ["pytest_collect_file"]
 def pytest_addoption(parser: pytest.Parser) -> None:
     add_options(parser)
     add_scenario_options(parser.getgroup("mockllm"))
+    add_review_report_option(parser.getgroup("mockllm"))
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -69,6 +71,7 @@ def pytest_configure(config: pytest.Config) -> None:
         "configure the mockllm and mockllm_server fixtures for this test.",
     )
     show_goldens_to_syrupy(config)
+    register_review_report(config)
 
 
 def _check(fixture: MockLLMFixture | MockLLMServer, settings: Settings) -> None:

@@ -17,12 +17,15 @@ class GitError(HarnessError, RuntimeError):
 
 @dataclass(frozen=True)
 class GoldenChange:
-    """One golden file: its path from the repository's top, and its text at HEAD and now
-    (``None`` when it did not exist, or no longer does)."""
+    """One golden file: its path as shown (from the repository's top), its text before
+    (at git HEAD, or when a pytest run compared it) and after (the working tree's, or the
+    text the run asserted: what ``--snapshot-update`` writes), ``None`` when it did not
+    exist, or would no longer; ``file`` is where the review writes what is accepted."""
 
     path: str
     before: str | None
     after: str | None
+    file: Path | None = None
 
     @property
     def status(self) -> str:
@@ -64,5 +67,5 @@ def changed_goldens(path: Path | str, *, suffix: str = ".golden") -> list[Golden
         file = top / name
         after = file.read_text(encoding="utf-8") if file.exists() else None
         if before != after:
-            changes.append(GoldenChange(name, before, after))
+            changes.append(GoldenChange(name, before, after, file))
     return changes

@@ -1,10 +1,14 @@
-"""The review page: one static HTML file, no script, no request to anything.
+"""The review page: one HTML file. Static (``--static``): no script, no request to
+anything. Served (``python -m harness review``): the same page with accept / reject on
+each golden and each changed row, and one script of the server's own (``server``).
 
 Each changed golden is a section: its header lines, then its events as a timeline,
 the HEAD version on the left and the working tree's on the right, aligned by a line
 diff. A row shows its sequence number, type, persistence state (a coloured badge) and
 key fields; changed rows are highlighted and their changed fields marked; a
-tool_use/tool_call row links to the tool_result with the same normalised id, and back.
+call row links to the result row carrying the same normalised id (of whatever id field
+the events have), and back. The SEQ and PERSISTENCE columns show only for goldens whose
+events have them.
 """
 
 from __future__ import annotations
@@ -14,7 +18,9 @@ import re
 from collections.abc import Sequence
 
 from harness.golden.review.changes import GoldenChange
+from harness.golden.review.decisions import GoldenDecisions
 from harness.golden.review.rows import GoldenRow, Pair, pair_rows, parse_golden
+from harness.golden.review.wording import goldens_differ
 
 __all__ = ["render_review_page"]
 
@@ -28,7 +34,7 @@ section.golden{margin:20px 24px;background:#fff;border:1px solid #d8dce3;border-
 section.golden h2{margin:0;padding:10px 14px;font-size:15px;background:#eef1f5;font-family:ui-monospace,monospace}
 .status{font:12px system-ui;padding:2px 8px;border-radius:10px;margin-left:8px;background:#d8dce3}
 .status.new{background:#c9f2d0}.status.deleted{background:#f9c9c9}.status.changed{background:#fde7b0}
-.headers{display:grid;grid-template-columns:1fr 1fr;font:12px ui-monospace,monospace;color:#5a6475}
+table.headers{font:12px ui-monospace,monospace;color:#5a6475} table.headers td{font:inherit;width:50%}
 .headers pre{margin:0;padding:6px 14px;white-space:pre-wrap}
 table{width:100%;border-collapse:collapse;table-layout:fixed}
 th{font-size:12px;text-align:left;padding:6px 8px;background:#f2f4f7;border-bottom:1px solid #d8dce3}
@@ -46,11 +52,26 @@ mark{background:#ffd45c;border-radius:2px;padding:0 1px}
 a.link{font:11px system-ui;margin-left:6px;white-space:nowrap}
 :target{outline:2px solid #3b82f6}
 p.none{margin:24px}
+.hide-seq .seq,.hide-state .state{display:none}
+td.decide{white-space:nowrap;width:150px} col.decide{width:150px}
+button{font:12px system-ui;margin:0 2px;padding:2px 8px;border:1px solid #8a94a6;border-radius:4px;background:#fff}
+button.accept{border-color:#2f9e44} button.reject{border-color:#c92a2a}
+[data-decision=accept]>td.decide button.accept,h2[data-decision=accept] button.accept{background:#c9f2d0}
+[data-decision=reject]>td.decide button.reject,h2[data-decision=reject] button.reject{background:#f9c9c9}
+#status{margin:4px 0 0;min-height:1.4em;color:#ffd45c}
 """
+_SCRIPT_CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'self'; connect-src 'self'"
+_STATIC_CSP = "default-src 'none'; style-src 'unsafe-inline'"
+_FALLBACK_TITLE = "records the mock's fallback reply: refused"
 
 
 def _slug(path: str) -> str:
     return re.sub(r"[^A-Za-z0-9]+", "-", path).strip("-")
+
+
+def _named(row: GoldenRow) -> str:
+    seq = f" (seq {html.escape(row.seq)})" if row.seq not in ("", "-", "*") else ""
+    return html.escape(row.type) + seq
 
 
 def _links(rows: Sequence[GoldenRow], slug: str, side: str) -> dict[int, str]:
@@ -64,14 +85,8 @@ def _links(rows: Sequence[GoldenRow], slug: str, side: str) -> dict[int, str]:
     for link, use in uses.items():
         if link in results:
             result = results[link]
-            out[use] = (
-                f'<a class="link to-result" href="#{slug}-{side}-{result}">'
-                f"→ {html.escape(rows[result].type)} (seq {html.escape(rows[result].seq)})</a>"
-            )
-            out[result] = (
-                f'<a class="link to-use" href="#{slug}-{side}-{use}">'
-                f"← {html.escape(rows[use].type)} (seq {html.escape(rows[use].seq)})</a>"
-            )
+            out[use] = f'<a class="link to-result" href="#{slug}-{side}-{result}">→ {_named(rows[result])}</a>'
+            out[result] = f'<a class="link to-use" href="#{slug}-{side}-{use}">← {_named(rows[use])}</a>'
     return out
 
 
@@ -87,6 +102,18 @@ def _fields(row: GoldenRow, other: GoldenRow | None, changed: bool) -> str:
         last = match.end()
     out.append(html.escape(row.fields[last:]))
     return "".join(out)
+
+
+def _buttons(review: GoldenDecisions | None, key: str) -> str:
+    if review is None:
+        return ""
+    hunk = next((h for h in review.hunks if h.key == key), None)
+    refused = hunk.records_fallback if hunk else any(h.records_fallback for h in review.hunks)
+    accept = f' disabled title="{_FALLBACK_TITLE}"' if refused else ""
+    return (
+        f'<button type="button" class="accept" data-decision="accept"{accept}>accept</button>'
+        '<button type="button" class="reject" data-decision="reject">reject</button>'
+    )
 
 
 def _cells(
@@ -114,50 +141,91 @@ def _cells(
     )
 
 
-def _section(change: GoldenChange) -> str:
+def _section(change: GoldenChange, review: GoldenDecisions | None) -> str:
     slug = _slug(change.path)
     before_header, before = parse_golden(change.before)
     after_header, after = parse_golden(change.after)
     index = {"before": {id(r): i for i, r in enumerate(before)}, "after": {id(r): i for i, r in enumerate(after)}}
     links = {"before": _links(before, slug, "before"), "after": _links(after, slug, "after")}
+    pairs = pair_rows(before, after)  # the order GoldenDecisions keys its hunks by
+    rowwise = review is not None and all(h.key != "golden" for h in review.hunks)
     body = []
-    for pair in pair_rows(before, after):
+    for i, pair in enumerate(pairs):
         left = _cells(
             pair.before, pair.after, pair, "before", slug, index["before"].get(id(pair.before)), links["before"]
         )
         right = _cells(pair.after, pair.before, pair, "after", slug, index["after"].get(id(pair.after)), links["after"])
-        body.append(f'<tr class="timeline {pair.state}" data-state="{pair.state}">{left}{right}</tr>')
+        decide, key = "", ""
+        if review is not None:
+            changed = rowwise and pair.state != "same"
+            decide = f'<td class="decide">{_buttons(review, f"row-{i}") if changed else ""}</td>'
+            key = f' data-key="row-{i}"' if changed else ""
+        body.append(f'<tr class="timeline {pair.state}" data-state="{pair.state}"{key}>{left}{right}{decide}</tr>')
     headers = ""
     if before_header != after_header:
+        decide = f'<td class="decide">{_buttons(review, "header")}</td>' if rowwise else ""
         headers = (
-            f'<div class="headers"><pre>{html.escape(chr(10).join(before_header))}</pre>'
-            f"<pre>{html.escape(chr(10).join(after_header))}</pre></div>"
+            '<table class="headers"><tr data-key="header">'
+            f"<td><pre>{html.escape(chr(10).join(before_header))}</pre></td>"
+            f"<td><pre>{html.escape(chr(10).join(after_header))}</pre></td>{decide}</tr></table>"
         )
+    rows = before + after
+    hidden = [
+        name
+        for name, attr in (("seq", "seq"), ("state", "persistence"))
+        if all(getattr(r, attr) in ("", "-") for r in rows) and rows
+    ]
+    classes = "".join(f" hide-{name}" for name in hidden)
+    proposed = review is not None and review.change.file is not None and review.undecided_side == "before"
+    sides = ("golden", "proposed") if proposed else ("HEAD", "working tree")
+    extra_col = '<col class="decide">' if review is not None else ""
+    extra_th = "<th></th>" if review is not None else ""
+    whole = f'<span class="decide">{_buttons(review, "golden")}</span>' if review is not None else ""
     return (
-        f'<section class="golden" id="{slug}" data-path="{html.escape(change.path)}" data-status="{change.status}">'
-        f'<h2>{html.escape(change.path)}<span class="status {change.status}">{change.status}</span></h2>{headers}'
-        "<table><colgroup>" + '<col class="seq"><col class="type"><col class="state"><col>' * 2 + "</colgroup>"
-        '<thead><tr><th colspan="4">HEAD</th><th colspan="4">working tree</th></tr>'
-        "<tr><th>SEQ</th><th>EVENT TYPE</th><th>PERSISTENCE</th><th>KEY FIELDS</th>"
-        "<th>SEQ</th><th>EVENT TYPE</th><th>PERSISTENCE</th><th>KEY FIELDS</th></tr></thead>"
+        f'<section class="golden{classes}" id="{slug}" data-path="{html.escape(change.path)}" '
+        f'data-status="{change.status}"><h2 data-key="golden">{html.escape(change.path)}'
+        f'<span class="status {change.status}">{change.status}</span>{whole}</h2>{headers}'
+        "<table><colgroup>"
+        + '<col class="seq"><col class="type"><col class="state"><col>' * 2
+        + extra_col
+        + f'</colgroup><thead><tr><th colspan="4">{sides[0]}</th><th colspan="4">{sides[1]}</th>{extra_th}</tr>'
+        '<tr><th class="seq">SEQ</th><th class="type">EVENT TYPE</th><th class="state">PERSISTENCE</th>'
+        '<th>KEY FIELDS</th><th class="seq">SEQ</th><th class="type">EVENT TYPE</th>'
+        f'<th class="state">PERSISTENCE</th><th>KEY FIELDS</th>{extra_th}</tr></thead>'
         f"<tbody>{''.join(body)}</tbody></table></section>"
     )
 
 
-def render_review_page(changes: Sequence[GoldenChange], *, title: str = "Golden review") -> str:
-    """The page for ``changes`` (see the module docstring)."""
-    if changes:
-        summary = f"{len(changes)} golden{'s' if len(changes) != 1 else ''} differ from git HEAD."
-        listing = "".join(
-            f'<li><a href="#{_slug(c.path)}">{html.escape(c.path)}</a> ({c.status})</li>' for c in changes
-        )
-        content = "".join(_section(c) for c in changes)
+def render_review_page(
+    changes: Sequence[GoldenChange] | Sequence[GoldenDecisions],
+    *,
+    title: str = "Golden review",
+    against: str = " from git HEAD",
+    script: str | None = None,
+) -> str:
+    """The page for ``changes`` (see the module docstring). Given ``GoldenDecisions``
+    and the URL of the review ``script``, each golden and changed row gets accept /
+    reject buttons; otherwise the page is static."""
+    reviews = [c if isinstance(c, GoldenDecisions) else None for c in changes]
+    plain = [c.change if isinstance(c, GoldenDecisions) else c for c in changes]
+    interactive = script is not None and all(r is not None for r in reviews)
+    if not interactive:
+        reviews = [None] * len(plain)
+    if plain:
+        summary = f"{goldens_differ(len(plain), against)}."
+        listing = "".join(f'<li><a href="#{_slug(c.path)}">{html.escape(c.path)}</a> ({c.status})</li>' for c in plain)
+        content = "".join(_section(c, r) for c, r in zip(plain, reviews, strict=True))
         nav = f"<nav><ol>{listing}</ol></nav>"
     else:
-        summary, nav, content = "No golden differs from git HEAD.", "", '<p class="none">Nothing to review.</p>'
+        summary, nav, content = f"{goldens_differ(0, against)}.", "", '<p class="none">Nothing to review.</p>'
+    csp, tail = _STATIC_CSP, ""
+    if interactive:
+        csp = _SCRIPT_CSP
+        tail = f'<script src="{html.escape(script or "")}"></script>'
+        nav += '<p id="status" role="status"></p><p><button type="button" id="finish">Finish the review</button></p>'
     return (
         '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
-        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">"
+        f'<meta http-equiv="Content-Security-Policy" content="{csp}">'
         f"<title>{html.escape(title)}</title><style>{_STYLE}</style></head><body>"
-        f"<header><h1>{html.escape(title)}</h1><p>{summary}</p>{nav}</header>{content}</body></html>\n"
+        f"<header><h1>{html.escape(title)}</h1><p>{summary}</p>{nav}</header>{content}{tail}</body></html>\n"
     )

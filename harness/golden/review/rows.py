@@ -11,13 +11,17 @@ __all__ = ["GoldenRow", "Pair", "pair_rows", "parse_golden"]
 _ROW = re.compile(
     r"^(?P<seq>\S+)\s+(?P<type>.+?)\s+(?P<persistence>transient|pending|persisted|-)(?:\s+(?P<fields>.*))?$"
 )
-_LINK_ID = re.compile(r'"<((?:tool|call)[^:>]*:\d+)>"')
-_RESULT_TYPES = ("result", "output")
+# An id field of any name (``toolUseId``, ``tool_call_id``, ``call_id``, ``id``…) holding a
+# normalised id: the golden numbers ids per field label, so a call and its result that
+# carry one id under one label show the same ``<label:n>``.
+_LINK_ID = re.compile(r'(?:^|\s)(?:id|ID|[\w.]*(?:Id|_id|ID))="(<[^:>"]+:\d+>)"')
+_RESULT_TYPES = ("result", "output", "Result", "Output")
 
 
 @dataclass(frozen=True)
 class GoldenRow:
-    """One table row; ``line`` is its text as stored, ``links`` the tool/call ids on it."""
+    """One table row; ``line`` is its text as stored, ``links`` the normalised ids on it
+    (a tool call and its result share one)."""
 
     line: str
     seq: str = ""

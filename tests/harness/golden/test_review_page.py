@@ -43,8 +43,8 @@ def review(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.Captu
     (folder / "simple_message.golden").unlink()
     (folder / "hello.golden").write_text(SIMPLE.replace("simple_message", "hello"))
     monkeypatch.chdir(tmp_path)
-    assert main(["review", "--output", "review.html"]) == 0
-    assert capsys.readouterr().out == "harness review: 3 golden(s) differ from HEAD; wrote review.html\n"
+    assert main(["review", "--static", "--output", "review.html"]) == 0
+    assert capsys.readouterr().out == "harness review: 3 goldens differ from git HEAD; wrote review.html\n"
     return tmp_path / "review.html"
 
 
@@ -70,8 +70,27 @@ def test_nothing_to_review_and_outside_git(
     assert main(["review"]) == 2
     assert "has no commit yet: commit the goldens" in capsys.readouterr().err
     git(tmp_path, "commit", "-q", "--allow-empty", "-m", "start")
+    assert main(["review", "--static", "pages"]) == 0
+    assert capsys.readouterr().out.endswith("wrote pages/golden-review.html\n")
+    assert "No golden differs from git HEAD." in (tmp_path / "pages" / "golden-review.html").read_text()
     assert main(["review"]) == 0
-    assert "No golden differs from git HEAD." in (tmp_path / "golden-review.html").read_text()
+    assert capsys.readouterr().out == "harness review: No golden differs from git HEAD; nothing to review.\n"
+
+
+def test_the_static_page_goes_outside_the_repository_by_default(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "golden").mkdir()
+    git(tmp_path, "init", "-q")
+    git(tmp_path, "commit", "-q", "--allow-empty", "-m", "start")
+    (tmp_path / "golden" / "one.golden").write_text(SIMPLE)
+    monkeypatch.chdir(tmp_path)
+    assert main(["review", "--static"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("harness review: 1 golden differs from git HEAD; wrote ")
+    written = Path(out.rsplit("wrote ", 1)[1].strip())
+    assert written.exists() and not written.resolve().is_relative_to(tmp_path.resolve())
+    assert 'data-path="golden/one.golden" data-status="new"' in written.read_text()
 
 
 @pytest.fixture
