@@ -78,11 +78,12 @@ def _serve(args: argparse.Namespace) -> int:
     """The chain service (REST, WebSocket, progress page, MCP) until SIGINT or SIGTERM."""
     import uvicorn
 
+    from harness.in_process_mock import mock_http_clients
     from harness.systems.service.app import create_app
     from harness.systems.service.auth import TOKENS_ENV, TokenAuth, token_gate
     from harness.systems.service.config import load_service_config
     from harness.systems.service.core import ChainService
-    from mockllm._server import bind_socket, run_until_signalled
+    from harness.systems.service.serving import bind_socket, run_until_signalled
 
     try:
         auth = TokenAuth.from_env()
@@ -114,7 +115,8 @@ def _serve(args: argparse.Namespace) -> int:
     # this process's own, never printed.
     mock_key = secrets.token_urlsafe(24) if args.with_mock else None
     try:
-        config = load_service_config(args.config, base_url=llm_url, api_key=mock_key)
+        # A model the configuration names no server for is the mock, in this process.
+        config = load_service_config(args.config, base_url=llm_url, api_key=mock_key, http_client=mock_http_clients())
     except ValueError as exc:
         sock.close()
         print(f"harness serve: {exc}", file=sys.stderr)
@@ -122,7 +124,7 @@ def _serve(args: argparse.Namespace) -> int:
     app = create_app(ChainService(config), auth)
     if args.with_mock:
         from mockllm import MockLLM
-        from mockllm._server import create_app as create_mock_app
+        from mockllm import create_app as create_mock_app
 
         assert mock_key is not None
         app.mount("/llm", token_gate(create_mock_app(MockLLM()), auth, also=(mock_key,)))

@@ -155,7 +155,7 @@ def check_final_content_matches_chunks(events: Events) -> None:
     (``thinking_chunk``) contents streamed since the previous one; a
     ``thinking_complete`` carries the thinking accumulated so far."""
     records = _records(events)
-    pending = {"message": [], "thinking": []}
+    pending: dict[str, list[str]] = {"message": [], "thinking": []}
     chunk_of = {"message_chunk": "message", "thinking_chunk": "thinking"}
     for i, r in enumerate(records):
         kind = r.get("type")
@@ -208,9 +208,10 @@ def check_tool_pairing(events: Events) -> None:
     """Every ``tool_use`` is followed by exactly one ``tool_result`` of the same
     ``toolUseId``; no tool event is duplicated; no result comes without its use."""
     records = _records(events)
-    open_uses: dict[str, int] = {}
-    used: set[str] = set()
-    answered: set[str] = set()
+    # By toolUseId; an event without one counts under None.
+    open_uses: dict[str | None, int] = {}
+    used: set[str | None] = set()
+    answered: set[str | None] = set()
     for i, r in enumerate(records):
         kind = r.get("type")
         tool_id = _data(r).get("toolUseId")
@@ -450,7 +451,7 @@ def check_chain_flow(events: Events) -> None:
             records,
             {i: "ending" for i in endings} or ({len(records) - 1: "no ending after this"} if records else {}),
         )
-    totals = [(i, _data(r).get("totalSteps")) for i, r in enumerate(records) if _data(r).get("totalSteps") is not None]
+    totals = [(i, total) for i, r in enumerate(records) if (total := _data(r).get("totalSteps")) is not None]
     for (_, before), (i, after) in zip(totals, totals[1:], strict=False):
         if after < before:
             _fail("totalSteps never shrinks", records, {i: f"{before} -> {after}"})

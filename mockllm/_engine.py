@@ -24,7 +24,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from mockllm._attempts import AttemptCounter, AttemptRule
-from mockllm._held import HeldNotFound
+from mockllm._held import HeldConversations, HeldNotFound
 from mockllm._limits import ByteBoundedLog, Limits, clip_text, estimated_output_bytes, header_value, surrogate_path
 from mockllm._mock_response import MockResponse
 from mockllm._parsing import clear_script_cache
@@ -126,7 +126,10 @@ class MockLLM:
         self._threads = ThreadStore()
         self._responses = ResponseStore()
         # protocol -> the server-held conversations it may name.
-        self._held = {"anthropic-messages": self._threads, "openai-responses": self._responses}
+        self._held: dict[str, HeldConversations] = {
+            "anthropic-messages": self._threads,
+            "openai-responses": self._responses,
+        }
         self.scripts = ScriptRegistry(self.limits)
         """Chains for conversations without instruction tags (see ``script``)."""
 

@@ -12,11 +12,11 @@ from __future__ import annotations
 import json
 import threading
 from collections import OrderedDict
-from typing import Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from mockllm._wire.base import RequestRejected
 
-__all__ = ["WHY_NOT_HELD", "HeldMemory", "HeldNotFound"]
+__all__ = ["WHY_NOT_HELD", "HeldConversations", "HeldMemory", "HeldNotFound"]
 
 T = TypeVar("T")
 
@@ -33,6 +33,20 @@ class HeldNotFound(RequestRejected):
 
     def body(self) -> bytes:
         raise NotImplementedError
+
+
+class HeldConversations(Protocol):
+    """What the engine asks of a protocol's server-held conversations (threads, Responses
+    state): rebuild a request from what is held, then keep its reply."""
+
+    def expand(self, body: Any) -> tuple[Any, str | None, bool]:
+        """(the whole request ``body`` stands for, the held id it was rebuilt from, whether
+        to keep the reply); raises a ``HeldNotFound`` for an id it lacks."""
+        ...
+
+    def keep(self, whole_body: dict[str, Any], reply_json: bytes) -> None:
+        """Hold ``whole_body`` (what ``expand`` gave) with the reply after it."""
+        ...
 
 
 class HeldMemory(Generic[T]):

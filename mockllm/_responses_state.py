@@ -89,6 +89,7 @@ class ResponseStore:
         new = _items(body.get("input"))
         if new is None:
             return body, None, hold  # the codec rejects the input's type
+        held_id: str | None
         if previous is not None:
             if not isinstance(previous, str):
                 raise ResponsesStateError(

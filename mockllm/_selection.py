@@ -18,7 +18,7 @@ client that trims assistant messages from its history is still placed correctly.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from mockllm._conversation import Conversation
 from mockllm._generation import TOOL_CALL_ID, turn_of_tool_call_id
@@ -141,8 +141,12 @@ def _pick(
         encoded = turn_of_tool_call_id(call_id, script.fingerprint)
         if encoded is not None and encoded + 1 + turns_after > turn:
             turn, placed = encoded + 1 + turns_after, True
-    common = dict(
+    # The chain as found; each ending below says which instruction answers, if any.
+    found = Selection(
+        protocol,
         chain_found=True,
+        instruction=None,
+        fallback_reason=None,
         turn_index=turn,
         chain_length=len(script.entries),
         chain_id=script.fingerprint,
@@ -156,14 +160,14 @@ def _pick(
         ),
     )
     if not script.entries:
-        return Selection(protocol, instruction=None, fallback_reason="the instruction chain is empty", **common)
+        return replace(found, fallback_reason="the instruction chain is empty")
     if turn >= len(script.entries):
         if script.legacy:
             reason = f"the legacy instruction was already answered ({turn} assistant turns follow it)"
         else:
             reason = f"turn index {turn} is past the end of the chain of {len(script.entries)} instructions"
-        return Selection(protocol, instruction=None, fallback_reason=reason, **common)
+        return replace(found, fallback_reason=reason)
     entry = script.entries[turn]
     if isinstance(entry, InvalidInstruction):
-        return Selection(protocol, instruction=None, fallback_reason=entry.reason, **common)
-    return Selection(protocol, instruction=entry, fallback_reason=None, **common)
+        return replace(found, fallback_reason=entry.reason)
+    return replace(found, instruction=entry)

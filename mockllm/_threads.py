@@ -76,7 +76,8 @@ class ThreadStore:
         for field in _CREATE_ONLY:
             if field in earlier:
                 whole[field] = earlier[field]
-        new = whole.get("messages") if isinstance(whole.get("messages"), list) else []
+        messages = whole.get("messages")
+        new: list[Any] = messages if isinstance(messages, list) else []
         whole["messages"] = [*earlier["messages"], *new]
         return whole, message_id, True
 

@@ -32,7 +32,7 @@ import httpx
 from mockllm._engine import MockLLM, MockResponse
 from mockllm._optional import require
 
-__all__ = ["HTTPX2Transport", "HTTPXTransport", "import_httpx2", "response_for"]
+__all__ = ["HTTPX2Transport", "HTTPXTransport", "import_httpx2", "response_for", "transport_for"]
 
 
 def _sync_chunks(reply: MockResponse) -> Iterator[bytes]:
@@ -147,3 +147,13 @@ class HTTPX2Transport(_EngineTransport):
     def __init__(self, mock: MockLLM | None = None) -> None:
         self._module = import_httpx2()
         super().__init__(mock)
+
+
+def transport_for(mock: MockLLM, library: ModuleType) -> HTTPXTransport | HTTPX2Transport:
+    """The in-process transport serving ``mock`` to clients of ``library`` (the module
+    ``httpx`` or ``httpx2``), for code that takes clients of either, as the SDKs do."""
+    if library is httpx:
+        return HTTPXTransport(mock)
+    if library.__name__ == "httpx2":
+        return HTTPX2Transport(mock)
+    raise TypeError(f"library must be the httpx or httpx2 module, got {library!r}")

@@ -20,6 +20,7 @@ import pytest
 
 import harness
 import mockllm
+import mockllm.testing
 from harness import HarnessError
 from harness.exceptions import MissingExtra, missing_extra
 from mockllm import MockLLMError
@@ -57,6 +58,17 @@ MOCKLLM_EXPORTS = [
     "explain",
     "intercept",
     "serve",
+]
+
+# mockllm.testing: what test tooling needs beyond mockllm's doors (a stable API too).
+TESTING_EXPORTS = [
+    "INSTRUCTION_BLOCK",
+    "MissingExtraError",
+    "Selection",
+    "as_chain",
+    "as_match",
+    "import_httpx2",
+    "transport_for",
 ]
 
 HARNESS_EXPORTS = [
@@ -171,18 +183,33 @@ def test_mockllm_exports_exactly_its_doors() -> None:
     assert mockllm.__all__ == MOCKLLM_EXPORTS
 
 
+def test_mockllm_testing_exports_exactly_its_doors() -> None:
+    assert mockllm.testing.__all__ == TESTING_EXPORTS
+
+
+def test_mockllm_testing_binds_no_public_name_outside_its_exports() -> None:
+    bound = {name for name in vars(mockllm.testing) if not name.startswith(("_", "@")) and name != "annotations"}
+    assert bound == set(mockllm.testing.__all__)
+
+
+def test_mockllm_testing_adds_to_the_doors_without_repeating_them() -> None:
+    """Each name has one door: a name of ``mockllm.__all__`` is imported from ``mockllm``."""
+    assert not set(mockllm.testing.__all__) & set(mockllm.__all__)
+
+
 def test_harness_exports_exactly_its_doors() -> None:
     assert harness.__all__ == HARNESS_EXPORTS
 
 
 def test_mockllm_exports_every_public_name_it_binds() -> None:
     """httpx's check: what ``mockllm/__init__`` binds without a ``_`` is in ``__all__``
-    (less ``annotations`` from the future import, and pytest's ``@py_`` rewrite helpers)."""
+    (less ``annotations`` from the future import, pytest's ``@py_`` rewrite helpers, and
+    ``testing``, which its import binds on the package: a module, not a door of it)."""
     bound = {name for name in vars(mockllm) if not name.startswith(("_", "@")) and name != "annotations"}
-    assert bound | {"__version__"} == set(mockllm.__all__)
+    assert bound - {"testing"} | {"__version__"} == set(mockllm.__all__)
 
 
-@pytest.mark.parametrize("package", [mockllm, harness], ids=["mockllm", "harness"])
+@pytest.mark.parametrize("package", [mockllm, mockllm.testing, harness], ids=["mockllm", "mockllm.testing", "harness"])
 def test_every_export_resolves(package) -> None:
     for name in package.__all__:
         assert getattr(package, name) is not None, name
@@ -243,9 +270,9 @@ def test_prompts_and_constants_stay_out_of_subpackage_exports(package_name: str)
         assert any(hasattr(importlib.import_module(module), name) for module in _modules(package)), name
 
 
-def test_mockllm_has_no_public_module_but_init_and_main() -> None:
+def test_mockllm_has_no_public_module_but_init_main_and_testing() -> None:
     public = [name for name in _modules(mockllm) if not name.split(".")[1].startswith("_")]
-    assert public == []
+    assert public == ["mockllm.testing"]
 
 
 # -- the exception trees -----------------------------------------------------------------

@@ -17,7 +17,7 @@ from typing import Any
 from syrupy.assertion import SnapshotAssertion
 
 from harness.exceptions import HarnessError
-from mockllm._engine import JournalEntry
+from mockllm import JournalEntry
 
 __all__ = ["FALLBACK_PREFIX", "FallbackRefused", "GoldenAssertion", "fallback_evidence"]
 

@@ -32,7 +32,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from harness.golden.records import Shown, VolatileRules, plain_records
-from mockllm._instructions import INSTRUCTION_BLOCK, INSTRUCTION_END, INSTRUCTION_START
+from mockllm import INSTRUCTION_END, INSTRUCTION_START
+from mockllm.testing import INSTRUCTION_BLOCK
 
 __all__ = ["CHUNK_TYPES", "Row", "event_rows", "render_event_table", "render_rows"]
 

@@ -26,13 +26,11 @@ import httpx
 from harness.exceptions import HarnessError
 from harness.plugin.strict import assert_all_requests_scripted
 from harness.systems.llm import ModelClient, http_library, model_client, require_sdk, sdk_for
-from mockllm._engine import JournalEntry, MockLLM, UnusedStep
-from mockllm._explain import explain
-from mockllm._registered import as_chain, as_match
-from mockllm._transports import HTTPX2Transport, HTTPXTransport, import_httpx2
+from mockllm import HTTPX2Transport, HTTPXTransport, JournalEntry, MockLLM, UnusedStep, explain
+from mockllm.testing import as_chain, as_match, import_httpx2
 
 if TYPE_CHECKING:
-    from mockllm._selection import Selection
+    from mockllm.testing import Selection
 
 __all__ = ["MockLLMFixture", "MockLLMServer", "UnusedStepsError", "start_server"]
 
@@ -186,7 +184,7 @@ class MockLLMFixture(_Clients):
         """As on the server fixture; requests to this mock's URL are served in process
         (by host interception) until the test ends."""
         if self._interception is None:
-            from mockllm._intercept import intercept
+            from mockllm import intercept
 
             self._interception = contextlib.ExitStack()
             self._interception.enter_context(intercept(self.mock, hosts=(self.host,)))

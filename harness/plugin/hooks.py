@@ -85,7 +85,7 @@ def _check(fixture: MockLLMFixture | MockLLMServer, settings: Settings) -> None:
 def mockllm(request: pytest.FixtureRequest) -> Iterator[MockLLMFixture]:
     """An in-process mock LLM for this test (see ``MockLLMFixture``)."""
     from harness.plugin.fixtures import MockLLMFixture
-    from mockllm._engine import MockLLM
+    from mockllm import MockLLM
 
     settings = settings_for(request.node)
     fixture = MockLLMFixture(MockLLM(seed=settings.seed, lenient=settings.lenient))

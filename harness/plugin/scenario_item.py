@@ -29,8 +29,8 @@ from harness.scenarios.contract import ScenarioRunner, spoken_protocols
 from harness.scenarios.model import Scenario, ScenarioError, field_line, load_scenario
 from harness.scenarios.playback import check_expectations, run_scenario, scenario_golden
 from harness.scenarios.registry import RunnerNotFound, resolve_runner
-from mockllm._engine import MockLLM
-from mockllm._optional import MissingExtraError
+from mockllm import MockLLM
+from mockllm.testing import MissingExtraError
 
 __all__ = ["ScenarioFile", "ScenarioItem", "replay_scenario"]
 
@@ -124,6 +124,7 @@ def replay_scenario(snapshot: Any, request: pytest.FixtureRequest) -> None:
     scenario, protocol, runner = request.node.stash[_SCENARIO]
     title = f"scenario {scenario.name!r} under {protocol}"
     mock = _mock(request)
+    missing: str | None  # why the runner cannot run here, said once outside the except
     try:
         try:
             run = asyncio.run(
@@ -143,7 +144,9 @@ def replay_scenario(snapshot: Any, request: pytest.FixtureRequest) -> None:
             snapshot, extension, journal=lambda: mock.journal, allow_fallback=scenario.allow_fallback
         )
         data = scenario_golden(scenario, run)
-        mismatch = _differs_across_protocols(request, golden, golden.extension.serialize(data), protocol)
+        serialized = golden.extension.serialize(data)  # text, though syrupy's type allows bytes
+        text = serialized if isinstance(serialized, str) else serialized.decode("utf-8")
+        mismatch = _differs_across_protocols(request, golden, text, protocol)
         if mismatch is not None:
             pytest.fail(f"{title}: {mismatch}", pytrace=False)
         if not golden == data:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from harness.exceptions import HarnessError
-from mockllm._engine import JournalEntry
+from mockllm import JournalEntry
 
 __all__ = ["UnscriptedRequestsError", "assert_all_requests_scripted", "unscripted"]
 

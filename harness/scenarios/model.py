@@ -38,7 +38,7 @@ from harness.exceptions import HarnessError, missing_extra
 from harness.scenarios.contract import PROTOCOLS
 from harness.systems.chain.models import ChainPlan, PlanStep
 from harness.systems.chain.policy import Policy
-from mockllm._instructions import Instruction, InstructionChain
+from mockllm import Instruction, InstructionChain
 
 __all__ = [
     "AttachmentSpec",
@@ -56,6 +56,7 @@ __all__ = [
 SCENARIO_PROTOCOLS = PROTOCOLS
 """Every protocol the mock speaks: what ``protocols: all`` means."""
 Protocol = Literal["anthropic-messages", "openai-chat", "openai-responses"]
+_DEFAULT_PROTOCOLS: list[Protocol] = ["anthropic-messages"]
 _RUNNER_REFERENCE = re.compile(r"^[A-Za-z_][\w-]*$|^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*$")
 
 FLOWS = ("simple_message", "extended_thinking", "tool_use", "approval", "error", "attachment", "chain")
@@ -163,7 +164,7 @@ class Scenario(_Strict):
     name: str
     description: str = ""
     runner: str = "agent"
-    protocols: Literal["all"] | list[Protocol] = Field(default_factory=lambda: ["anthropic-messages"])
+    protocols: Literal["all"] | list[Protocol] = Field(default_factory=lambda: _DEFAULT_PROTOCOLS.copy())
     prompt: str
     script: list[Instruction] = Field(default_factory=list)
     tools: list[ScenarioTool] = Field(default_factory=list)
@@ -317,7 +318,7 @@ def _is_branch_name(part: Any) -> bool:
     return isinstance(part, str) and ("[" in part or part[:1].isupper())
 
 
-def _problems(node: yaml.Node, exc: ValidationError) -> list[tuple[int | None, str]]:
+def _problems(node: yaml.Node | None, exc: ValidationError) -> list[tuple[int | None, str]]:
     """One (line, reason) per problem, sorted by line. A union reports one error per
     branch; an error whose field path another error extends is dropped, so the one
     that names what is wrong (the deepest) is kept."""

@@ -12,8 +12,9 @@ process or against the loopback server, under any number of xdist workers.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from harness import invariants
 from harness.events import Event
@@ -23,13 +24,23 @@ from harness.scenarios.registry import resolve_runner
 
 __all__ = ["ScenarioGolden", "check_expectations", "run_scenario", "scenario_golden"]
 
-_FLOW_CHECKS = {
+
+class _AgentFlowCheck(Protocol):
+    """An agent flow's check, which a session's later runs call with their first number."""
+
+    def __call__(self, events: invariants.Events, *, start: int | None = None) -> None: ...
+
+
+_AGENT_FLOW_CHECKS: dict[str, _AgentFlowCheck] = {
     "simple_message": invariants.check_simple_message_flow,
     "extended_thinking": invariants.check_extended_thinking_flow,
     "tool_use": invariants.check_tool_use_flow,
     "approval": invariants.check_approval_flow,
     "error": invariants.check_error_flow,
     "attachment": invariants.check_attachment_flow,
+}
+_FLOW_CHECKS: dict[str, Callable[[invariants.Events], None]] = {
+    **_AGENT_FLOW_CHECKS,
     "chain": invariants.check_chain_flow,
 }
 
@@ -96,7 +107,7 @@ def _check_session(scenario: Scenario, events: list[Any]) -> str | None:
         if flow == "chain":
             invariants.check_chain_flow(run)
         elif flow is not None:
-            _FLOW_CHECKS[flow](run, start=start)
+            _AGENT_FLOW_CHECKS[flow](run, start=start)
         start += sum(map(_takes_a_number, run))
     return None
 

@@ -72,12 +72,12 @@ def resolve_runner(reference: str, extra: Mapping[str, ScenarioRunner] | None = 
     if reference in _REGISTERED:
         return _REGISTERED[reference]
     if reference in BUNDLED_RUNNERS:
-        return _import(BUNDLED_RUNNERS[reference])  # type: ignore[no-any-return]
+        return _import(BUNDLED_RUNNERS[reference])
     entry_points = _entry_points()
     if reference in entry_points:
-        return entry_points[reference].load()  # type: ignore[no-any-return]
+        return entry_points[reference].load()
     if ":" in reference:
-        return _import(reference)  # type: ignore[no-any-return]
+        return _import(reference)
     known = sorted({*extra, *_REGISTERED, *BUNDLED_RUNNERS, *entry_points})
     raise RunnerNotFound(
         f"no runner named {reference!r}; known: {', '.join(known)}. Give a function as package.module:function, "

@@ -6,7 +6,9 @@
 - ``planner``: the ADR-002 planner (seed 004)
 - ``llm``: the one way these systems talk to a model, over HTTP through the official SDKs
 
-They know nothing of the mock (a test enforces it: nothing here imports ``mockllm``):
+They know nothing of the mock (``tests/test_import_rules.py`` enforces it: nothing here
+imports ``mockllm``, and of the harness only ``harness.events``, ``harness.exceptions``
+and ``harness.validation_problems``):
 they talk to "an LLM" through the providers' wire protocols, exactly as a user's agent
 does. If one of them needed the mock's help to pass, a user's agent would too.
 """

@@ -2,9 +2,10 @@
 
 Everything in the harness that needs an LLM (the agent runner, the chain executor's LLM
 steps, the planner) talks to it through a ``ModelClient``, which drives an official SDK
-(``anthropic`` or ``openai``) over HTTP — to the loopback mock server or through the
-in-process transport — and never calls mockllm's Python functions. That keeps every
-harness run a real end-to-end check of the wire protocol, streaming and parsing.
+(``anthropic`` or ``openai``) over HTTP, to whatever model server it is given (in the
+tests, the mock: over loopback, or through an HTTP client whose transport serves it in
+process). That keeps every run a real end-to-end check of the wire protocol, streaming
+and parsing.
 
 The conversation is kept provider-neutral (``UserMessage``, ``AssistantTurn``,
 ``ToolResults``) and written in the provider's own form on each call.
@@ -452,16 +453,18 @@ def model_client(
 ) -> ModelClient:
     """A ``ModelClient`` for ``protocol``: ``anthropic-messages`` (the default) or ``openai-chat``.
 
-    Give ``base_url`` (the mock server: ``http://127.0.0.1:PORT``, no ``/v1``) or an
-    ``http_client`` of the SDK's HTTP library (e.g. ``httpx2.AsyncClient(transport=HTTPX2Transport(mock))``
-    for openai>=3, ``httpx.AsyncClient(transport=HTTPXTransport(mock))`` for openai 2.x).
+    ``base_url`` is the model server's root (``http://127.0.0.1:PORT``, no ``/v1``);
+    without one the SDK decides, as it does for any application: its environment variable
+    (``ANTHROPIC_BASE_URL``, ``OPENAI_BASE_URL``), else the provider's API. ``http_client``
+    is a client of the SDK's HTTP library (``http_library``) to send through, e.g. one
+    whose transport serves requests in process.
     """
     sdk = sdk_for(protocol)
     if sdk.__name__ == "anthropic":
         client = sdk.AsyncAnthropic(
-            api_key=api_key, base_url=base_url or "http://mockllm", http_client=http_client, max_retries=max_retries
+            api_key=api_key, base_url=base_url, http_client=http_client, max_retries=max_retries
         )
         return AnthropicModelClient(client, model or DEFAULT_MODEL["anthropic-messages"])
-    root = (base_url or "http://mockllm").rstrip("/")
-    client = sdk.AsyncOpenAI(api_key=api_key, base_url=f"{root}/v1", http_client=http_client, max_retries=max_retries)
+    openai_url = f"{base_url.rstrip('/')}/v1" if base_url else None
+    client = sdk.AsyncOpenAI(api_key=api_key, base_url=openai_url, http_client=http_client, max_retries=max_retries)
     return OpenAIChatModelClient(client, model or DEFAULT_MODEL["openai-chat"])

@@ -271,6 +271,7 @@ def _content_blocks(plan: ReplyPlan) -> list[dict[str, Any]]:
 
 def _block_events(index: int, block: dict[str, Any], chunk_words: int) -> EventBatches:
     """start / deltas / stop for one finished block, in batches."""
+    start: dict[str, Any]
     if block["type"] == "thinking":
         start = {"type": "thinking", "thinking": "", "signature": ""}
         kind, field, pieces = "thinking_delta", "thinking", word_batches(block["thinking"], chunk_words)
@@ -301,11 +302,11 @@ class AnthropicMessagesCodec(StreamRenderer):
     """The Anthropic Messages protocol, as the ``anthropic`` SDK reads it."""
 
     name = "anthropic-messages"
-    aliases = ("anthropic", "messages")
+    aliases: tuple[str, ...] = ("anthropic", "messages")
     route = "/messages"
     request_id_header = "request-id"
     tool_call_prefix = "toolu"
-    prompt_fields = ("system", "messages", "tools")
+    prompt_fields: tuple[str, ...] = ("system", "messages", "tools")
 
     def read(self, body: Any) -> Conversation:
         """The neutral conversation: ``system``, then the request's ``messages``."""

@@ -1,7 +1,8 @@
 """OpenAI Chat Completions (``POST /v1/chat/completions``), streamed and not.
 
-What the official ``openai`` SDK needs from these bytes is in ``WIRE.md`` section 1;
-the choices that are ours, not OpenAI's:
+What the official ``openai`` SDK reads from these bytes (its SSE decoder and chat
+completion models) is what OpenAI sends, and this codec writes it; the choices that are
+ours, not OpenAI's:
 
 - Chat Completions cannot interleave text and tool calls, so all text parts are sent
   first (as one ``content``), then the tool calls in scripted order.
@@ -92,11 +93,11 @@ class OpenAIChatCodec(StreamRenderer):
     """The Chat Completions wire codec (see the module docstring for its choices)."""
 
     name = "openai-chat"
-    aliases = ("openai", "chat", "chat-completions")
+    aliases: tuple[str, ...] = ("openai", "chat", "chat-completions")
     route = "/chat/completions"
     request_id_header = "x-request-id"
     tool_call_prefix = "call"
-    prompt_fields = ("messages", "tools")
+    prompt_fields: tuple[str, ...] = ("messages", "tools")
 
     def read(self, body: Any) -> Conversation:
         """The neutral conversation of the request's ``messages``."""

@@ -68,11 +68,11 @@ class OpenAIResponsesCodec(StreamRenderer):
     """
 
     name = "openai-responses"
-    aliases = ("responses",)
+    aliases: tuple[str, ...] = ("responses",)
     route = "/responses"
     request_id_header = "x-request-id"
     tool_call_prefix = "call"
-    prompt_fields = ("instructions", "input", "tools")
+    prompt_fields: tuple[str, ...] = ("instructions", "input", "tools")
 
     # -- requests -----------------------------------------------------------------
 
@@ -303,6 +303,7 @@ def _output_items(plan: ReplyPlan) -> list[dict[str, Any]]:
     for part in plan.parts:
         index = len(items)
         if isinstance(part, TextPart):
+            content: dict[str, Any]
             if plan.stop_reason == "refusal":
                 content = {"type": "refusal", "refusal": part.text}
             else:

@@ -60,7 +60,12 @@ class ApprovalManager:
                 self._early[approval_id] = approved
                 return
         loop, future = entry
-        loop.call_soon_threadsafe(lambda: future.done() or future.set_result(approved))
+
+        def settle() -> None:
+            if not future.done():
+                future.set_result(approved)
+
+        loop.call_soon_threadsafe(settle)
 
     async def wait(self, request: ApprovalRequest) -> ApprovalDecision:
         """Suspend until ``request`` is resolved, or the timeout passes (a rejection)."""

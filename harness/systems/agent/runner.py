@@ -91,8 +91,10 @@ class AgentRunner:
     ) -> None:
         self.client = client
         self.tools = tools if tools is not None else ToolRegistry()
-        self._owned_store = SQLiteEventStore() if store is None else None
-        self.store = store if store is not None else self._owned_store
+        self._owned_store: SQLiteEventStore | None = None  # closed by close(); a given store is the caller's
+        if store is None:
+            store = self._owned_store = SQLiteEventStore()
+        self.store: EventStore = store
         self.queue = queue if queue is not None else InMemoryMessageQueue()
         self.approvals = approvals if approvals is not None else ApprovalManager()
         self.files = files if files is not None else FileStore()

@@ -38,8 +38,10 @@ def substitute(value: Any, context: Mapping[str, Any], step_number: int) -> Any:
         head, *path = name.split(".")
         value, found = context.get(head), head in context
         for key in path:
-            found = found and isinstance(value, Mapping) and key in value
-            value = value[key] if found else None
+            if not (found and isinstance(value, Mapping) and key in value):
+                found = False
+                break
+            value = value[key]
         if not found:
             known = ", ".join(sorted(context)) or "none yet"
             raise PlanExecutionError(f"step {step_number}: the chain context has no {{{{{name}}}}} (known: {known})")

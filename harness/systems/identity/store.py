@@ -15,6 +15,7 @@ every group, and a user's ``groups`` is read from the same rows as a group's
 
 from __future__ import annotations
 
+import builtins
 import json
 import sqlite3
 import threading
@@ -172,6 +173,8 @@ class SQLiteIdentityStore:
             ).fetchone()
         return row[0] if row else None
 
+    # Named for what SCIM does with it; the annotations below this method say builtins.list,
+    # which this name hides inside the class.
     def list(self, organization: str, kind: ResourceKind) -> list[StoredResource]:
         """The organization's resources of ``kind``, oldest first."""
         with self._lock:
@@ -201,7 +204,7 @@ class SQLiteIdentityStore:
 
     # -- memberships ----------------------------------------------------------------------
 
-    def members(self, organization: str, group_id: str) -> list[Member]:
+    def members(self, organization: str, group_id: str) -> builtins.list[Member]:
         with self._lock:
             rows = self._db.execute(
                 "SELECT member_id, member_kind, display FROM identity_memberships "
@@ -210,7 +213,7 @@ class SQLiteIdentityStore:
             ).fetchall()
         return [Member(row[0], row[1], row[2]) for row in rows]
 
-    def set_members(self, organization: str, group_id: str, members: list[Member]) -> None:
+    def set_members(self, organization: str, group_id: str, members: builtins.list[Member]) -> None:
         with self._lock:
             self._db.execute(
                 "DELETE FROM identity_memberships WHERE organization = ? AND group_id = ?", (organization, group_id)
@@ -220,7 +223,7 @@ class SQLiteIdentityStore:
                 [(organization, group_id, m.id, m.kind, m.display, i) for i, m in enumerate(members)],
             )
 
-    def groups_of(self, organization: str, member_id: str) -> list[str]:
+    def groups_of(self, organization: str, member_id: str) -> builtins.list[str]:
         with self._lock:
             rows = self._db.execute(
                 "SELECT group_id FROM identity_memberships WHERE organization = ? AND member_id = ? ORDER BY group_id",

@@ -116,8 +116,10 @@ class TaskExecutor:
         self.client = client
         self.planner_retries = planner_retries
         """Unusable plans re-asked with the fallback planner prompt before the fallback plan."""
-        self._owned_store = SQLiteEventStore() if store is None else None
-        self.store = store if store is not None else self._owned_store
+        self._owned_store: SQLiteEventStore | None = None  # closed by close(); a given store is the caller's
+        if store is None:
+            store = self._owned_store = SQLiteEventStore()
+        self.store: EventStore = store
         self.queue = InMemoryMessageQueue()
         self._agents: dict[str, dict[str, Action]] = {
             "CalculatorAgent": {"calculate": self._calculate},

@@ -4,7 +4,7 @@ Example (every key optional)::
 
     llm:
       protocol: anthropic-messages      # or openai-chat
-      base_url: http://127.0.0.1:8000   # the mock server; omitted: an in-process mock
+      base_url: http://127.0.0.1:8000   # the model server; omitted: see below
     prompt_configs:
       brief: {system: "You are a helpful assistant. Answer briefly."}
     chat_configs:
@@ -34,6 +34,11 @@ no other organization sees (``harness.systems.service.resources``). The ``llm`` 
 the shared chat config ``default``, unless ``chat_configs`` names one so. A chat config's
 characters are names (of the characters that organization sees) or ``am7://`` URIs.
 
+A model with no ``base_url`` is reached through the ``http_client`` factory the caller
+gives (``load_service_config(..., http_client=...)``; ``python -m harness serve`` gives
+one that serves an in-process mock), else where its SDK goes by default: the SDK's
+environment variable (``ANTHROPIC_BASE_URL``, ``OPENAI_BASE_URL``), else the provider.
+
 Problems are ``ValueError``s naming the file and the key.
 """
 
@@ -42,6 +47,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import yaml
@@ -55,7 +61,11 @@ from harness.systems.service.core import ChainServiceConfig
 from harness.systems.service.resources import ChatConfig, OrganizationResources
 from harness.validation_problems import validation_problems
 
-__all__ = ["LLMSettings", "ServiceFile", "load_service_config", "service_config"]
+__all__ = ["HttpClientFactory", "LLMSettings", "ServiceFile", "load_service_config", "service_config"]
+
+HttpClientFactory = Callable[[ModuleType], Any]
+"""Builds the HTTP client a model's SDK sends through, given the HTTP library that SDK
+takes clients of (``httpx`` or ``httpx2``): an ``AsyncClient`` of that library."""
 
 
 class _Strict(BaseModel):
@@ -99,7 +109,7 @@ class ServiceFile(_Resources):
     database: str = ":memory:"
 
 
-def _client_factory(settings: LLMSettings) -> Callable[[], ModelClient]:
+def _client_factory(settings: LLMSettings, http_client: HttpClientFactory | None) -> Callable[[], ModelClient]:
     def build() -> ModelClient:
         kwargs: dict[str, Any] = {}
         if settings.model:
@@ -108,14 +118,10 @@ def _client_factory(settings: LLMSettings) -> Callable[[], ModelClient]:
             kwargs["api_key"] = settings.api_key
         if settings.base_url:
             return model_client(settings.protocol, base_url=settings.base_url, **kwargs)
-        # No server named: the mock runs in-process, still spoken to over the wire protocol.
-        from mockllm import MockLLM
-        from mockllm._transports import HTTPX2Transport, HTTPXTransport
-
-        library = http_library(sdk_for(settings.protocol))  # httpx or httpx2, as the SDK's generation needs
-        transport = HTTPXTransport if library.__name__ == "httpx" else HTTPX2Transport
-        http = library.AsyncClient(transport=transport(MockLLM()), base_url="http://mockllm.invalid")
-        return model_client(settings.protocol, http_client=http, **kwargs)
+        if http_client is not None:  # httpx or httpx2, as the SDK's generation needs
+            http = http_client(http_library(sdk_for(settings.protocol)))
+            return model_client(settings.protocol, http_client=http, **kwargs)
+        return model_client(settings.protocol, **kwargs)  # where the SDK goes by default
 
     return build
 
@@ -154,11 +160,11 @@ def _check_characters(resources: _Resources, shared: _Resources, where: str) -> 
                 )
 
 
-def _organization(resources: _Resources) -> OrganizationResources:
+def _organization(resources: _Resources, http_client: HttpClientFactory | None) -> OrganizationResources:
     return OrganizationResources(
         prompt_configs={name: PromptConfig(p.system, p.max_tokens) for name, p in resources.prompt_configs.items()},
         chat_configs={
-            name: ChatConfig(_client_factory(s), s.system_character, s.user_character)
+            name: ChatConfig(_client_factory(s, http_client), s.system_character, s.user_character)
             for name, s in resources.chat_configs.items()
         },
         policies=list(resources.policies),
@@ -166,8 +172,15 @@ def _organization(resources: _Resources) -> OrganizationResources:
     )
 
 
-def service_config(data: ServiceFile, *, base_url: str | None = None, api_key: str | None = None) -> ChainServiceConfig:
-    """Build the runtime configuration; ``base_url`` and ``api_key`` override ``llm``'s."""
+def service_config(
+    data: ServiceFile,
+    *,
+    base_url: str | None = None,
+    api_key: str | None = None,
+    http_client: HttpClientFactory | None = None,
+) -> ChainServiceConfig:
+    """Build the runtime configuration; ``base_url`` and ``api_key`` override ``llm``'s.
+    ``http_client`` builds the HTTP client of each model that names no ``base_url``."""
     update = {k: v for k, v in (("base_url", base_url), ("api_key", api_key)) if v}
     llm = data.llm.model_copy(update=update) if update else data.llm
     stores: dict[str, InMemoryVectorStore] = {}
@@ -180,8 +193,8 @@ def service_config(data: ServiceFile, *, base_url: str | None = None, api_key: s
         if not organization or "/" in organization:
             raise ValueError(f"organizations: {organization!r} is not an organization name (non-empty, no '/')")
         _check_characters(resources, data, f"organizations.{organization}.")
-    client = _client_factory(llm)
-    shared = _organization(data)
+    client = _client_factory(llm, http_client)
+    shared = _organization(data, http_client)
     return ChainServiceConfig(
         client=client,
         tools={name: _import(spec, name) for name, spec in data.tools.items()},
@@ -190,7 +203,7 @@ def service_config(data: ServiceFile, *, base_url: str | None = None, api_key: s
         chat_configs={"default": client, **shared.chat_configs},
         policies=shared.policies,
         characters=shared.characters,
-        organizations={org: _organization(resources) for org, resources in data.organizations.items()},
+        organizations={org: _organization(resources, http_client) for org, resources in data.organizations.items()},
         vector_stores=dict(stores),
         store=SQLitePlanStore(data.database),
         identity=SQLiteIdentityStore(data.database),
@@ -198,11 +211,16 @@ def service_config(data: ServiceFile, *, base_url: str | None = None, api_key: s
 
 
 def load_service_config(
-    path: str | Path | None = None, *, base_url: str | None = None, api_key: str | None = None
+    path: str | Path | None = None,
+    *,
+    base_url: str | None = None,
+    api_key: str | None = None,
+    http_client: HttpClientFactory | None = None,
 ) -> ChainServiceConfig:
-    """The configuration in YAML file ``path`` (defaults when ``None``)."""
+    """The configuration in YAML file ``path`` (defaults when ``None``); the keywords as
+    ``service_config``'s."""
     if path is None:
-        return service_config(ServiceFile(), base_url=base_url, api_key=api_key)
+        return service_config(ServiceFile(), base_url=base_url, api_key=api_key, http_client=http_client)
     try:
         raw = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
     except (OSError, yaml.YAMLError) as exc:
@@ -212,6 +230,6 @@ def load_service_config(
     except ValidationError as exc:
         raise ValueError(f"{path}: {validation_problems(exc, 'file')[0]}") from exc
     try:
-        return service_config(data, base_url=base_url, api_key=api_key)
+        return service_config(data, base_url=base_url, api_key=api_key, http_client=http_client)
     except ValueError as exc:  # a tool that does not import, a character that is not there
         raise ValueError(f"{path}: {exc}") from exc

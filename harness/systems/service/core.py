@@ -51,6 +51,7 @@ from harness.systems.identity import SQLiteIdentityStore
 from harness.systems.identity.tools import identity_tools
 from harness.systems.llm import ModelClient
 from harness.systems.service.auth import Principal
+from harness.systems.service.body_checks import nested_deeper_than, non_finite_path, surrogate_path
 from harness.systems.service.errors import BadRequest, Forbidden, NotFound
 from harness.systems.service.resources import (
     ChatConfig,
@@ -61,7 +62,6 @@ from harness.systems.service.resources import (
 )
 from harness.systems.service.status import ChainStatus, derive_status
 from harness.validation_problems import validation_problems
-from mockllm._limits import nested_deeper_than, non_finite_path, surrogate_path
 
 __all__ = ["KEEP_FINISHED", "ChainRequest", "ChainService", "ChainServiceConfig"]
 EventCallback = Listener[ChainEvent]

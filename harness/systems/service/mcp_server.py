@@ -27,12 +27,12 @@ from collections.abc import Mapping, Sequence
 from mcp.server.stdio import stdio_server
 
 from harness.systems.service.auth import Principal, TokenAuth
-from harness.systems.service.config import load_service_config
+from harness.systems.service.config import HttpClientFactory, load_service_config
 from harness.systems.service.core import ChainService
 from harness.systems.service.errors import Unauthorized
 from harness.systems.service.mcp_chain import PRINCIPAL_SCOPE_KEY, chain_mcp_server
 from harness.systems.service.mcp_http import LOOPBACK_SECURITY, McpHttpApp, mcp_asgi_app, serve_mcp_http
-from mockllm._server import bind_socket, ended_by_signals
+from harness.systems.service.serving import bind_socket, ended_by_signals
 
 __all__ = [
     "LOOPBACK_SECURITY",
@@ -66,9 +66,12 @@ def stdio_principal(environ: Mapping[str, str] = os.environ) -> Principal:
         raise ValueError(f"{TOKEN_ENV}: {exc.detail}: it is not listed in HARNESS_CHAIN_TOKENS") from exc
 
 
-def service_from_file(path: str | None, *, base_url: str | None = None) -> ChainService:
-    """A chain service configured by YAML file ``path``, with a ``default`` chat config."""
-    config = load_service_config(path, base_url=base_url)
+def service_from_file(
+    path: str | None, *, base_url: str | None = None, http_client: HttpClientFactory | None = None
+) -> ChainService:
+    """A chain service configured by YAML file ``path``, with a ``default`` chat config
+    (``base_url`` and ``http_client`` as ``load_service_config`` takes them)."""
+    config = load_service_config(path, base_url=base_url, http_client=http_client)
     config.chat_configs.setdefault("default", config.client)
     return ChainService(config)
 
@@ -93,7 +96,7 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--config", help="the service's YAML configuration (default: built-in defaults)")
     parser.add_argument(
-        "--llm-base-url", help="the model server to use (default: the config's, else an in-process mock)"
+        "--llm-base-url", help="the model server to use (default: the config's, else the SDK's default)"
     )
     parser.add_argument("--host", default="127.0.0.1", help="--http: address to listen on (default 127.0.0.1)")
     parser.add_argument(

@@ -71,17 +71,19 @@ class Tokens:
         return json.dumps(self.table())
 
 
-def write_config(directory: Path) -> Path:
-    """A service configuration: the in-process mock, a ``default`` chat config, the gate
-    tool, one document of acme's, and a plan database servers in ``directory`` share.
+def write_config(directory: Path, model_url: str | None = None) -> Path:
+    """A service configuration: the model server ``model_url`` (None: none, so the caller
+    gives the service an ``http_client``), a ``default`` chat config, the gate tool, one
+    document of acme's, and a plan database servers in ``directory`` share.
     (The gate tool is named by this module's dotted name: a server subprocess started in
     the repository imports it as this process does.)"""
     path = directory / "service.yaml"
+    llm = {"protocol": "anthropic-messages", **({"base_url": model_url} if model_url else {})}
     path.write_text(
         json.dumps(
             {  # JSON is YAML
-                "llm": {"protocol": "anthropic-messages"},
-                "chat_configs": {"default": {"protocol": "anthropic-messages"}},
+                "llm": llm,
+                "chat_configs": {"default": llm},
                 "tools": {"waitForRelease": f"{__name__}:wait_for_release"},
                 "documents": {"acme": [{"uri": PARIS_DOC, "text": "Paris is the capital of France."}]},
                 "database": str(directory / "plans.db"),
@@ -265,9 +267,10 @@ async def _stdio_ready() -> None:
 
 
 @asynccontextmanager
-async def stdio_mcp(directory: Path, tokens: Tokens, token: str) -> AsyncIterator[McpClient]:
-    """A ``--stdio`` server subprocess serving ``token``'s principal, and an initialized client of it."""
-    config = write_config(directory)
+async def stdio_mcp(directory: Path, tokens: Tokens, token: str, model_url: str) -> AsyncIterator[McpClient]:
+    """A ``--stdio`` server subprocess serving ``token``'s principal, its model the mock
+    server at ``model_url``, and an initialized client of it."""
+    config = write_config(directory, model_url)
     params = StdioServerParameters(
         command=SERVER[0],
         args=[*SERVER[1:], "--stdio", "--config", str(config)],

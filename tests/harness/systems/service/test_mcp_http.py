@@ -19,6 +19,7 @@ from mcp.shared.exceptions import MCPError
 from starlette.applications import Starlette
 from starlette.routing import Route
 
+from harness.in_process_mock import mock_http_clients
 from harness.systems.service.auth import TokenAuth
 from harness.systems.service.mcp_server import LOOPBACK_SECURITY, McpHttpApp, mcp_asgi_app, service_from_file
 from tests.harness.systems.service.mcp_support import (
@@ -52,7 +53,7 @@ def tokens() -> Tokens:
 
 @pytest.fixture
 def app(tmp_path: Path, tokens: Tokens) -> McpHttpApp:
-    service = service_from_file(str(write_config(tmp_path)))
+    service = service_from_file(str(write_config(tmp_path)), http_client=mock_http_clients())
     return mcp_asgi_app(service, TokenAuth.from_json(tokens.table()), transport_security=LOOPBACK_SECURITY)
 
 

@@ -15,6 +15,7 @@ import mcp_types as types
 import pytest
 from mcp.shared.exceptions import MCPError
 
+from harness.in_process_mock import mock_http_clients
 from harness.systems.service.auth import TokenAuth
 from harness.systems.service.mcp_server import LOOPBACK_SECURITY, mcp_asgi_app, service_from_file
 from tests.harness.systems.service.mcp_support import (
@@ -56,11 +57,12 @@ class Door:
 async def door(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Door]:
     tokens = Tokens()
     directory = tmp_path_factory.mktemp(request.param)
-    if request.param == "stdio":  # a server subprocess per principal, on one plan database
-        yield Door(tokens, lambda token: stdio_mcp(directory, tokens, token))
+    if request.param == "stdio":  # a server subprocess per principal, on one plan database and mock server
+        model_url = request.getfixturevalue("mockllm_server_process").base_url
+        yield Door(tokens, lambda token: stdio_mcp(directory, tokens, token, model_url))
         return
     app = mcp_asgi_app(
-        service_from_file(str(write_config(directory))),
+        service_from_file(str(write_config(directory)), http_client=mock_http_clients()),
         TokenAuth.from_json(tokens.table()),
         transport_security=LOOPBACK_SECURITY,
     )

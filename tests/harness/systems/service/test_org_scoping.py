@@ -19,6 +19,7 @@ import httpx2
 import pytest
 from starlette.testclient import TestClient
 
+from harness.in_process_mock import mock_http_clients
 from harness.systems.chain import Character, InMemoryVectorStore, Policy, PromptConfig, SQLitePlanStore
 from harness.systems.llm import model_client
 from harness.systems.service.app import create_app
@@ -354,7 +355,9 @@ async def test_mcp_scopes_configs_and_checks_permissions(tmp_path: Path) -> None
         },
     )
     app = mcp_asgi_app(
-        service_from_file(str(config)), TokenAuth.from_json(TOKENS), transport_security=LOOPBACK_SECURITY
+        service_from_file(str(config), http_client=mock_http_clients()),
+        TokenAuth.from_json(TOKENS),
+        transport_security=LOOPBACK_SECURITY,
     )
     execute = "am7_chain_execute"
     async with serving(app) as base:

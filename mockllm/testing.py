@@ -1,0 +1,34 @@
+"""What test tooling built on the mock needs beyond ``mockllm``'s own doors.
+
+A stable, public API, for this project's pytest plugin and harness and for anyone's:
+its names change only with a deprecation, as ``mockllm.__all__``'s do
+(``tests/test_exported_members.py`` guards the list). Everything else of ``mockllm``
+outside ``__all__`` is private and may change without notice.
+
+::
+
+    transport_for(mock, library)   the in-process transport for httpx or httpx2 clients
+    import_httpx2(feature)         httpx2, or a MissingExtraError naming the extra
+    MissingExtraError              an optional dependency is missing (names the extra)
+    as_chain(chain), as_match(m)   what MockLLM.script accepts, as its models
+    Selection                      what ``mockllm.explain`` returns
+    INSTRUCTION_BLOCK              a compiled pattern matching one instruction block, tags included
+"""
+
+from __future__ import annotations
+
+from mockllm._instructions import INSTRUCTION_BLOCK
+from mockllm._optional import MissingExtraError
+from mockllm._registered import as_chain, as_match
+from mockllm._selection import Selection
+from mockllm._transports import import_httpx2, transport_for
+
+__all__ = [
+    "INSTRUCTION_BLOCK",
+    "MissingExtraError",
+    "Selection",
+    "as_chain",
+    "as_match",
+    "import_httpx2",
+    "transport_for",
+]
