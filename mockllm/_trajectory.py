@@ -252,7 +252,7 @@ def assert_trajectory(
         if first is None and len(wanted) == len(made):
             return
         first = min(len(wanted), len(made)) if first is None else first
-        rows = [
+        rows: list[tuple[int | None, int | None]] = [
             (i if i < len(wanted) else None, i if i < len(made) else None) for i in range(max(len(wanted), len(made)))
         ]
         want = str(wanted[first]) if first < len(wanted) else "no more calls"
@@ -265,7 +265,7 @@ def assert_trajectory(
     extra = [a for a in range(len(made)) if a not in used] if mode in ("unordered", "subset") else []
     if not missing and not extra:
         return
-    rows: list[tuple[int | None, int | None]] = [(e, matched.get(e)) for e in range(len(wanted))]
+    rows = [(e, matched.get(e)) for e in range(len(wanted))]
     rows += [(None, a) for a in range(len(made)) if a not in used]
     if missing:
         mark = missing[0]

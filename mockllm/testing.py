@@ -13,6 +13,8 @@ outside ``__all__`` is private and may change without notice.
     as_chain(chain), as_match(m)   what MockLLM.script accepts, as its models
     Selection                      what ``mockllm.explain`` returns
     INSTRUCTION_BLOCK              a compiled pattern matching one instruction block, tags included
+    bind_socket(host, port)        a listening loopback socket (port 0: a free one), with a clear OSError
+    run_until_signalled(server, s) run a uvicorn server on that socket until SIGINT/SIGTERM, quietly
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from mockllm._instructions import INSTRUCTION_BLOCK
 from mockllm._optional import MissingExtraError
 from mockllm._registered import as_chain, as_match
 from mockllm._selection import Selection
+from mockllm._server import bind_socket, run_until_signalled
 from mockllm._transports import import_httpx2, transport_for
 
 __all__ = [
@@ -29,6 +32,8 @@ __all__ = [
     "Selection",
     "as_chain",
     "as_match",
+    "bind_socket",
     "import_httpx2",
+    "run_until_signalled",
     "transport_for",
 ]

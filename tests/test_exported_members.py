@@ -67,7 +67,9 @@ TESTING_EXPORTS = [
     "Selection",
     "as_chain",
     "as_match",
+    "bind_socket",
     "import_httpx2",
+    "run_until_signalled",
     "transport_for",
 ]
 

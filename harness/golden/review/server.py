@@ -32,7 +32,7 @@ from harness.golden.assertion import FallbackRefused
 from harness.golden.review.decisions import ACCEPT, WHOLE, GoldenDecisions, ReviewConflict
 from harness.golden.review.page import render_review_page
 from harness.golden.review.wording import count
-from mockllm._server import bind_socket, run_until_signalled
+from mockllm.testing import bind_socket, run_until_signalled
 
 __all__ = ["ReviewServer"]
 
