@@ -12,6 +12,7 @@ The doors, all importable from here::
     TaskExecutor                                   the action-schema planner
     check_*_flow, check_*                          the invariants over event sequences
     GoldenExtension, ScenarioGoldenExtension       syrupy extensions writing golden tables
+    volatile                                       a matcher opting a golden's fields in as volatile
     ScenarioRunner, RunnerContext, ScenarioRun,    the scenario runner contract
       MockClients, register_runner, speaks
     HarnessError                                   the root of every exception raised
@@ -40,6 +41,7 @@ from harness.exceptions import not_installed as _not_installed
 if TYPE_CHECKING:
     from harness.golden.assertion import FallbackRefused
     from harness.golden.extension import GoldenExtension, ScenarioGoldenExtension
+    from harness.golden.records import volatile
     from harness.invariants import (
         InvariantError,
         check_approval_flow,
@@ -120,6 +122,7 @@ _LAZY = {
     "GoldenExtension": "harness.golden.extension",
     "ScenarioGoldenExtension": "harness.golden.extension",
     "FallbackRefused": "harness.golden.assertion",
+    "volatile": "harness.golden.records",
     "MockClients": "harness.scenarios.contract",
     "RunnerContext": "harness.scenarios.contract",
     "ScenarioRun": "harness.scenarios.contract",
@@ -184,6 +187,7 @@ __all__ = [
     "model_client",
     "register_runner",
     "speaks",
+    "volatile",
 ]
 
 

@@ -1,9 +1,10 @@
 """``python -m harness``: replay scenarios against their goldens, review golden changes,
-serve the chain service.
+move goldens to their current paths, serve the chain service.
 
     python -m harness replay scenarios/ [-k EXPR] [--update] [--protocol P] [--server] [pytest options]
     python -m harness diff [golden/]
     python -m harness review [PATH] [--from REPORT.json] [--terminal | --static [DIR] | --format markdown|json]
+    python -m harness migrate-goldens [--dry-run] [pytest options and paths]
     python -m harness serve [--host 127.0.0.1] [--port 8765] [--config service.yaml]
                             [--llm-base-url URL | --with-mock]
 """
@@ -11,12 +12,14 @@ serve the chain service.
 from __future__ import annotations
 
 import argparse
+import importlib
 import secrets
 import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from harness.exceptions import EXTRAS, MissingExtra, missing_extra, not_installed
 from harness.golden.review.cli import add_review_arguments
 from harness.scenarios.contract import PROTOCOLS
 
@@ -28,6 +31,9 @@ def _replay(args: argparse.Namespace, pytest_args: Sequence[str]) -> int:
     import pytest
 
     command = [*args.paths]
+    # The paths named here are scenario files or folders of them, whatever the ini says.
+    for path in args.paths:
+        command += ["--mockllm-scenario-dir", path]
     if args.k:
         command += ["-k", args.k]
     if args.update:
@@ -74,16 +80,45 @@ def _review(args: argparse.Namespace) -> int:
     return run_review(args)
 
 
+def _migrate_goldens(args: argparse.Namespace, pytest_args: Sequence[str]) -> int:
+    """Move goldens written before their paths were rootdir-relative (harness.golden.migration)."""
+    try:
+        from harness.golden.migration import migrate_goldens
+    except ModuleNotFoundError as exc:
+        if not_installed(exc) != "syrupy":
+            raise
+        print(f"harness migrate-goldens: {missing_extra('syrupy', needed_by='goldens')}", file=sys.stderr)
+        return 2
+    return migrate_goldens(pytest_args, dry_run=args.dry_run)
+
+
 def _serve(args: argparse.Namespace) -> int:
     """The chain service (REST, WebSocket, progress page, MCP) until SIGINT or SIGTERM."""
-    import uvicorn
+    try:
+        import uvicorn
 
-    from harness.in_process_mock import mock_http_clients
-    from harness.systems.service.app import create_app
-    from harness.systems.service.auth import TOKENS_ENV, TokenAuth, token_gate
-    from harness.systems.service.config import load_service_config
-    from harness.systems.service.core import ChainService
-    from harness.systems.service.serving import bind_socket, run_until_signalled
+        from harness.in_process_mock import mock_http_clients
+        from harness.systems.service.app import create_app
+        from harness.systems.service.auth import TOKENS_ENV, TokenAuth, token_gate
+        from harness.systems.service.config import load_service_config
+        from harness.systems.service.core import ChainService
+        from harness.systems.service.serving import bind_socket, run_until_signalled
+
+        # What the service imports once it starts (MCP when the app is built, websockets
+        # when uvicorn serves): imported now, so a missing one is named before anything runs.
+        importlib.import_module("harness.systems.service.mcp_server")
+        importlib.import_module("websockets")
+    except ModuleNotFoundError as exc:
+        package = not_installed(exc)
+        if isinstance(exc, MissingExtra):
+            print(f"harness serve: {exc}", file=sys.stderr)
+            return 2
+        if package is None or package not in EXTRAS:
+            raise
+        # The service needs the service extra, which brings every package it uses.
+        error = missing_extra(package, needed_by="python -m harness serve", extra="service")
+        print(f"harness serve: {error}", file=sys.stderr)
+        return 2
 
     try:
         auth = TokenAuth.from_env()
@@ -148,14 +183,25 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m harness", description=__doc__.split("\n")[0])
-    verbs = parser.add_subparsers(dest="verb", required=True)
+    parser = argparse.ArgumentParser(
+        prog="python -m harness",
+        description=(
+            "Replay scenario files against their goldens, show and review golden changes, move goldens to their "
+            "current paths, serve the chain service."
+        ),
+        epilog="Each subcommand has its own --help.",
+    )
+    verbs = parser.add_subparsers(dest="verb", required=True, metavar="SUBCOMMAND")
     replay = verbs.add_parser(
         "replay",
         help="replay scenarios, check invariants and goldens (pytest underneath)",
-        description="Runs pytest on the scenario files; any other option is passed to pytest (e.g. -n 2, -v).",
+        description=(
+            "Runs pytest on the scenario files and compares each run with its golden. The paths named here are "
+            "collected as scenario files whatever the ini's mockllm_scenario_dirs says. Any other option is "
+            "passed to pytest (e.g. -n 2, -v, -x)."
+        ),
     )
-    replay.add_argument("paths", nargs="*", default=["scenarios"], help="scenario files or folders")
+    replay.add_argument("paths", nargs="*", default=["scenarios"], help="scenario files or folders (default scenarios)")
     replay.add_argument("-k", metavar="EXPR", help="pytest's -k: only items whose name matches")
     replay.add_argument("--update", action="store_true", help="write the goldens (pytest's --snapshot-update)")
     replay.add_argument("--protocol", choices=PROTOCOLS, help="only this protocol (--mockllm-protocol)")
@@ -165,11 +211,40 @@ def _parser() -> argparse.ArgumentParser:
     replay.add_argument(
         "--golden-dir", default=None, help="where goldens live (--mockllm-golden-dir; default: as pytest decides)"
     )
-    diff = verbs.add_parser("diff", help="show goldens changed against git HEAD")
+    diff = verbs.add_parser(
+        "diff",
+        help="show goldens changed against git HEAD",
+        description="Prints the goldens that differ from git HEAD as unified diffs, new goldens included.",
+    )
     diff.add_argument("paths", nargs="*", help="golden files or folders (default golden/)")
-    review = verbs.add_parser("review", help="accept or reject golden changes (served page, terminal) or report them")
+    review = verbs.add_parser(
+        "review",
+        help="accept or reject golden changes (served page, terminal) or report them",
+        description=(
+            "Reviews the goldens that differ (from git HEAD, or a pytest report given with --from): a page served "
+            "on loopback by default, --terminal to decide in the terminal, --static for a page to keep, "
+            "--format markdown|json for a report."
+        ),
+    )
     add_review_arguments(review)
-    serve = verbs.add_parser("serve", help="serve the chain service (tokens from HARNESS_CHAIN_TOKENS)")
+    migrate = verbs.add_parser(
+        "migrate-goldens",
+        help="move goldens written before their paths were rootdir-relative",
+        description=(
+            "Collects the tests (pytest --collect-only; any other option or path goes to pytest) and moves each "
+            "golden from its old path (golden/<test file>/<test>.golden; golden/scenarios/<stem>.golden) to its "
+            "path relative to the rootdir, with git mv. A golden two tests shared is copied to each: review them."
+        ),
+    )
+    migrate.add_argument("--dry-run", action="store_true", help="say what would move, move nothing")
+    serve = verbs.add_parser(
+        "serve",
+        help="serve the chain service (tokens from HARNESS_CHAIN_TOKENS; needs the service extra)",
+        description=(
+            "Serves the chain service (REST, WebSocket, progress page, MCP) until SIGINT or SIGTERM. "
+            'Needs the service extra: pip install "mockllm-harness[service]".'
+        ),
+    )
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=8765, help="port (0 picks a free one; default 8765)")
     serve.add_argument("--config", help="the service's YAML configuration (default: built-in defaults)")
@@ -188,6 +263,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args, extra = parser.parse_known_args(argv)
     if args.verb == "replay":
         return _replay(args, extra)
+    if args.verb == "migrate-goldens":
+        return _migrate_goldens(args, extra)
     if extra:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     verbs = {"diff": _diff, "review": _review, "serve": _serve}

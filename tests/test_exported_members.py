@@ -125,6 +125,7 @@ HARNESS_EXPORTS = [
     "model_client",
     "register_runner",
     "speaks",
+    "volatile",
 ]
 
 # Prompts and constants stay in their modules, out of the packages' ``__all__``.

@@ -10,8 +10,10 @@ instead, saying which event and which request, unless the test allows fallbacks
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from syrupy.assertion import SnapshotAssertion
@@ -19,7 +21,7 @@ from syrupy.assertion import SnapshotAssertion
 from harness.exceptions import HarnessError
 from mockllm import JournalEntry
 
-__all__ = ["FALLBACK_PREFIX", "FallbackRefused", "GoldenAssertion", "fallback_evidence"]
+__all__ = ["FALLBACK_PREFIX", "FallbackRefused", "GoldenAssertion", "fallback_evidence", "moved_golden"]
 
 FALLBACK_PREFIX = "mockllm fallback reply:"
 
@@ -44,6 +46,27 @@ def _fallback_texts(data: Any, path: str = "") -> list[str]:
     if isinstance(data, (list, tuple)):
         return [t for i, v in enumerate(data) for t in _fallback_texts(v, f"{path}.{i}" if path else f"event {i}")]
     return []
+
+
+def moved_golden(extension: Any, test_location: Any, location: str) -> list[str]:
+    """The lines that say how to move a golden found only where the layout before
+    rootdir-relative paths kept it (docs/goldens.md, "Where goldens live")."""
+    legacy_location = getattr(extension, "legacy_location", None)
+    if legacy_location is None:
+        return []
+    legacy = Path(legacy_location(test_location=test_location, location=location))
+    new = Path(location)
+    if legacy == new or not legacy.is_file() or new.exists():
+        return []
+    root = getattr(extension, "rootdir", None) or Path.cwd()
+    shown = [os.path.relpath(p, root) for p in (legacy, new)]
+    return [
+        f"This golden is missing, but {shown[0]} holds one from before goldens were stored by the test file's path "
+        "relative to the rootdir (unique per test). Move it, then run the tests again:",
+        f"    mkdir -p {os.path.dirname(shown[1]) or '.'} && git mv {shown[0]} {shown[1]}",
+        "or move every golden at once: python -m harness migrate-goldens. If two test files of the same name "
+        "shared that golden, it holds whichever was updated last: review it with --snapshot-update.",
+    ]
 
 
 def fallback_evidence(data: Any, journal: Sequence[JournalEntry] = ()) -> list[str]:
@@ -94,7 +117,10 @@ class GoldenAssertion(SnapshotAssertion):
         result = self.executions.get(self.num_executions - 1)
         if result is not None and isinstance(result.exception, FallbackRefused):
             return str(result.exception).splitlines()  # the reason, not syrupy's traceback
-        return super().get_assert_diff(**options)
+        diff = super().get_assert_diff(**options)
+        if result is not None and result.recalled_data is None:
+            diff[1:1] = moved_golden(self.extension, result.test_location, result.snapshot_location)
+        return diff
 
     def _serialize(self, data: Any) -> Any:
         if not self.allow_fallback:

@@ -46,5 +46,5 @@ def golden_extension(config: pytest.Config, base: type[GoldenExtension] | None =
     base = GoldenExtension if base is None else base
     made = config.stash.setdefault(_EXTENSIONS, {})
     if base not in made:
-        made[base] = type(base.__name__, (base,), {"snapshot_dirname": golden_dir(config)})
+        made[base] = type(base.__name__, (base,), {"snapshot_dirname": golden_dir(config), "rootdir": config.rootpath})
     return made[base]

@@ -7,17 +7,21 @@ included — by one walk that also applies syrupy's own property filters and mat
 ``path_value``) at every level, with the path syrupy users know: ``"0.data.messageId"``
 is the ``messageId`` key of the first event's ``data``.
 
-After the user's matcher, volatile values are normalised by ``VolatileRules``:
+After the user's matcher, the values the mock minted are normalised by
+``VolatileRules``, wherever they are: an id the mock generated (a response id such as
+``chatcmpl-…``, ``msg_…``, ``resp_…``, ``fc_…``; a tool-call id ``call_mk…``/``toolu_mk…``),
+or an id made from one (``approval-toolu_mk…``), becomes ``<label:n>``, the label from
+its key (``messageId`` → ``id``, ``toolUseId`` → ``tool``, ``call_id`` → ``call``),
+numbered in order of first appearance across the whole golden, so a tool_use and its
+tool_result show the same ``<tool:1>`` and every protocol gives the same table. The
+envelope the harness stamps on its ``Event`` (``timestamp``, ``sessionId``) is left out
+by the table (``harness.golden.table``).
 
-- at an event's own level (its fields, and an ``Event``'s ``data``; nested values such
-  as tool arguments are the agent's data and stay as they are):
-  ids (``id``, ``*Id``, ``*_id``) become ``<label:n>``, numbered in order of first
-  appearance across the whole golden, so a tool_use and its tool_result show the
-  same ``<tool:1>``; timestamps (``timestamp``, ``created``, ``*_at``, ``*At``) become
-  ``<timestamp>``; durations (``duration*``, ``elapsed*``, ``latency*``, ``*_ms``,
-  ``*Ms``) become ``<duration>``;
-- anywhere: a ``datetime``/``date``/``time`` is ``<timestamp>``, a ``timedelta``
-  ``<duration>``.
+Nothing else is normalised: a field of the user's is shown as it is whatever its name
+(``order_id``, ``shipped_time``, ``elapsed_ms``); a ``datetime`` is shown in ISO form. A
+value that varies from run to run is opted in per field, with syrupy's ``exclude`` /
+``matcher`` or with ``volatile(ids=…, timestamps=…, durations=…)``, a matcher that shows
+those keys as ``<label:n>``, ``<timestamp>``, ``<duration>``.
 
 Nothing is dropped silently: a value with no stable text form (an object whose repr
 is its memory address) is a ``TypeError`` naming where it is.
@@ -33,13 +37,13 @@ import re
 import uuid
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel
 
 from harness.events import Event
 
-__all__ = ["Shown", "VolatileRules", "plain_records"]
+__all__ = ["MINTED_ID", "Shown", "Volatile", "VolatileRules", "plain_records", "volatile"]
 
 PropertyPath = tuple[tuple[Hashable, type], ...]
 Matcher = Callable[..., Any]
@@ -61,56 +65,92 @@ _ID_LABELS = {
     "planId": "plan",
     "fileId": "file",
 }
-_TIMESTAMP_KEY = re.compile(r"^(timestamp|created|updated|time|ts)$|(_at|At|_time|Time|timestamp|Timestamp)$")
-_DURATION_KEY = re.compile(
-    r"^(duration|elapsed|latency)|(Duration|Elapsed|Latency|_duration|_elapsed|_latency)|(_ms|Ms|_seconds|Seconds)$"
+MINTED_ID = re.compile(
+    # The forms of mockllm's wire codecs: response ids derive from a 24-hex-digit
+    # ``response_id`` (``chatcmpl-``, ``msg_``, ``resp_``; ``rs_``/``msg_``/``fc_`` items
+    # with an index), tool-call ids encode the chain and the turn (``<prefix>_mk…_t<turn>_<n>``).
+    r"(?:chatcmpl-|msg_|resp_|rs_|fc_)[0-9a-f]{24}(?:_\d+)?|[A-Za-z]+_mk[0-9a-f]{8}_t\d+_\d+"
 )
+_MINTED_TOKEN = re.compile(rf"[\w.:-]*?(?:{MINTED_ID.pattern})[\w.:-]*")
+
+
+@dataclass(frozen=True)
+class Volatile:
+    """A value a matcher marks as volatile: shown as ``<label:n>`` (kind ``id``, numbered
+    with the golden's other ids), ``<timestamp>`` or ``<duration>``."""
+
+    kind: Literal["id", "timestamp", "duration"]
+    key: str
+    value: Any
 
 
 @dataclass
 class VolatileRules:
-    """Which keys hold volatile values, and the ids seen so far in one golden.
+    """Which values the mock minted, and the ids seen so far in one golden.
 
-    Subclass and override ``id_label``/``is_timestamp``/``is_duration`` (or set
-    ``GoldenExtension.volatile_rules``) to change what counts as volatile.
+    Subclass and override ``is_minted``/``id_label`` (or set
+    ``GoldenExtension.volatile_rules``) to change what counts as minted.
     """
 
     _names: dict[tuple[str, str], str] = field(default_factory=dict)
     _counts: dict[str, int] = field(default_factory=dict)
 
-    def id_label(self, key: str) -> str | None:
-        """The label ids under ``key`` are numbered with, or None if ``key`` holds no id."""
+    def is_minted(self, value: str) -> bool:
+        """Whether ``value`` is an id the mock minted, or one token made from one."""
+        return _MINTED_TOKEN.fullmatch(value) is not None
+
+    def id_label(self, key: str) -> str:
+        """The label ids under ``key`` are numbered with."""
         if key in _ID_LABELS:
             return _ID_LABELS[key]
-        if key in ("id", "ID"):
-            return "id"
         for suffix in ("_id", "Id", "ID"):
             if key.endswith(suffix) and len(key) > len(suffix):
                 return key[: -len(suffix)]
-        return None
+        return "id"
 
-    def is_timestamp(self, key: str) -> bool:
-        return bool(_TIMESTAMP_KEY.search(key))
-
-    def is_duration(self, key: str) -> bool:
-        return bool(_DURATION_KEY.search(key))
+    def number(self, key: str, value: Any) -> str:
+        """``value``'s place among the golden's ids of ``key``'s label: ``<label:n>``."""
+        label = self.id_label(key)
+        name = (label, str(value))
+        if name not in self._names:
+            self._counts[label] = self._counts.get(label, 0) + 1
+            self._names[name] = f"<{label}:{self._counts[label]}>"
+        return self._names[name]
 
     def normalise(self, key: str, value: Any) -> Any:
-        """``value`` of ``key`` with its volatile part replaced (see module doc)."""
-        if isinstance(value, bool) or not isinstance(value, (str, int, float)):
-            return value
-        label = self.id_label(key)
-        if label is not None and not isinstance(value, float):
-            name = (label, str(value))
-            if name not in self._names:
-                self._counts[label] = self._counts.get(label, 0) + 1
-                self._names[name] = f"<{label}:{self._counts[label]}>"
-            return self._names[name]
-        if self.is_duration(key):
-            return "<duration>"
-        if self.is_timestamp(key):
-            return "<timestamp>"
+        """``value`` (under ``key``) as the golden shows it (see the module docstring)."""
+        if isinstance(value, Volatile):
+            return self.number(value.key, value.value) if value.kind == "id" else f"<{value.kind}>"
+        if isinstance(value, str) and self.is_minted(value):
+            return self.number(key, value)
         return value
+
+
+def volatile(*, ids: Iterable[str] = (), timestamps: Iterable[str] = (), durations: Iterable[str] = ()) -> Matcher:
+    """A syrupy matcher that opts fields in as volatile, by key, at any level: ``ids`` are
+    shown as ``<label:n>`` (numbered with the golden's other ids), ``timestamps`` as
+    ``<timestamp>``, ``durations`` as ``<duration>``::
+
+        assert events == golden(matcher=volatile(ids=["order_id"], timestamps=["shipped_time"]))
+    """
+    kinds: dict[str, Literal["id", "timestamp", "duration"]] = {
+        **dict.fromkeys(durations, "duration"),
+        **dict.fromkeys(timestamps, "timestamp"),
+        **dict.fromkeys(ids, "id"),
+    }
+
+    def matcher(*, data: Any, path: PropertyPath) -> Any:
+        key = path[-1][0] if path else None
+        if isinstance(key, str) and key in kinds and data is not None:
+            return Volatile(kinds[key], key, data)
+        return data
+
+    return matcher
+
+
+def _nearest_key(path: PropertyPath) -> str:
+    """The innermost key naming a value (a list item is named by its list's key)."""
+    return next((str(p) for p, _ in reversed(path) if isinstance(p, str)), "id")
 
 
 def _path_text(path: PropertyPath) -> str:
@@ -136,6 +176,8 @@ class _Walk:
     def value(self, data: Any, path: PropertyPath) -> Any:
         if self.matcher is not None:
             data = self.matcher(data=data, path=path)
+        if isinstance(data, Volatile):
+            return self.rules.normalise(_nearest_key(path), data)
         if isinstance(data, Event):
             data = data.to_json_dict()
         elif isinstance(data, BaseModel):
@@ -143,15 +185,11 @@ class _Walk:
         elif dataclasses.is_dataclass(data) and not isinstance(data, type):
             data = {f.name: getattr(data, f.name) for f in dataclasses.fields(data)}
         if isinstance(data, Mapping):
-            # Key rules apply to an event's own fields (and an Event's data), not to
-            # nested values such as tool arguments: those are the agent's data.
-            record_level = len(path) == 1 or (len(path) == 2 and path[1][0] == "data")
-            out = {}
-            for key, item in data.items():
-                if self.keep(key, path):
-                    value = self.value(item, (*path, (key, type(item))))
-                    out[str(key)] = self.rules.normalise(str(key), value) if record_level else value
-            return out
+            return {
+                str(key): self.value(item, (*path, (key, type(item))))
+                for key, item in data.items()
+                if self.keep(key, path)
+            }
         if isinstance(data, (list, tuple)):
             return [self.value(item, (*path, (i, type(item)))) for i, item in enumerate(data) if self.keep(i, path)]
         if isinstance(data, (set, frozenset)):
@@ -161,13 +199,15 @@ class _Walk:
 
     def scalar(self, data: Any, path: PropertyPath) -> Any:
         if isinstance(data, enum.Enum):
-            return data.value
-        if data is None or isinstance(data, (str, int, float, bool)):
+            data = data.value
+        if isinstance(data, str):
+            return self.rules.normalise(_nearest_key(path), str(data))
+        if data is None or isinstance(data, (int, float, bool)):
             return data
         if isinstance(data, (datetime.datetime, datetime.date, datetime.time)):
-            return "<timestamp>"
+            return data.isoformat()
         if isinstance(data, datetime.timedelta):
-            return "<duration>"
+            return str(data)
         if isinstance(data, uuid.UUID):
             return str(data)
         if isinstance(data, bytes):

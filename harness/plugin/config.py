@@ -14,7 +14,16 @@ from typing import Any
 
 import pytest
 
-__all__ = ["MARKER", "Settings", "add_options", "base_settings", "is_scenario_file", "settings_for"]
+__all__ = [
+    "MARKER",
+    "SCENARIO_DIR_OPTION",
+    "Settings",
+    "add_options",
+    "base_settings",
+    "is_scenario_file",
+    "scenario_roots",
+    "settings_for",
+]
 
 MARKER = "mockllm"
 
@@ -93,20 +102,30 @@ def settings_for(node: pytest.Item) -> Settings:
     return replace(settings, **marker.kwargs)
 
 
+SCENARIO_DIR_OPTION = "--mockllm-scenario-dir"
+
+
 def is_scenario_file(file_path: Path, config: pytest.Config) -> bool:
     """Whether the plugin collects ``file_path`` as a scenario.
 
     Only where the project opted in: a ``*.scenario.yaml`` (or ``.yml``) file anywhere,
-    or a YAML file under one of the ini's ``mockllm_scenario_dirs``. A project that never
-    opted in keeps its own YAML files to itself.
+    or a YAML file under one of the ini's ``mockllm_scenario_dirs`` or of the folders (or
+    files) named with ``--mockllm-scenario-dir`` (``python -m harness replay DIR`` names
+    its paths so). A project that never opted in keeps its own YAML files to itself.
     """
     name = file_path.name
     if name.endswith((".scenario.yaml", ".scenario.yml")):
         return True
     if file_path.suffix not in (".yaml", ".yml"):
         return False
-    for folder in config.getini("mockllm_scenario_dirs"):
-        root = (config.rootpath / folder).resolve()
-        if file_path.resolve().is_relative_to(root):
-            return True
-    return False
+    resolved = file_path.resolve()
+    return any(resolved.is_relative_to(root) for root in scenario_roots(config))
+
+
+def scenario_roots(config: pytest.Config) -> list[Path]:
+    """The folders (and files) whose YAML files are scenarios: the ini's
+    ``mockllm_scenario_dirs`` (relative to the rootdir), then ``--mockllm-scenario-dir``
+    (relative to the invocation directory)."""
+    roots = [(config.rootpath / folder).resolve() for folder in config.getini("mockllm_scenario_dirs")]
+    named = config.getoption(SCENARIO_DIR_OPTION, default=None) or []
+    return roots + [(config.invocation_params.dir / path).resolve() for path in named]

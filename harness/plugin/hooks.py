@@ -44,14 +44,20 @@ from harness.exceptions import missing_extra, not_installed
 from harness.plugin import hookspecs
 from harness.plugin.config import MARKER, Settings, add_options, base_settings, settings_for
 from harness.plugin.review_report import add_review_report_option, register_review_report
-from harness.plugin.scenario_collection import add_scenario_options, pytest_collect_file, show_goldens_to_syrupy
+from harness.plugin.scenario_collection import (
+    add_scenario_options,
+    pytest_collect_file,
+    pytest_collection_modifyitems,
+    pytest_terminal_summary,
+    show_goldens_to_syrupy,
+)
 
 if TYPE_CHECKING:
     from harness.golden.assertion import GoldenAssertion
     from harness.plugin.fixtures import MockLLMFixture, MockLLMServer
     from harness.systems.agent import AgentRunner
 
-__all__ = ["pytest_collect_file"]
+__all__ = ["pytest_collect_file", "pytest_collection_modifyitems", "pytest_terminal_summary"]
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

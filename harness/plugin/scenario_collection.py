@@ -27,10 +27,16 @@ import pytest
 
 from harness.exceptions import missing_extra, not_installed
 from harness.golden.location import golden_dir
-from harness.plugin.config import is_scenario_file
+from harness.plugin.config import SCENARIO_DIR_OPTION, is_scenario_file
 from harness.scenarios.contract import PROTOCOLS
 
-__all__ = ["add_scenario_options", "pytest_collect_file", "show_goldens_to_syrupy"]
+__all__ = [
+    "add_scenario_options",
+    "pytest_collect_file",
+    "pytest_collection_modifyitems",
+    "pytest_terminal_summary",
+    "show_goldens_to_syrupy",
+]
 
 
 def add_scenario_options(group: Any) -> None:
@@ -39,6 +45,13 @@ def add_scenario_options(group: Any) -> None:
         choices=PROTOCOLS,
         default=None,
         help="collect scenario files' items for this protocol only",
+    )
+    group.addoption(
+        SCENARIO_DIR_OPTION,
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="collect the YAML files under PATH as scenario files (besides the ini's mockllm_scenario_dirs)",
     )
     group.addoption(
         "--mockllm-replay-server",
@@ -50,20 +63,19 @@ def add_scenario_options(group: Any) -> None:
 
 def show_goldens_to_syrupy(config: pytest.Config) -> None:
     """syrupy judges snapshots unused only under the paths pytest was given, and a
-    scenario folder's goldens live under ``golden/scenarios/``: name that folder too,
-    so ``pytest scenarios/`` reports (and ``--snapshot-update`` removes) the golden of
-    a deleted scenario. Only syrupy's report reads this; collection has its paths."""
-    root = golden_dir(config) / "scenarios"
+    folder's goldens live under ``golden/<the folder, relative to the rootdir>``: name
+    that folder too, so ``pytest scenarios/`` reports (and ``--snapshot-update`` removes)
+    the golden of a deleted scenario. Only syrupy's report reads this; collection has
+    its paths."""
+    root = golden_dir(config)
     given = list(config.option.file_or_dir or [])
     for raw in given:
-        path = config.invocation_params.dir / raw.split("::")[0]
-        if not path.is_dir():
+        path = (config.invocation_params.dir / raw.split("::")[0]).resolve()
+        if not path.is_dir() or not path.is_relative_to(config.rootpath):
             continue
-        parts = path.resolve().parts
-        if "scenarios" in parts:
-            mirror = root.joinpath(*parts[len(parts) - parts[::-1].index("scenarios") :])
-            if mirror.is_dir() and str(mirror) not in given:
-                given.append(str(mirror))
+        mirror = root / path.relative_to(config.rootpath)
+        if mirror != root and mirror.is_dir() and str(mirror) not in given:
+            given.append(str(mirror))
     config.option.file_or_dir = given
 
 
@@ -77,6 +89,38 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
             return _WithoutGoldens.from_parent(parent, path=file_path)
         return ScenarioFile.from_parent(parent, path=file_path)
     return None
+
+
+_UNCOLLECTED = pytest.StashKey[list[tuple[str, int]]]()
+
+
+@pytest.hookimpl(tryfirst=True)  # before -k and friends deselect
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Note each folder given on the command line that holds YAML files but gave no item:
+    most likely scenario files the project has not opted in."""
+    if config.pluginmanager.has_plugin("dsession"):
+        return  # an xdist controller collects nothing itself; its workers do
+    collected = {item.path.resolve() for item in items}
+    quiet: list[tuple[str, int]] = []
+    for raw in config.args:
+        folder = (config.invocation_params.dir / raw.split("::")[0]).resolve()
+        if not folder.is_dir() or any(path.is_relative_to(folder) for path in collected):
+            continue
+        yaml = [p for suffix in ("*.yaml", "*.yml") for p in folder.rglob(suffix) if not is_scenario_file(p, config)]
+        if yaml:
+            quiet.append((raw, len(yaml)))
+    config.stash[_UNCOLLECTED] = quiet
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    for folder, count in config.stash.get(_UNCOLLECTED, []):
+        terminalreporter.write_line(
+            f"mockllm: {folder} holds {count} YAML file(s) that were not collected as scenario files: only "
+            "*.scenario.yaml files and the folders of the ini option mockllm_scenario_dirs are. Add "
+            f"mockllm_scenario_dirs = {folder} to your pytest configuration, pass --mockllm-scenario-dir "
+            f"{folder}, or run python -m harness replay {folder} (which opts in the paths it is given).",
+            yellow=True,
+        )
 
 
 class _WithoutGoldens(pytest.File):

@@ -24,7 +24,8 @@ from harness.golden.assertion import GoldenAssertion
 from harness.golden.extension import ScenarioGoldenExtension
 from harness.golden.location import golden_extension
 from harness.plugin.config import base_settings
-from harness.plugin.fixtures import MockLLMFixture, MockLLMServer
+from harness.plugin.fixtures import MockLLMFixture, MockLLMServer, UnusedStepsError
+from harness.plugin.strict import UnscriptedRequestsError
 from harness.scenarios.contract import ScenarioRunner, spoken_protocols
 from harness.scenarios.model import Scenario, ScenarioError, field_line, load_scenario
 from harness.scenarios.playback import check_expectations, run_scenario, scenario_golden
@@ -32,7 +33,7 @@ from harness.scenarios.registry import RunnerNotFound, resolve_runner
 from mockllm import MockLLM
 from mockllm.testing import MissingExtraError
 
-__all__ = ["ScenarioFile", "ScenarioItem", "replay_scenario"]
+__all__ = ["ScenarioFile", "ScenarioItem", "replay_scenario", "unscripted_play"]
 
 _FIRST_TEXTS = pytest.StashKey[dict[str, tuple[str, str]]]()
 """Per session, under --snapshot-update: golden location -> (first protocol, its text)."""
@@ -119,6 +120,45 @@ def _differs_across_protocols(
     return f"{protocol} behaves differently from {first[0]}:\n{diff}"
 
 
+_SCENARIO_OPT_OUT = (
+    "In a scenario file, allow_fallback: true accepts fallback replies and unscripted 4xx, and "
+    "allow_unused_steps: true accepts unreached steps."
+)
+
+
+def unscripted_play(mock: MockLLMFixture | MockLLMServer, scenario: Scenario) -> str | None:
+    """Why what the mock served this scenario's run is not what the scenario scripted, or
+    None: a request got the fallback reply or an unscripted 4xx, or a scripted step was never
+    reached — unless the scenario allows it (``allow_fallback``, ``allow_unused_steps``).
+
+    The one verdict of a scenario item, checked before its expectations and its golden, so
+    that a run nobody scripted neither passes nor writes a golden. It asks the mock's
+    journal and unused-step table the questions the ``mockllm`` fixture asks at teardown."""
+    checks = []
+    if not scenario.allow_fallback:
+        checks.append(mock.assert_all_requests_scripted)
+    if not scenario.allow_unused_steps:
+        checks.append(mock.assert_all_steps_used)
+    problems = []
+    for check in checks:
+        try:
+            check()
+        except (UnscriptedRequestsError, UnusedStepsError) as exc:
+            problems.append(str(exc))
+    return "\n".join([*problems, _SCENARIO_OPT_OUT]) if problems else None
+
+
+async def _play(
+    scenario: Scenario, protocol: str, mock: MockLLMFixture | MockLLMServer, runner: ScenarioRunner, seed: int
+) -> Any:
+    # A runner's own client, built from context.openai_base_url or from the environment,
+    # reaches this mock: the environment points at it and, in process, its host is
+    # intercepted for the run.
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        mock.patch_env(monkeypatch)
+        return await run_scenario(scenario, protocol, mock, runner=runner, seed=seed)
+
+
 def replay_scenario(snapshot: Any, request: pytest.FixtureRequest) -> None:
     """Play this item's scenario, check it, and compare its golden."""
     scenario, protocol, runner = request.node.stash[_SCENARIO]
@@ -127,16 +167,14 @@ def replay_scenario(snapshot: Any, request: pytest.FixtureRequest) -> None:
     missing: str | None  # why the runner cannot run here, said once outside the except
     try:
         try:
-            run = asyncio.run(
-                run_scenario(scenario, protocol, mock, runner=runner, seed=base_settings(request.config).seed)
-            )
+            run = asyncio.run(_play(scenario, protocol, mock, runner, base_settings(request.config).seed))
         except (MissingExtra, MissingExtraError) as exc:
             missing = f"{title}: runner {scenario.runner!r}: {exc}"
         else:
             missing = None
         if missing is not None:  # outside the except: the message alone, no chained traceback
             pytest.fail(missing, pytrace=False)
-        problem = check_expectations(scenario, run)
+        problem = unscripted_play(mock, scenario) or check_expectations(scenario, run)
         if problem is not None:
             pytest.fail(f"{title}: {problem}", pytrace=False)
         extension = golden_extension(request.config, ScenarioGoldenExtension)

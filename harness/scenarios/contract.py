@@ -13,7 +13,11 @@ with the script, ``tools``, ``options``…), the ``protocol`` to speak
 (``anthropic-messages``, ``openai-chat`` or ``openai-responses``) and the mock: its
 ``base_url`` (``openai_base_url`` with ``/v1``) for a client of the runner's own, or
 ready clients (``openai()``, ``anthropic()``, ``httpx2_client()``, ``httpx_client()``,
-the harness's ``model_client()``) which are closed after the run.
+the harness's ``model_client()``) which are closed after the run. During the run the
+environment points at the mock too (``OPENAI_BASE_URL``, ``OPENAI_API_KEY``,
+``ANTHROPIC_BASE_URL``, ``ANTHROPIC_API_KEY``), and in process the mock's host is
+intercepted, so a client the runner (or the app it drives) builds itself, from
+``openai_base_url`` or from the environment, is served by the mock.
 
 It returns the run's events (then the run counts as a success) or a ``ScenarioRun``
 saying whether it succeeded, with what error and final text; the scenario's ``expect``

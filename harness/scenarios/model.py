@@ -158,8 +158,9 @@ def _organization_seed(value: Any) -> Any:
 class Scenario(_Strict):
     """One scenario. ``script`` is the instruction chain; ``plan`` and ``planner``
     hold the chain executor's plan and the planner's settings for those runners;
-    ``options`` is free for a runner of the user's own. ``allow_fallback`` lets the
-    golden record a mock fallback reply."""
+    ``options`` is free for a runner of the user's own. ``allow_fallback`` accepts
+    requests that got the mock's fallback reply or an unscripted 4xx (and lets the golden
+    record the fallback); ``allow_unused_steps`` accepts scripted steps no request reached."""
 
     name: str
     description: str = ""
@@ -181,6 +182,7 @@ class Scenario(_Strict):
     """Users and groups per organization for the chain's identity tools: each an
     ``harness.systems.identity.seeding.OrganizationSeed``."""
     allow_fallback: bool = False
+    allow_unused_steps: bool = False
     expect: Expectation = Field(default_factory=Expectation)
     turns: list[FollowUp] = Field(default_factory=list)
     """The session's next messages. Each is a run of its own in the same session, after

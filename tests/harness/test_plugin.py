@@ -192,20 +192,20 @@ def test_flow(golden):
 
 
 def test_goldens_are_written_under_golden_and_compared(project: pytest.Pytester) -> None:
-    project.makepyfile(test_golden=GOLDEN_TEST % "first")
+    project.makepyfile(test_golden=GOLDEN_TEST % ("a1" * 12))
     result = project.runpytest("--snapshot-update")
     result.assert_outcomes(passed=1)
     golden_file = project.path / "golden" / "test_golden" / "test_flow.golden"
     text = golden_file.read_text()
     assert 'message_chunk ×2         transient    content="Hi there" blockIndex=0' in text
-    assert 'messageId="<id:1>"' in text  # the volatile id is normalised
+    assert 'messageId="<id:1>"' in text  # the id the mock minted is normalised
 
-    # Another message id is the same behaviour: still passes.
-    project.makepyfile(test_golden=GOLDEN_TEST % "second")
+    # Another id the mock minted is the same behaviour: still passes.
+    project.makepyfile(test_golden=GOLDEN_TEST % ("b2" * 12))
     project.runpytest().assert_outcomes(passed=1)
 
     # A change of behaviour fails with a readable diff of the table.
-    project.makepyfile(test_golden=(GOLDEN_TEST % "x").replace('"end_turn"', '"max_tokens"'))
+    project.makepyfile(test_golden=(GOLDEN_TEST % ("c3" * 12)).replace('"end_turn"', '"max_tokens"'))
     result = project.runpytest()
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(['*- *stopReason="end_turn"*', '*+ *stopReason="max_tokens"*'])

@@ -11,16 +11,16 @@ __all__ = ["GoldenRow", "Pair", "pair_rows", "parse_golden"]
 _ROW = re.compile(
     r"^(?P<seq>\S+)\s+(?P<type>.+?)\s+(?P<persistence>transient|pending|persisted|-)(?:\s+(?P<fields>.*))?$"
 )
-# An id field of any name (``toolUseId``, ``tool_call_id``, ``call_id``, ``id``…) holding a
-# normalised id: the golden numbers ids per field label, so a call and its result that
-# carry one id under one label show the same ``<label:n>``.
-_LINK_ID = re.compile(r'(?:^|\s)(?:id|ID|[\w.]*(?:Id|_id|ID))="(<[^:>"]+:\d+>)"')
+# An id field of any name (``toolUseId``, ``tool_call_id``, ``call_id``, ``id``…) and its
+# value: an id the mock minted is stored as ``<label:n>``, a user's own id as it is, so a
+# call and its result that carry the same id show the same value.
+_LINK_ID = re.compile(r'(?:^|\s)(?:id|ID|[\w.]*(?:Id|_id|ID))="([^"]+)"')
 _RESULT_TYPES = ("result", "output", "Result", "Output")
 
 
 @dataclass(frozen=True)
 class GoldenRow:
-    """One table row; ``line`` is its text as stored, ``links`` the normalised ids on it
+    """One table row; ``line`` is its text as stored, ``links`` the id values on it
     (a tool call and its result share one)."""
 
     line: str

@@ -87,3 +87,30 @@ def test_a_golden_that_would_record_a_fallback_reply_is_refused(strict_pytester:
     assert "@pytest.mark.mockllm(allow_fallback=True)" in out
     goldens = strict_pytester.path / "golden" / "test_fallback"
     assert sorted(p.name for p in goldens.iterdir()) == ["test_allowed.golden"]
+
+
+ORDER_TEST = """
+from harness import volatile
+
+ORDER = {"type": "order", "order_id": "%(order)s", "customer_id": "%(customer)s", "ship_time": "%(time)s",
+         "elapsed_ms": %(ms)d}
+
+def test_order(golden):
+    assert [ORDER] == golden
+
+def test_order_opted_in(golden):
+    assert [ORDER] == golden(matcher=volatile(ids=["order_id"], timestamps=["ship_time"], durations=["elapsed_ms"]))
+"""
+
+
+def test_a_golden_fails_when_a_users_business_data_changes_unless_opted_in(strict_pytester: pytest.Pytester) -> None:
+    first = {"order": "A-1", "customer": "C-9", "time": "never", "ms": 12}
+    strict_pytester.makepyfile(test_orders=ORDER_TEST % first)
+    strict_pytester.runpytest("--snapshot-update").assert_outcomes(passed=2)
+    for key, value in (("order", "A-2"), ("customer", "C-7"), ("time", "2026-01-01T00:00:00Z"), ("ms", 99)):
+        strict_pytester.makepyfile(test_orders=ORDER_TEST % {**first, key: value})
+        result = strict_pytester.runpytest("-k", "test_order and not opted")
+        result.assert_outcomes(failed=1)
+    changed = {"order": "A-2", "customer": "C-9", "time": "today", "ms": 99}
+    strict_pytester.makepyfile(test_orders=ORDER_TEST % changed)
+    strict_pytester.runpytest("-k", "opted_in").assert_outcomes(passed=1)

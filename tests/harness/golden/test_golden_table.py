@@ -39,23 +39,54 @@ def test_a_plain_dict_shows_every_field_nested_values_with_sorted_keys() -> None
 def test_models_and_dataclasses_are_walked_nested_values_included() -> None:
     when = datetime.datetime(2026, 1, 2, 3, 4, 5)
     lines = table_lines([Step(type="tool", call=ToolCall("lookup", {"id": "V-9"}), started_at=when)])
-    # the tool's own argument named id is data, not a volatile id; the datetime is.
+    # the user's datetime is their data: shown, in ISO form.
     assert lines == [
-        '-    tool                     -            call={"args":{"id":"V-9"},"name":"lookup"} started_at="<timestamp>"'
+        '-    tool                     -            call={"args":{"id":"V-9"},"name":"lookup"} '
+        'started_at="2026-01-02T03:04:05"'
     ]
     assert table_lines([ToolCall("lookup", {})]) == ['-    ToolCall                 -            args={} name="lookup"']
 
 
-def test_ids_timestamps_and_durations_are_normalised_at_the_event_level() -> None:
+MINTED = "call_mk0123abcd_t0_0"
+RESPONSE = "chatcmpl-" + "a1" * 12
+
+
+def test_ids_the_mock_minted_are_numbered_wherever_they_are() -> None:
     events = [
-        {"type": "call", "id": "c-81", "created": 1700000001, "duration_ms": 12, "seq": 0},
-        {"type": "result", "call_id": "c-81", "updatedAt": "2026-01-01", "latency": 3.5, "seq": 1},
-        {"type": "call", "id": "c-99", "elapsedSeconds": 1, "seq": 2},
+        {"type": "call", "id": RESPONSE, "call_id": MINTED, "seq": 0},
+        {"type": "result", "call_id": MINTED, "nested": {"ids": [MINTED, "approval-" + MINTED]}, "seq": 1},
+        {"type": "call", "id": "chatcmpl-" + "b2" * 12, "note": f"called {MINTED} once", "seq": 2},
     ]
     assert table_lines(events) == [
-        '0    call                     -            created="<timestamp>" duration_ms="<duration>" id="<id:1>"',
-        '1    result                   -            call_id="<call:1>" latency="<duration>" updatedAt="<timestamp>"',
-        '2    call                     -            elapsedSeconds="<duration>" id="<id:2>"',
+        '0    call                     -            call_id="<call:1>" id="<id:1>"',
+        '1    result                   -            call_id="<call:1>" nested={"ids":["<id:2>","<id:3>"]}',
+        f'2    call                     -            id="<id:4>" note="called {MINTED} once"',
+    ]
+
+
+USER_ORDER = {"type": "order", "order_id": "A-1", "customer_id": "C-9", "ship_time": "never", "elapsed_ms": 12}
+
+
+def test_a_users_fields_are_shown_whatever_their_names() -> None:
+    changed = {**USER_ORDER, "order_id": "A-2", "customer_id": "C-7", "ship_time": "tomorrow", "elapsed_ms": 99}
+    assert table_lines([USER_ORDER]) == [
+        '-    order                    -            customer_id="C-9" elapsed_ms=12 order_id="A-1" ship_time="never"'
+    ]
+    assert golden_text([USER_ORDER]) != golden_text([changed])
+    for key in ("order_id", "customer_id", "ship_time", "elapsed_ms"):
+        assert golden_text([USER_ORDER]) != golden_text([{**USER_ORDER, key: changed[key]}]), key
+
+
+def test_a_user_opts_fields_in_as_volatile() -> None:
+    from harness import volatile
+
+    matcher = volatile(ids=["order_id"], timestamps=["ship_time"], durations=["elapsed_ms"])
+    events = [USER_ORDER, {**USER_ORDER, "order_id": "A-2", "ship_time": "2026-01-01", "elapsed_ms": 3}]
+    assert table_lines(events, matcher=matcher) == [
+        '-    order                    -            customer_id="C-9" elapsed_ms="<duration>" order_id="<order:1>" '
+        'ship_time="<timestamp>"',
+        '-    order                    -            customer_id="C-9" elapsed_ms="<duration>" order_id="<order:2>" '
+        'ship_time="<timestamp>"',
     ]
 
 
@@ -67,7 +98,7 @@ def test_harness_events_show_their_data_and_leave_the_envelope_out() -> None:
         sequence_number=3,
         session_id="s",
         timestamp=99,
-        data={"content": "x", "messageId": "m-1"},
+        data={"content": "x", "messageId": "msg_" + "c3" * 12},
     )
     assert table_lines([event]) == ['3    message                  persisted    content="x" messageId="<id:1>"']
 

@@ -13,22 +13,24 @@ from harness.scenarios.registry import RunnerNotFound, resolve_runner
 RUNNER = '''
 from harness.scenarios.contract import RunnerContext, ScenarioRun, speaks
 
-def reply_text(context):
-    """Ask the mock once with the official SDK of the context's protocol."""
+def reply(context):
+    """Ask the mock once with the official SDK of the context's protocol: (text, reply id)."""
     prompt = context.scenario.tagged_prompt()
     if context.protocol == "anthropic-messages":
         reply = context.anthropic().messages.create(model="claude-mock", max_tokens=64,
                                                     messages=[{"role": "user", "content": prompt}])
-        return reply.content[0].text
+        return reply.content[0].text, reply.id
     client = context.openai()
     if context.protocol == "openai-responses":
-        return client.responses.create(model="gpt-mock", input=prompt).output_text
+        reply = client.responses.create(model="gpt-mock", input=prompt)
+        return reply.output_text, reply.id
     reply = client.chat.completions.create(model="gpt-mock", messages=[{"role": "user", "content": prompt}])
-    return reply.choices[0].message.content
+    return reply.choices[0].message.content, reply.id
 
 def run(context: RunnerContext):
+    text, reply_id = reply(context)
     return [{"type": "user", "content": context.scenario.prompt},
-            {"type": "answer", "content": reply_text(context), "id": context.protocol}]
+            {"type": "answer", "content": text, "id": reply_id}]
 
 async def run_async(context: RunnerContext) -> ScenarioRun:
     return ScenarioRun(run(context), success=True)
@@ -67,7 +69,7 @@ def test_a_runner_by_path_plays_every_protocol_openai_responses_included(project
     result.stdout.fnmatch_lines(["*hello.yaml::hello[[]openai-responses[]] PASSED*"])
     golden = (project.path / "golden" / "scenarios" / "hello.golden").read_text()
     assert golden.splitlines()[:3] == ["# scenario: hello", "# runner: my_runners:run", "# outcome: success"]
-    # one golden for the three protocols: the protocol-specific id is normalised.
+    # one golden for the three protocols: the reply id each protocol's form of is normalised.
     assert '-    answer                   -            content="Hello from the mock." id="<id:1>"' in golden
     project.runpytest("scenarios").assert_outcomes(passed=6)
 

@@ -1,0 +1,139 @@
+"""A scenario item fails when the mock served its run something nobody scripted — a step
+never reached, a fallback reply, an unscripted 4xx — in process and over the server, with
+the bundled runner and a user's own, and writes no golden; and a user's runner reaches
+the mock with a client of its own, built from the context's URL or the environment."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[3]
+TOOL_USE = (ROOT / "scenarios" / "tool_use.yaml").read_text()
+NEVER_REACHED = """  - id: never
+    messages:
+      - text_message: {text: Nobody asks for this.}
+tools:"""
+
+RUNNER = """
+import httpx
+import openai
+
+def ask(client, prompt):
+    reply = client.chat.completions.create(model="gpt-mock", messages=[{"role": "user", "content": prompt}])
+    return [{"type": "answer", "content": reply.choices[0].message.content}]
+
+def once(context):
+    return ask(context.openai(), context.scenario.tagged_prompt())
+
+def twice(context):
+    client = context.openai()
+    return ask(client, context.scenario.tagged_prompt()) + ask(client, "no script here")
+
+def bad_request(context):
+    events = once(context)
+    with httpx.Client(base_url=context.openai_base_url) as client:
+        status = client.post("/chat/completions", json={"model": "gpt-mock"}).status_code
+    return events + [{"type": "probe", "status": status}]
+
+def own_client(context):
+    client = openai.OpenAI(base_url=context.openai_base_url, api_key="k", max_retries=0)
+    try:
+        return ask(client, context.scenario.tagged_prompt())
+    finally:
+        client.close()
+
+def from_environment(context):
+    client = openai.OpenAI(max_retries=0)
+    try:
+        return ask(client, context.scenario.tagged_prompt())
+    finally:
+        client.close()
+"""
+
+USER_SCENARIO = """
+runner: my_runner:{runner}
+protocols: [openai-chat]
+prompt: Say hello
+script:
+  - messages: [{{text_message: {{text: Hello.}}}}]
+{steps}
+{extra}
+"""
+
+MODES = [pytest.param([], id="in-process"), pytest.param(["--mockllm-replay-server"], id="server")]
+
+
+@pytest.fixture
+def project(strict_pytester: pytest.Pytester) -> pytest.Pytester:
+    strict_pytester.makepyfile(my_runner=RUNNER)
+    strict_pytester.syspathinsert()
+    (strict_pytester.path / "scenarios").mkdir()
+    return strict_pytester
+
+
+def user_scenario(project: pytest.Pytester, runner: str, *script: str, extra: str = "") -> None:
+    steps = "".join(f"  - {step}\n" for step in script)
+    text = USER_SCENARIO.format(runner=runner, steps=steps, extra=extra)
+    (project.path / "scenarios" / "hello.yaml").write_text(text)
+
+
+def goldens(project: pytest.Pytester) -> list[str]:
+    return sorted(p.name for p in (project.path / "golden").rglob("*.golden"))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_step_the_bundled_runner_never_reaches_fails_and_writes_no_golden(
+    project: pytest.Pytester, mode: list[str]
+) -> None:
+    (project.path / "scenarios" / "tool_use.yaml").write_text(TOOL_USE.replace("tools:", NEVER_REACHED, 1))
+    result = project.runpytest("scenarios", "--snapshot-update", *mode)
+    result.assert_outcomes(failed=2, skipped=1)
+    result.stdout.fnmatch_lines(["*1 scripted instruction step(s) were never used:*", "*step 2 ('never')*"])
+    assert goldens(project) == []
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_step_a_users_runner_never_reaches_fails(project: pytest.Pytester, mode: list[str]) -> None:
+    user_scenario(project, "once", "{id: later, messages: [{text_message: {text: Later.}}]}")
+    result = project.runpytest("scenarios", "--snapshot-update", *mode)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*step 1 ('later')*", "*allow_unused_steps: true*"])
+    assert goldens(project) == []
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_fallback_reply_fails_the_item(project: pytest.Pytester, mode: list[str]) -> None:
+    user_scenario(project, "twice")
+    result = project.runpytest("scenarios", "--snapshot-update", *mode)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*1 request(s) to the mock were answered by no script:*", "*fallback reply*"])
+    assert goldens(project) == []
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_an_unscripted_4xx_fails_the_item(project: pytest.Pytester, mode: list[str]) -> None:
+    user_scenario(project, "bad_request")
+    result = project.runpytest("scenarios", "--snapshot-update", *mode)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*answered by no script:*", "*rejected with 400*"])
+    assert goldens(project) == []
+
+
+def test_a_scenario_may_allow_fallbacks_and_unused_steps(project: pytest.Pytester) -> None:
+    later = "{id: later, messages: [{text_message: {text: Later.}}]}"
+    user_scenario(project, "twice", later, extra="allow_unused_steps: true")
+    project.runpytest("scenarios").assert_outcomes(failed=1)  # the fallback still fails it
+    user_scenario(project, "twice", later, extra="allow_unused_steps: true\nallow_fallback: true")
+    project.runpytest("scenarios", "--snapshot-update").assert_outcomes(passed=1)
+    assert "mockllm fallback reply" in (project.path / "golden" / "scenarios" / "hello.golden").read_text()
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("runner", ["own_client", "from_environment"])
+def test_a_users_own_client_reaches_the_mock(project: pytest.Pytester, mode: list[str], runner: str) -> None:
+    user_scenario(project, runner)
+    result = project.runpytest("scenarios", "--snapshot-update", *mode)
+    result.assert_outcomes(passed=1)
+    assert 'content="Hello."' in (project.path / "golden" / "scenarios" / "hello.golden").read_text()
