@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import argparse
 import secrets
-import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from harness.scenarios.contract import PROTOCOLS
+from mockllm import PROTOCOLS
 
 __all__ = ["main"]
 
@@ -42,27 +41,17 @@ def _replay(args: argparse.Namespace, pytest_args: Sequence[str]) -> int:
 
 def _diff(args: argparse.Namespace) -> int:
     """Goldens changed against git HEAD, as readable diffs (new and deleted included)."""
+    from harness.golden.review.changes import GitError, changed_goldens
+
     try:
-        top = subprocess.run(["git", "rev-parse", "--show-toplevel"], capture_output=True, text=True, check=True)
-    except (OSError, subprocess.CalledProcessError):
-        print("harness diff: not inside a git repository; nothing to compare goldens with.", file=sys.stderr)
+        changes = [change for path in args.paths or ["golden"] for change in changed_goldens(path)]
+    except GitError as exc:
+        print(f"harness diff: {exc}", file=sys.stderr)
         return 2
-    paths = args.paths or ["golden"]
-    root = top.stdout.strip()
-    untracked = subprocess.run(
-        ["git", "ls-files", "--others", "--exclude-standard", "--", *paths], capture_output=True, text=True, cwd=root
-    ).stdout.split()
-    diff = subprocess.run(
-        ["git", "diff", "--no-color", "HEAD", "--", *paths], capture_output=True, text=True, cwd=root
-    ).stdout
-    if not diff and not untracked:
+    if not changes:
         print("No golden changed against HEAD.")
-        return 0
-    if diff:
-        print(diff, end="")
-    for name in untracked:
-        print(f"new golden: {name}")
-        print("".join(f"+{line}" for line in (Path(root) / name).read_text(encoding="utf-8").splitlines(True)))
+    for change in changes:
+        print(change.diff(), end="")
     return 0
 
 

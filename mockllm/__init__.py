@@ -12,6 +12,7 @@ The doors, all importable from here::
     intercept                                       patch httpx/httpx2 clients in a block
     create_app, serve                               the HTTP server (Starlette)
     explain                                         why a request got its reply
+    validation_problems, reject_unknown_keys        a script's problems, one a line
     MockLLMError                                    the root of every exception raised here
 
 Everything else lives in ``_``-private modules and may change without notice.
@@ -25,6 +26,7 @@ from mockllm._exceptions import (
     MockLLMError,
     RequestRejected,
     ScriptLimitReached,
+    ScriptValidationError,
     UnknownProtocol,
     UnmockedRequestError,
 )
@@ -40,6 +42,7 @@ from mockllm._instructions import (
     TimingSpec,
     ToolCallMessage,
     ToolCallSpec,
+    reject_unknown_keys,
 )
 from mockllm._intercept import intercept
 from mockllm._limits import Limits
@@ -47,6 +50,7 @@ from mockllm._mock_response import MockResponse
 from mockllm._registered import RegisteredScript, ScriptMatch
 from mockllm._server import create_app, serve
 from mockllm._transports import HTTPX2Transport, HTTPXTransport
+from mockllm._validation import validation_problems
 from mockllm._wire.registry import PROTOCOLS
 
 __version__ = "0.1.0"
@@ -71,6 +75,7 @@ __all__ = [
     "RequestRejected",
     "ScriptLimitReached",
     "ScriptMatch",
+    "ScriptValidationError",
     "TextMessage",
     "TimingSpec",
     "ToolCallMessage",
@@ -82,5 +87,7 @@ __all__ = [
     "create_app",
     "explain",
     "intercept",
+    "reject_unknown_keys",
     "serve",
+    "validation_problems",
 ]

@@ -140,8 +140,8 @@ def test_scripts_over_http_list_delete_and_refuse_a_bad_chain(mock_server_url: s
         )
         assert bad.status_code == 400
         assert bad.json()["error"]["problems"] == [
-            "instruction_chain.1.messages: List should have at least 1 item after validation, not 0",
-            "match.modle: Extra inputs are not permitted",
+            "instruction_chain[1].messages: List should have at least 1 item after validation, not 0",
+            "match.modle: unknown key 'modle'; did you mean 'model'?",
         ]
         typo = http.post(
             "/_mockllm/scripts",
