@@ -5,27 +5,16 @@ reaches the journal, the ``x-mockllm-fallback`` header and the strict-mode failu
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from harness.plugin.fixtures import MockLLMFixture, MockLLMServer
+from harness.plugin.fixtures import MockLLMFixture
 from harness.plugin.strict import UnscriptedRequestsError
 from mockllm import InstructionChain, MockLLM, explain
+from tests.mockllm.doors_support import door_clients  # noqa: F401  (the fixture "clients")
 
 ANSWER = [{"id": "answer", "messages": [{"text_message": {"text": "Sunny."}}]}]
-
-
-@pytest.fixture(params=["in-process", "server"])
-def clients(request: pytest.FixtureRequest) -> Iterator[MockLLMFixture | MockLLMServer]:
-    if request.param == "in-process":
-        fixture = MockLLMFixture(MockLLM())
-        yield fixture
-        fixture.close()
-    else:
-        with MockLLMServer(request.getfixturevalue("mock_server_url")).session() as session:
-            yield session
 
 
 def _ask(clients: Any, *messages: dict[str, str]) -> Any:
