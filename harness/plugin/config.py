@@ -85,12 +85,13 @@ def settings_for(node: pytest.Item) -> Settings:
     marker = node.get_closest_marker(MARKER)
     if marker is None:
         return settings
-    takes = ", ".join(f"{f.name}={_EXPECTED[f.type]}" for f in fields(Settings))
+    # Field types are strings here (``from __future__ import annotations``): "int", "bool".
+    types = {f.name: str(f.type) for f in fields(Settings)}
+    takes = ", ".join(f"{name}={_EXPECTED[kind]}" for name, kind in types.items())
     if marker.args:
         raise pytest.UsageError(
             f"@pytest.mark.{MARKER} takes keyword arguments only ({takes}), got the positional {marker.args!r}"
         )
-    types = {f.name: f.type for f in fields(Settings)}
     for name, value in marker.kwargs.items():
         if name not in types:
             raise pytest.UsageError(f"@pytest.mark.{MARKER} got an unknown argument {name}={value!r}; it takes {takes}")
