@@ -16,8 +16,6 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from mockllm import PROTOCOLS
-
 __all__ = ["main"]
 
 
@@ -153,7 +151,9 @@ def _parser() -> argparse.ArgumentParser:
     replay.add_argument("paths", nargs="*", default=["scenarios"], help="scenario files or folders")
     replay.add_argument("-k", metavar="EXPR", help="pytest's -k: only items whose name matches")
     replay.add_argument("--update", action="store_true", help="write the goldens (pytest's --snapshot-update)")
-    replay.add_argument("--protocol", choices=PROTOCOLS, help="only this protocol (--mockllm-protocol)")
+    # Checked by the plugin's --mockllm-protocol: importing mockllm here, before pytest
+    # starts, would keep pytest from rewriting the asserts of the plugins it imports.
+    replay.add_argument("--protocol", metavar="PROTOCOL", help="only this protocol (--mockllm-protocol)")
     replay.add_argument(
         "--server", action="store_true", help="replay against a loopback mock server (--mockllm-replay-server)"
     )
