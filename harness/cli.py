@@ -14,14 +14,11 @@ from __future__ import annotations
 import argparse
 import importlib
 import secrets
-import subprocess
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 
 from harness.exceptions import EXTRAS, MissingExtra, missing_extra, not_installed
 from harness.golden.review.cli import add_review_arguments
-from harness.scenarios.contract import PROTOCOLS
 
 __all__ = ["main"]
 
@@ -49,27 +46,17 @@ def _replay(args: argparse.Namespace, pytest_args: Sequence[str]) -> int:
 
 def _diff(args: argparse.Namespace) -> int:
     """Goldens changed against git HEAD, as readable diffs (new and deleted included)."""
+    from harness.golden.review.changes import GitError, changed_goldens
+
     try:
-        top = subprocess.run(["git", "rev-parse", "--show-toplevel"], capture_output=True, text=True, check=True)
-    except (OSError, subprocess.CalledProcessError):
-        print("harness diff: not inside a git repository; nothing to compare goldens with.", file=sys.stderr)
+        changes = [change for path in args.paths or ["golden"] for change in changed_goldens(path)]
+    except GitError as exc:
+        print(f"harness diff: {exc}", file=sys.stderr)
         return 2
-    paths = args.paths or ["golden"]
-    root = top.stdout.strip()
-    untracked = subprocess.run(
-        ["git", "ls-files", "--others", "--exclude-standard", "--", *paths], capture_output=True, text=True, cwd=root
-    ).stdout.split()
-    diff = subprocess.run(
-        ["git", "diff", "--no-color", "HEAD", "--", *paths], capture_output=True, text=True, cwd=root
-    ).stdout
-    if not diff and not untracked:
+    if not changes:
         print("No golden changed against HEAD.")
-        return 0
-    if diff:
-        print(diff, end="")
-    for name in untracked:
-        print(f"new golden: {name}")
-        print("".join(f"+{line}" for line in (Path(root) / name).read_text(encoding="utf-8").splitlines(True)))
+    for change in changes:
+        print(change.diff(), end="")
     return 0
 
 
@@ -204,7 +191,9 @@ def _parser() -> argparse.ArgumentParser:
     replay.add_argument("paths", nargs="*", default=["scenarios"], help="scenario files or folders (default scenarios)")
     replay.add_argument("-k", metavar="EXPR", help="pytest's -k: only items whose name matches")
     replay.add_argument("--update", action="store_true", help="write the goldens (pytest's --snapshot-update)")
-    replay.add_argument("--protocol", choices=PROTOCOLS, help="only this protocol (--mockllm-protocol)")
+    # Checked by the plugin's --mockllm-protocol: importing mockllm here, before pytest
+    # starts, would keep pytest from rewriting the asserts of the plugins it imports.
+    replay.add_argument("--protocol", metavar="PROTOCOL", help="only this protocol (--mockllm-protocol)")
     replay.add_argument(
         "--server", action="store_true", help="replay against a loopback mock server (--mockllm-replay-server)"
     )

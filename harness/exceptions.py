@@ -1,46 +1,57 @@
-"""Every exception the harness raises derives from ``HarnessError``::
+"""Every exception the harness raises derives from ``HarnessError``, drawn here by
+category (the tooling first, then the systems it is proved on)::
 
     HarnessError
-    ├── MissingExtra               an optional package is not installed; the message
-    │                              names the extra that brings it (also ModuleNotFoundError)
-    ├── ModelError                 a model call failed: HTTP status, stream error event,
-    │                              or a reply the harness cannot use      (harness.systems.llm)
-    ├── ToolError                  a tool could not run; the agent hands the message to
-    │                              the model as a failed result           (harness.systems.agent)
-    ├── FileAccessDenied           a file the user may not use  (also PermissionError)
-    ├── ToolArgumentsError         arguments that do not fit a tool  (also TypeError)
-    ├── PlanExecutionError         a chain step failed; ``plan`` as it stood (harness.systems.chain)
-    ├── PlanningError              the model's plan is unusable      (also ValueError)
-    ├── RoutingError               the routing answer is not routing JSON  (also ValueError)
-    ├── UnknownReference           a name or am7:// URI the organization does not see
-    │                              (a 404; also LookupError)
-    ├── CharacterError             a character record not found (404) or forbidden (403)
-    │                              (also LookupError)
-    ├── StepError                  a planner step could not run        (harness.systems.planner)
-    ├── PlanValidationError        a plan the task executor cannot run  (also ValueError)
-    ├── CalculationError           not plain arithmetic, or too big  (also ValueError)
-    ├── DuplicateName              a ``userName`` the organization has  (harness.systems.identity)
-    ├── IdentityToolError          an identity operation SCIM refused, with its status
-    ├── ChainServiceError          a request the chain service answers with ``status``
-    │   ├── BadRequest             400                                 (harness.systems.service)
-    │   ├── Unauthorized           401
-    │   ├── Forbidden              403
-    │   └── NotFound               404
-    ├── ScenarioError              a scenario file that cannot be used  (also ValueError)
-    ├── RunnerNotFound             a ``runner:`` nobody provides     (also LookupError)
-    ├── GitError                   git could not say what changed    (also RuntimeError)
-    ├── ReviewConflict             a golden edited during its review  (also RuntimeError)
-    ├── ReportError                a review report that cannot be read  (also ValueError)
-    ├── InvariantError             an event-sequence invariant broke (also AssertionError)
-    ├── FallbackRefused            a golden would record a mock fallback reply (also
-    │                              AssertionError)
-    ├── UnusedStepsError           scripted steps no request reached (also AssertionError)
-    └── UnscriptedRequestsError    requests no script answered       (also AssertionError)
+    ├── MissingExtra              an optional package is missing; names the extra   (harness.exceptions)
+    │                             (also ModuleNotFoundError)
+    │   scenario files                                                              (harness.scenarios)
+    ├── ScenarioError             a file that cannot be used (also ValueError)
+    ├── RunnerNotFound            a ``runner:`` nobody provides (also LookupError)
+    │   goldens and the checks of a run: also AssertionError, but GitError      (harness.golden, …)
+    ├── InvariantError            an event-sequence invariant broke                 (harness.invariants)
+    ├── FallbackRefused           a golden would record a mock fallback reply       (harness.golden)
+    ├── GitError                  git could not say what changed (also RuntimeError) (harness.golden)
+    ├── ReviewConflict            a golden edited during its review (also RuntimeError) (harness.golden)
+    ├── ReportError               a review report that cannot be read (also ValueError) (harness.golden)
+    ├── UnusedStepsError          scripted steps no request reached                 (harness.plugin)
+    ├── UnscriptedRequestsError   requests no script answered                       (harness.plugin)
+    │   chain: the executor of seeds 000/001                                  (harness.systems.chain)
+    ├── PlanExecutionError        a step failed; ``plan`` as it stood
+    ├── PlanningError             the model's plan is unusable (also ValueError)
+    ├── RoutingError              the routing answer is not routing JSON (also ValueError)
+    ├── UnknownReference          a name or am7:// URI the organization does not see: a 404
+    │                             (also LookupError)
+    ├── CharacterError            a character not found (404) or forbidden (403) (also LookupError)
+    │   planner: seed 004                                                   (harness.systems.planner)
+    ├── StepError                 a planner step could not run
+    ├── PlanValidationError       a plan the task executor cannot run (also ValueError)
+    ├── CalculationError          not plain arithmetic, or too big (also ValueError)
+    │   service: REST, WebSocket, MCP                                       (harness.systems.service)
+    ├── ChainServiceError         a request the chain service answers with ``status``
+    │   ├── BadRequest            400
+    │   ├── Unauthorized          401
+    │   ├── Forbidden             403
+    │   └── NotFound              404
+    │   identity: SCIM                                                     (harness.systems.identity)
+    ├── DuplicateName             a ``userName`` the organization has
+    ├── IdentityToolError         an identity operation SCIM refused, with its status
+    │   agent and model client: seed 002                                           (harness.systems)
+    ├── ModelError                a model call failed: HTTP status, stream error event, or a
+    │                             reply the harness cannot use
+    ├── ToolError                 a tool could not run; the agent tells the model
+    ├── FileAccessDenied          a file the user may not use (also PermissionError)
+    └── ToolArgumentsError        arguments that do not fit a tool (also TypeError)
 
 Each class is defined beside the code that raises it (so a module keeps working without
-the optional packages others need) and is exported from ``harness``. The second base
-keeps ``except ValueError`` and friends working; the errors that mean "a test's
-expectation failed" are also ``AssertionError``, so pytest reports them as failures.
+the optional packages others need) and is exported from ``harness``;
+``tests/test_exported_members.py`` checks that this drawing names every one under its
+real base, in the package its category (or its own line) names. The second base keeps
+``except ValueError`` and friends working; the errors that mean "a test's expectation
+failed" are also ``AssertionError``, so pytest reports them as failures.
+
+``MissingExtra`` words its message as mockllm's ``MissingExtraError`` does, and both
+stay: the systems under ``harness.systems`` raise it and never import mockllm, and
+mockllm never imports the harness (a test checks that both say the same).
 
 This module imports nothing but the standard library: every other harness module may
 import it.

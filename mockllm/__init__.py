@@ -13,6 +13,7 @@ The doors, all importable from here::
     create_app, serve                               the HTTP server (Starlette)
     explain                                         why a request got its reply
     assert_trajectory                               the tool calls an app made, as expected
+    validation_problems, reject_unknown_keys        a script's problems, one a line
     MockLLMError                                    the root of every exception raised here
 
 Everything else lives in ``_``-private modules and may change without notice.
@@ -26,6 +27,7 @@ from mockllm._exceptions import (
     MockLLMError,
     RequestRejected,
     ScriptLimitReached,
+    ScriptValidationError,
     UnknownProtocol,
     UnmockedRequestError,
 )
@@ -41,6 +43,7 @@ from mockllm._instructions import (
     TimingSpec,
     ToolCallMessage,
     ToolCallSpec,
+    reject_unknown_keys,
 )
 from mockllm._intercept import intercept
 from mockllm._limits import Limits
@@ -49,6 +52,7 @@ from mockllm._registered import RegisteredScript, ScriptMatch
 from mockllm._server import create_app, serve
 from mockllm._trajectory import assert_trajectory
 from mockllm._transports import HTTPX2Transport, HTTPXTransport
+from mockllm._validation import validation_problems
 from mockllm._wire.registry import PROTOCOLS
 
 __version__ = "0.1.0"
@@ -73,6 +77,7 @@ __all__ = [
     "RequestRejected",
     "ScriptLimitReached",
     "ScriptMatch",
+    "ScriptValidationError",
     "TextMessage",
     "TimingSpec",
     "ToolCallMessage",
@@ -85,5 +90,7 @@ __all__ = [
     "create_app",
     "explain",
     "intercept",
+    "reject_unknown_keys",
     "serve",
+    "validation_problems",
 ]

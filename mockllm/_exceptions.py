@@ -9,6 +9,8 @@
     │                              (mockllm._responses_state)
     ├── UnknownProtocol            a protocol name no codec speaks (also a ValueError)
     ├── InvalidScript              a script or match of the wrong type (also a TypeError)
+    ├── ScriptValidationError      a script model built in Python with bad fields: one
+    │                              problem a line (also pydantic's ValidationError)
     ├── ScriptLimitReached         ``MockLLM.script`` past ``Limits.max_scripts`` or
     │                              ``Limits.scripts_bytes`` (reset or remove scripts)
     ├── UnmockedRequestError       ``intercept(block_unmocked=True)`` saw a request to a
@@ -19,17 +21,21 @@
 
 ``MockLLM.handle`` and the server never raise these to a client: a rejected request is
 an HTTP reply. They reach the caller of the Python API (``explain``, ``MockLLM.script``,
-``intercept``). An ``InstructionChain`` built with bad fields raises pydantic's
-``ValidationError``, as every pydantic model does.
+``intercept``). A scripting model (``InstructionChain``, ``Instruction``, the specs) built
+with bad fields raises ``ScriptValidationError``: still pydantic's ``ValidationError``
+(``errors()`` as ever), its message the problems one a line, as a scenario file reports them.
 """
 
 from __future__ import annotations
+
+from pydantic import ValidationError
 
 __all__ = [
     "InvalidScript",
     "MockLLMError",
     "RequestRejected",
     "ScriptLimitReached",
+    "ScriptValidationError",
     "UnknownProtocol",
     "UnmockedRequestError",
 ]
@@ -60,6 +66,18 @@ class UnknownProtocol(MockLLMError, ValueError):
 
 class InvalidScript(MockLLMError, TypeError):
     """A script (or its match) given to ``MockLLM.script`` in a form it cannot use."""
+
+
+class ScriptValidationError(MockLLMError, ValidationError):
+    """A scripting model built with bad fields. ``errors()`` is pydantic's; the message is
+    ``problems``, one ``where: what`` a line (built by ``mockllm._validation``)."""
+
+    problems: list[str]
+
+    def __str__(self) -> str:
+        problems = getattr(self, "problems", None) or [ValidationError.__str__(self)]
+        count = f"{len(problems)} problems" if len(problems) > 1 else "1 problem"
+        return f"invalid {self.title} ({count}):\n" + "\n".join(f"  {problem}" for problem in problems)
 
 
 class ScriptLimitReached(MockLLMError):

@@ -19,11 +19,13 @@ fault), ``timing`` (streaming pace), ``chunk_words`` (words per streamed delta) 
 
 from __future__ import annotations
 
-import difflib
 import re
-from typing import Annotated, Any
+from typing import Annotated, Any, Self
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Discriminator, Field, Tag, ValidationError, model_validator
+from pydantic_core import PydanticCustomError
+
+from mockllm._validation import did_you_mean, script_validation_error, unknown_keys_error
 
 __all__ = [
     "ContentSpec",
@@ -39,6 +41,7 @@ __all__ = [
     "INSTRUCTION_START",
     "STOP_REASONS",
     "normalise_stop_reason",
+    "reject_unknown_keys",
     "strip_instructions",
     "unknown_keys",
 ]
@@ -67,6 +70,20 @@ class _Model(BaseModel):
     # Unknown keys are kept (not rejected) so that the parser can warn about them.
     model_config = ConfigDict(extra="allow", frozen=True)
 
+    def __init__(self, /, **data: Any) -> None:
+        try:
+            super().__init__(**data)
+        except ValidationError as exc:
+            # Built in Python: the problems one a line, as a scenario file reports them.
+            raise script_validation_error(exc, type(self)) from None
+
+    @classmethod
+    def model_validate(cls, obj: Any, **kwargs: Any) -> Self:
+        try:
+            return super().model_validate(obj, **kwargs)
+        except ValidationError as exc:
+            raise script_validation_error(exc, cls) from None
+
     def _unknown_key_hint(self) -> str:
         # A typo often shows first as a missing field ("lenght" leaves no "length"):
         # name it in that error too.
@@ -74,26 +91,35 @@ class _Model(BaseModel):
         return f" ({'; '.join(found)})" if found else ""
 
 
-def _nearest(key: str, known: Any) -> str:
-    close = difflib.get_close_matches(key, list(known), n=1, cutoff=0.6)
-    return f"; did you mean {close[0]!r}?" if close else f"; known keys are {sorted(known)}"
-
-
-def unknown_keys(model: BaseModel, path: str = "") -> list[tuple[str, str, str]]:
-    """``(path of the key, key, "; did you mean 'nearest'?")`` for every key the models
-    inside ``model`` do not know (tool-call ``args`` are free-form and never checked)."""
+def unknown_keys(model: BaseModel, loc: tuple[str | int, ...] = ()) -> list[tuple[tuple[str | int, ...], str, str]]:
+    """``(location of the key, key, "; did you mean 'nearest'?")`` for every key the
+    models inside ``model`` do not know (tool-call ``args`` are free-form and never checked)."""
     found = []
     for key in model.model_extra or {}:
-        where = f"{path}.{key}" if path else key
-        found.append((where, key, _nearest(key, type(model).model_fields)))
+        found.append(((*loc, key), key, did_you_mean(key, type(model).model_fields)))
     for name in type(model).model_fields:
         value = getattr(model, name)
         values = value if isinstance(value, list) else [value]
         for i, item in enumerate(values):
             if isinstance(item, BaseModel):
-                sub = f"{path}.{name}" if path else name
-                found.extend(unknown_keys(item, f"{sub}[{i}]" if isinstance(value, list) else sub))
+                found.extend(unknown_keys(item, (*loc, name, i) if isinstance(value, list) else (*loc, name)))
     return found
+
+
+def reject_unknown_keys(value: BaseModel | list[Any]) -> Any:
+    """``value`` (a scripting model, or a list of them), or the error that reports, one a
+    line, each key its models do not know: what a script written as code or as a
+    scenario file gets for a typo (the wire parser only warns)."""
+    items = enumerate(value) if isinstance(value, list) else [(None, value)]
+    found = [
+        (where, f"unknown key {key!r}{hint}")
+        for i, item in items
+        if isinstance(item, BaseModel)
+        for where, key, hint in unknown_keys(item, () if i is None else (i,))
+    ]
+    if found:
+        raise unknown_keys_error(found)
+    return value
 
 
 MAX_WORDS = 100_000
@@ -131,13 +157,23 @@ class ToolCallMessage(_Model):
     tool_call: list[ToolCallSpec] = Field(min_length=1)
 
 
+_MESSAGE_KINDS = ("text_message", "tool_call")
+
+
 def _message_kind(value: Any) -> str | None:
     keys = value if isinstance(value, dict) else vars(value) if isinstance(value, BaseModel) else {}
-    if "text_message" in keys:
-        return "text_message"
-    if "tool_call" in keys:
-        return "tool_call"
-    return None
+    return next((kind for kind in _MESSAGE_KINDS if kind in keys), None)
+
+
+def _has_a_message_kind(value: Any) -> Any:
+    if isinstance(value, dict) and _message_kind(value) is None:
+        hints = [f"unknown key {key!r}{did_you_mean(key, _MESSAGE_KINDS)}" for key in value if isinstance(key, str)]
+        close = [hint for hint in hints if "did you mean" in hint]
+        raise PydanticCustomError(
+            "message_kind",
+            "a message needs a 'text_message' or a 'tool_call' key" + (f" ({'; '.join(close)})" if close else ""),
+        )
+    return value
 
 
 MessageSpec = Annotated[
@@ -147,6 +183,7 @@ MessageSpec = Annotated[
         custom_error_type="message_kind",
         custom_error_message="a message needs a 'text_message' or a 'tool_call' key",
     ),
+    BeforeValidator(_has_a_message_kind),
 ]
 
 
@@ -235,9 +272,7 @@ class InstructionChain(_Model):
     def _no_unknown_keys(self) -> InstructionChain:
         # The wire parser only warns about unknown keys; a chain written in Python is
         # checked as strictly as code is: a typo is an error at construction.
-        found = [f"{where}: unknown key {key!r}{hint}" for where, key, hint in unknown_keys(self)]
-        if found:
-            raise ValueError("; ".join(found))
+        reject_unknown_keys(self)
         return self
 
     def tagged(self, prompt: str = "") -> str:

@@ -19,6 +19,7 @@ from pydantic import ValidationError
 
 from mockllm._instructions import INSTRUCTION_END, INSTRUCTION_START, Instruction, unknown_keys
 from mockllm._limits import nested_deeper_than, non_finite_path
+from mockllm._validation import field_path, validation_problems
 
 __all__ = [
     "InvalidInstruction",
@@ -73,16 +74,6 @@ def extract_block(text: str) -> str | ScriptFailure:
     return text[start:end]
 
 
-def _describe_validation_error(exc: ValidationError) -> str:
-    parts = []
-    for err in exc.errors()[:3]:
-        # Tagged unions repeat the tag in the location ("tool_call.tool_call"): drop it.
-        loc = [p for i, p in enumerate(err["loc"]) if i == 0 or p != err["loc"][i - 1]]
-        where = ".".join(str(p) for p in loc) or "instruction"
-        parts.append(f"{where}: {err['msg']}")
-    return "; ".join(parts)
-
-
 def _parse_entry(raw: Any, position: int, warnings: list[str], label: str) -> Entry:
     if not isinstance(raw, dict):
         return InvalidInstruction(position, f"{label} must be a JSON object, got {type(raw).__name__}")
@@ -96,11 +87,11 @@ def _parse_entry(raw: Any, position: int, warnings: list[str], label: str) -> En
     try:
         instruction = Instruction.model_validate(raw)
     except ValidationError as exc:
-        reason = f"{label} skipped: {_describe_validation_error(exc)}"
+        reason = f"{label} skipped: {'; '.join(map(str, validation_problems(exc, Instruction)[:3]))}"
         warnings.append(reason)
         return InvalidInstruction(position, reason)
-    for where, _, hint in unknown_keys(instruction):
-        warnings.append(f"{label}: unknown key {where!r} ignored{hint}")
+    for key_path, _, hint in unknown_keys(instruction):
+        warnings.append(f"{label}: unknown key {field_path(key_path)!r} ignored{hint}")
     return instruction
 
 

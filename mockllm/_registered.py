@@ -32,6 +32,7 @@ from mockllm._instructions import INSTRUCTION_END, INSTRUCTION_START, Instructio
 from mockllm._limits import Limits
 from mockllm._parsing import Script, parse_script
 from mockllm._selection import Selection, select_in_conversation
+from mockllm._validation import script_validation_error
 
 __all__ = [
     "RegisteredScript",
@@ -40,7 +41,6 @@ __all__ = [
     "ScriptRequest",
     "as_chain",
     "as_match",
-    "validation_problems",
 ]
 
 
@@ -101,7 +101,10 @@ def as_match(match: MatchLike) -> ScriptMatch:
     if isinstance(match, re.Pattern):
         return ScriptMatch(pattern=match.pattern)
     if isinstance(match, Mapping):
-        return ScriptMatch.model_validate(dict(match))
+        try:
+            return ScriptMatch.model_validate(dict(match))
+        except ValidationError as exc:
+            raise script_validation_error(exc, ScriptMatch) from None
     raise InvalidScript(
         f"match must be None, a substring, a re.Pattern or a mapping such as "
         f"{{'model': 'gpt-4o'}} or {{'header': ('x-test', 'a')}}; got {match!r}."
@@ -118,17 +121,6 @@ def as_chain(chain: Any) -> InstructionChain:
     if isinstance(chain, Mapping):
         return InstructionChain.model_validate(dict(chain))
     raise InvalidScript(f"chain must be an InstructionChain, a list of instructions or a mapping; got {chain!r}.")
-
-
-def validation_problems(exc: ValidationError) -> list[str]:
-    """``field: reason`` for each problem pydantic found."""
-    problems = []
-    for error in exc.errors():
-        loc = [p for i, p in enumerate(error["loc"]) if i == 0 or p != error["loc"][i - 1]]
-        message = error["msg"].removeprefix("Value error, ")
-        # Whole-chain checks (unknown keys) name their own field.
-        problems.append(f"{'.'.join(str(p) for p in loc)}: {message}" if loc else message)
-    return problems
 
 
 @dataclass(frozen=True)
@@ -235,16 +227,31 @@ class ScriptRegistry:
 
     def select(
         self, conversation: Conversation, protocol: str, *, model: str | None, headers: Mapping[str, str]
-    ) -> tuple[Selection, RegisteredScript] | None:
+    ) -> tuple[Selection, RegisteredScript | None]:
         """The selection the first fitting script makes, read as if its chain were
-        tagged into the first user message; None when none fits."""
+        tagged into the first user message; when none fits, the fallback saying what
+        the scripts' matches were compared with."""
         first = next((i for i, m in enumerate(conversation.messages) if m.role == "user"), None)
         if first is None:
-            return None
+            return _no_fit(protocol, "the request has no user message to compare their match with"), None
         message = conversation.messages[first]
         for entry in self._scripts:
             if entry.match.fits(message.text, model, headers):
                 tagged = message._replace(text=f"{message.text}\n{INSTRUCTION_START}{entry.block}{INSTRUCTION_END}")
                 messages = (*conversation.messages[:first], tagged, *conversation.messages[first + 1 :])
                 return select_in_conversation(Conversation(messages), protocol), entry
-        return None
+        shown = message.text if len(message.text) <= _SHOWN_CHARS else message.text[:_SHOWN_CHARS] + "…"
+        return _no_fit(protocol, f"none fits the first user message {shown!r} (model {model!r})"), None
+
+
+_SHOWN_CHARS = 200
+"""How much of the first user message a fallback reason quotes."""
+
+
+def _no_fit(protocol: str, why: str) -> Selection:
+    return Selection(
+        protocol,
+        chain_found=False,
+        instruction=None,
+        fallback_reason=f"no user message holds an instruction block, and of the registered scripts {why}",
+    )

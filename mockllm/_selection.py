@@ -165,7 +165,12 @@ def _pick(
         if script.legacy:
             reason = f"the legacy instruction was already answered ({turn} assistant turns follow it)"
         else:
-            reason = f"turn index {turn} is past the end of the chain of {len(script.entries)} instructions"
+            steps = len(script.entries)
+            reason = (
+                f"the script has {steps} step{'s' if steps != 1 else ''} and this is turn {turn + 1}: "
+                f"turn index {turn} is past the end of the chain of {steps} instructions "
+                "(script one more step, or find why the code asked the model once more)"
+            )
         return replace(found, fallback_reason=reason)
     entry = script.entries[turn]
     if isinstance(entry, InvalidInstruction):

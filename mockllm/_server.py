@@ -59,7 +59,8 @@ from mockllm._exceptions import ScriptLimitReached
 from mockllm._instructions import InstructionChain
 from mockllm._limits import nested_deeper_than, non_finite_path, surrogate_path
 from mockllm._parsing import MAX_NESTING
-from mockllm._registered import ScriptRequest, validation_problems
+from mockllm._registered import ScriptRequest
+from mockllm._validation import validation_problems
 
 __all__ = ["create_app", "serve"]
 
@@ -167,7 +168,9 @@ async def _validated(request: Request, model: type[BaseModel], cap: int) -> Base
             return _refused(400, f"invalid request: {problem}", [problem])
         return model.model_validate(parsed)
     except ValueError as exc:  # bad JSON and ValidationError alike
-        problems = validation_problems(exc) if isinstance(exc, ValidationError) else [f"body: {exc}"]
+        problems = (
+            [str(p) for p in validation_problems(exc, model)] if isinstance(exc, ValidationError) else [f"body: {exc}"]
+        )
         return _refused(400, "invalid request: " + "; ".join(problems), problems)
     except RecursionError:
         return _refused(

@@ -45,6 +45,7 @@ MOCKLLM_EXPORTS = [
     "RequestRejected",
     "ScriptLimitReached",
     "ScriptMatch",
+    "ScriptValidationError",
     "TextMessage",
     "TimingSpec",
     "ToolCallMessage",
@@ -57,7 +58,9 @@ MOCKLLM_EXPORTS = [
     "create_app",
     "explain",
     "intercept",
+    "reject_unknown_keys",
     "serve",
+    "validation_problems",
 ]
 
 # mockllm.testing: what test tooling needs beyond mockllm's doors (a stable API too).
@@ -291,8 +294,59 @@ def test_every_harness_exception_derives_from_harness_error_and_is_drawn_in_the_
     classes = _exception_classes(harness)
     assert "harness.systems.service.errors.NotFound" in classes
     assert [name for name, cls in classes.items() if not issubclass(cls, HarnessError)] == []
-    tree = harness.exceptions.__doc__ or ""
-    assert [name for name, cls in classes.items() if not re.search(rf"\b{cls.__name__}\b", tree)] == []
+    drawn = _drawn_tree(harness.exceptions.__doc__ or "")
+    assert sorted(drawn) == sorted({cls.__name__ for cls in classes.values()} | {"HarnessError"})
+    for cls in classes.values():
+        parent, package = drawn[cls.__name__]
+        assert parent in [base.__name__ for base in cls.__bases__], f"{cls.__name__} is drawn under {parent}"
+        assert cls.__module__.startswith(package), f"{cls.__name__} is drawn in {package}, lives in {cls.__module__}"
+
+
+_CATEGORY = re.compile(r"^[│ ]*│   \S.*\((harness[\w.]*)(?:, …)?\)$")
+_NODE = re.compile(r"^(?P<indent>[│ ]*)[├└]── (?P<name>\w+)(?:.*\((?P<package>harness[\w.]*)\))?")
+
+
+def _drawn_tree(doc: str) -> dict[str, tuple[str, str]]:
+    """``name -> (drawn parent, package named for it)`` from a drawing made of ``├──``
+    lines under category lines ``│   words (harness.package)``."""
+    drawn = {"HarnessError": ("Exception", "harness")}
+    parents: list[str] = ["HarnessError"]
+    package = "harness"
+    for line in doc.splitlines():
+        line = line.removeprefix("    ").rstrip()
+        category = _CATEGORY.match(line)
+        if category is not None:
+            package = category.group(1)
+            continue
+        node = _NODE.match(line)
+        if node is None:
+            continue
+        depth = len(node.group("indent")) // 4
+        del parents[depth + 1 :]
+        own = node.group("package")
+        drawn[node.group("name")] = (parents[depth], own or package)
+        parents.append(node.group("name"))
+    return drawn
+
+
+def test_the_drawing_of_the_harness_tree_is_read_as_drawn() -> None:
+    drawn = _drawn_tree(harness.exceptions.__doc__ or "")
+    assert drawn["NotFound"] == ("ChainServiceError", "harness.systems.service")
+    assert drawn["GitError"] == ("HarnessError", "harness.golden")
+    assert drawn["ToolError"] == ("HarnessError", "harness.systems")
+    assert drawn["MissingExtra"] == ("HarnessError", "harness.exceptions")
+
+
+def test_both_missing_extra_errors_say_the_same() -> None:
+    """Two owners by necessity (the systems never import mockllm, mockllm never imports
+    the harness): the user reads one sentence whichever raised it."""
+    from mockllm._optional import require
+
+    with pytest.raises(ModuleNotFoundError) as mock_side:
+        require("not_a_package_here", extra="httpx2", feature="HTTPX2Transport")
+    harness_side = missing_extra("not_a_package_here", needed_by="HTTPX2Transport", extra="httpx2")
+    assert str(mock_side.value) == str(harness_side)
+    assert mock_side.value.name == harness_side.name == "not_a_package_here"
 
 
 @pytest.mark.parametrize(

@@ -88,21 +88,34 @@ def base_settings(config: pytest.Config) -> Settings:
 
 
 def settings_for(node: pytest.Item) -> Settings:
-    """The settings of one test: ini, flags, then its ``@pytest.mark.mockllm(...)``."""
+    """The settings of one test: ini, flags, then its ``@pytest.mark.mockllm(...)``;
+    a ``pytest.UsageError`` naming the argument and what it takes for a wrong one."""
     settings = base_settings(node.config)
     marker = node.get_closest_marker(MARKER)
     if marker is None:
         return settings
+    # Field types are strings here (``from __future__ import annotations``): "int", "bool".
+    types = {f.name: str(f.type) for f in fields(Settings)}
+    takes = ", ".join(f"{name}={_EXPECTED[kind]}" for name, kind in types.items())
     if marker.args:
-        raise TypeError(f"@pytest.mark.{MARKER} takes keyword arguments only, got {marker.args!r}")
-    known = sorted(f.name for f in fields(Settings))
-    unknown = set(marker.kwargs) - set(known)
-    if unknown:
-        raise TypeError(f"@pytest.mark.{MARKER} got unknown options {sorted(unknown)}; use {known}")
+        raise pytest.UsageError(
+            f"@pytest.mark.{MARKER} takes keyword arguments only ({takes}), got the positional {marker.args!r}"
+        )
+    for name, value in marker.kwargs.items():
+        if name not in types:
+            raise pytest.UsageError(f"@pytest.mark.{MARKER} got an unknown argument {name}={value!r}; it takes {takes}")
+        wanted = int if types[name] == "int" else bool
+        if type(value) is not wanted:  # a bool is an int to isinstance: seed=True is a mistake
+            raise pytest.UsageError(
+                f"@pytest.mark.{MARKER}({name}={value!r}): {name} takes {_EXPECTED[types[name]]}, "
+                f"got {type(value).__name__}"
+            )
     return replace(settings, **marker.kwargs)
 
 
 SCENARIO_DIR_OPTION = "--mockllm-scenario-dir"
+
+_EXPECTED = {"int": "a whole number (int)", "bool": "True or False"}
 
 
 def is_scenario_file(file_path: Path, config: pytest.Config) -> bool:

@@ -19,6 +19,7 @@ scenario file is collected.
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -28,7 +29,6 @@ import pytest
 from harness.exceptions import missing_extra, not_installed
 from harness.golden.location import golden_dir
 from harness.plugin.config import SCENARIO_DIR_OPTION, is_scenario_file
-from harness.scenarios.contract import PROTOCOLS
 
 __all__ = [
     "add_scenario_options",
@@ -42,7 +42,8 @@ __all__ = [
 def add_scenario_options(group: Any) -> None:
     group.addoption(
         "--mockllm-protocol",
-        choices=PROTOCOLS,
+        type=_protocol,
+        metavar="PROTOCOL",
         default=None,
         help="collect scenario files' items for this protocol only",
     )
@@ -59,6 +60,18 @@ def add_scenario_options(group: Any) -> None:
         default=False,
         help="play scenario files against a loopback mock server instead of in process",
     )
+
+
+def _protocol(value: str) -> str:
+    # The mock's list (mockllm.PROTOCOLS), read only when the flag is given: pytest's
+    # start imports no mockllm (docs/performance.md).
+    from mockllm import PROTOCOLS
+
+    if value not in PROTOCOLS:
+        raise argparse.ArgumentTypeError(
+            f"{value!r} is not a protocol the mock speaks; use one of {', '.join(PROTOCOLS)}"
+        )
+    return value
 
 
 def show_goldens_to_syrupy(config: pytest.Config) -> None:

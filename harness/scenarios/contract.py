@@ -39,14 +39,13 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, Union
 
+from mockllm import PROTOCOLS
+
 if TYPE_CHECKING:
     from harness.scenarios.model import Scenario
     from harness.systems.llm import ModelClient
 
 __all__ = ["MockClients", "RunnerContext", "ScenarioRun", "ScenarioRunner", "speaks", "spoken_protocols"]
-
-PROTOCOLS = ("anthropic-messages", "openai-chat", "openai-responses")
-"""Every protocol the mock speaks; ``protocols: all`` in a scenario means these."""
 
 
 @dataclass
@@ -165,8 +164,6 @@ class RunnerContext:
 
 
 async def _settled(outcome: Any) -> Any:
-    # harness.events (and pydantic with it) is imported when a scenario runs, not when
-    # pytest loads the plugin, which reads PROTOCOLS from here (docs/performance.md).
     from harness.events import settled
 
     return await settled(outcome)

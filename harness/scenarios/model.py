@@ -32,13 +32,22 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
 
 from harness.exceptions import HarnessError, missing_extra
-from harness.scenarios.contract import PROTOCOLS
+from harness.flows import known_flow
 from harness.systems.chain.models import ChainPlan, PlanStep
 from harness.systems.chain.policy import Policy
-from mockllm import Instruction, InstructionChain
+from mockllm import PROTOCOLS, Instruction, InstructionChain, reject_unknown_keys, validation_problems
 
 __all__ = [
     "AttachmentSpec",
@@ -54,13 +63,19 @@ __all__ = [
 ]
 
 SCENARIO_PROTOCOLS = PROTOCOLS
-"""Every protocol the mock speaks: what ``protocols: all`` means."""
-Protocol = Literal["anthropic-messages", "openai-chat", "openai-responses"]
-_DEFAULT_PROTOCOLS: list[Protocol] = ["anthropic-messages"]
+"""Every protocol the mock speaks (``mockllm.PROTOCOLS``): what ``protocols: all`` means."""
+
+
+def _a_protocol(value: str) -> str:
+    if value not in PROTOCOLS:
+        raise ValueError(f"{value!r} is not a protocol the mock speaks; use one of {', '.join(PROTOCOLS)} (or all)")
+    return value
+
+
+Protocol = Annotated[str, AfterValidator(_a_protocol)]
 _RUNNER_REFERENCE = re.compile(r"^[A-Za-z_][\w-]*$|^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*$")
 
-FLOWS = ("simple_message", "extended_thinking", "tool_use", "approval", "error", "attachment", "chain")
-Flow = Literal["simple_message", "extended_thinking", "tool_use", "approval", "error", "attachment", "chain"]
+Flow = Annotated[str, AfterValidator(known_flow)]
 # The bundled runners that play one message: a scenario for them has no ``turns``.
 _ONE_MESSAGE_RUNNERS = ("chain", "planner")
 
@@ -114,6 +129,7 @@ class Expectation(_Strict):
 
 
 def _script_entries_are_mappings(value: Any) -> Any:
+    # Before validation: a non-mapping entry is named as such, not as a union's branches.
     if isinstance(value, list):
         for i, entry in enumerate(value):
             if not isinstance(entry, dict):
@@ -134,6 +150,7 @@ class FollowUp(_Strict):
     flow: Flow | None = None
 
     _script_entries = field_validator("script", mode="before")(_script_entries_are_mappings)
+    _script_keys = field_validator("script")(reject_unknown_keys)
 
     def tagged_prompt(self) -> str:
         """The message with its script attached (what the runner sends)."""
@@ -165,7 +182,7 @@ class Scenario(_Strict):
     name: str
     description: str = ""
     runner: str = "agent"
-    protocols: Literal["all"] | list[Protocol] = Field(default_factory=lambda: _DEFAULT_PROTOCOLS.copy())
+    protocols: Literal["all"] | list[Protocol] = Field(default_factory=lambda: ["anthropic-messages"])
     prompt: str
     script: list[Instruction] = Field(default_factory=list)
     tools: list[ScenarioTool] = Field(default_factory=list)
@@ -200,6 +217,7 @@ class Scenario(_Strict):
         return value
 
     _script_entries = field_validator("script", mode="before")(_script_entries_are_mappings)
+    _script_keys = field_validator("script")(reject_unknown_keys)
 
     @field_validator("turns")
     @classmethod
@@ -216,10 +234,10 @@ class Scenario(_Strict):
     def _plan_is_a_chain_plan(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
         if value is None:
             return value
-        _known_keys(value, ChainPlan, "plan")
+        _known_keys(value, ChainPlan, "")
         for i, step in enumerate(value.get("steps") or []):
             if isinstance(step, dict):
-                _known_keys(step, PlanStep, f"plan.steps[{i}]")
+                _known_keys(step, PlanStep, f"steps[{i}]: ")
         ChainPlan.model_validate(value)
         return value
 
@@ -242,7 +260,7 @@ def _known_keys(data: dict[str, Any], model: type[BaseModel], where: str) -> Non
     unknown = sorted(set(data) - known)
     if unknown:
         raise ValueError(
-            f"{where}: unknown key(s) {unknown}; known: {sorted(f.alias or n for n, f in model.model_fields.items())}"
+            f"{where}unknown key(s) {unknown}; known: {sorted(f.alias or n for n, f in model.model_fields.items())}"
         )
 
 
@@ -262,22 +280,6 @@ def _line_of(node: yaml.Node | None, loc: tuple[Any, ...]) -> int | None:
             continue  # a union tag or a model name in the location: not in the file
         line = node.start_mark.line + 1
     return line
-
-
-def _field_path(loc: tuple[Any, ...]) -> str:
-    out = ""
-    previous = None
-    for part in loc:
-        if part == previous:
-            continue  # tagged unions repeat the tag
-        if isinstance(part, int):
-            out += f"[{part}]"
-        elif _is_branch_name(part):
-            continue
-        else:
-            out += f".{part}" if out else str(part)
-        previous = part
-    return out or "(top level)"
 
 
 def field_line(path: Path | str, *loc: Any) -> int | None:
@@ -315,19 +317,7 @@ def load_scenario(path: Path | str) -> Scenario:
         raise ScenarioError(path, line, first + rest) from exc
 
 
-def _is_branch_name(part: Any) -> bool:
-    """Union branch labels pydantic puts in locations (``TextMessage``, ``literal['all']``)."""
-    return isinstance(part, str) and ("[" in part or part[:1].isupper())
-
-
 def _problems(node: yaml.Node | None, exc: ValidationError) -> list[tuple[int | None, str]]:
-    """One (line, reason) per problem, sorted by line. A union reports one error per
-    branch; an error whose field path another error extends is dropped, so the one
-    that names what is wrong (the deepest) is kept."""
-    errors = [
-        (tuple(p for p in err["loc"] if not _is_branch_name(p)), tuple(err["loc"]), err["msg"]) for err in exc.errors()
-    ]
-    kept = [e for e in errors if not any(len(o[0]) > len(e[0]) and o[0][: len(e[0])] == e[0] for o in errors)]
-    unique = list({e[0]: e for e in kept}.values())
-    problems = [(_line_of(node, loc), f"{_field_path(loc)}: {msg}") for _, loc, msg in unique]
+    """One (line, reason) per problem (``mockllm.validation_problems``), sorted by line."""
+    problems = [(_line_of(node, problem.loc), str(problem)) for problem in validation_problems(exc, Scenario)]
     return sorted(problems, key=lambda p: p[0] or 0)

@@ -12,37 +12,17 @@ process or against the loopback server, under any number of xdist workers.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from harness import invariants
 from harness.events import Event
+from harness.flows import FLOW_CHECKS
 from harness.scenarios.contract import MockClients, RunnerContext, ScenarioRun, ScenarioRunner, play
 from harness.scenarios.model import Scenario
 from harness.scenarios.registry import resolve_runner
 
 __all__ = ["ScenarioGolden", "check_expectations", "run_scenario", "scenario_golden"]
-
-
-class _AgentFlowCheck(Protocol):
-    """An agent flow's check, which a session's later runs call with their first number."""
-
-    def __call__(self, events: invariants.Events, *, start: int | None = None) -> None: ...
-
-
-_AGENT_FLOW_CHECKS: dict[str, _AgentFlowCheck] = {
-    "simple_message": invariants.check_simple_message_flow,
-    "extended_thinking": invariants.check_extended_thinking_flow,
-    "tool_use": invariants.check_tool_use_flow,
-    "approval": invariants.check_approval_flow,
-    "error": invariants.check_error_flow,
-    "attachment": invariants.check_attachment_flow,
-}
-_FLOW_CHECKS: dict[str, Callable[[invariants.Events], None]] = {
-    **_AGENT_FLOW_CHECKS,
-    "chain": invariants.check_chain_flow,
-}
 
 
 @dataclass(frozen=True)
@@ -78,7 +58,7 @@ def check_expectations(scenario: Scenario, run: ScenarioRun) -> str | None:
         try:
             if scenario.turns:
                 return _check_session(scenario, run.events)
-            _FLOW_CHECKS[expect.flow](run.events)
+            FLOW_CHECKS[expect.flow](run.events)
         except invariants.InvariantError as exc:
             return str(exc)
     return None
@@ -107,7 +87,7 @@ def _check_session(scenario: Scenario, events: list[Any]) -> str | None:
         if flow == "chain":
             invariants.check_chain_flow(run)
         elif flow is not None:
-            _AGENT_FLOW_CHECKS[flow](run, start=start)
+            FLOW_CHECKS[flow](run, start=start)
         start += sum(map(_takes_a_number, run))
     return None
 

@@ -15,11 +15,13 @@ from harness.scenarios.contract import RunnerContext, ScenarioRun, speaks
 from harness.scenarios.model import ScenarioTool
 from harness.systems.agent import AgentOptions, AgentRunner, ApprovalManager, FileStore, Tool, ToolError, ToolRegistry
 from harness.systems.agent.approvals import ApprovalRequest
+from harness.systems.llm import DEFAULT_MODEL
 
 __all__ = ["MODEL_CLIENT_PROTOCOLS", "run_agent_scenario", "run_chain_scenario", "run_planner_scenario"]
 
-MODEL_CLIENT_PROTOCOLS = ("anthropic-messages", "openai-chat")
-"""What ``harness.systems.llm.model_client`` speaks, hence the bundled runners."""
+MODEL_CLIENT_PROTOCOLS = tuple(DEFAULT_MODEL)
+"""What ``harness.systems.llm.model_client`` speaks (a default model each), hence the
+bundled runners."""
 
 # A scripted "timeout" decision waits this long; its outcome does not depend on it.
 _TIMEOUT_DECISION_S = 0.01

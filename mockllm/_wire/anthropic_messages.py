@@ -20,6 +20,7 @@ from mockllm._conversation import Conversation, Row, text_of
 from mockllm._generation import TOOL_CALL_ID
 from mockllm._plan import ReplyPlan, TextPart, slice_batches, word_batches
 from mockllm._wire.base import EventBatches, RequestRejected, StreamRenderer, dumps, first_events, sse_event
+from mockllm._wire.parameter_types import Kind, wrong_type
 
 __all__ = ["AnthropicMessagesCodec", "anthropic_messages"]
 
@@ -63,6 +64,9 @@ _MESSAGE_BY_TYPE = {
     "overloaded_error": "Overloaded",
 }
 
+# The parameters whose type the API checks (``max_tokens`` may not be null), and its words.
+_TYPES: dict[str, Kind] = {"max_tokens": "integer", "stream": "boolean", "temperature": "decimal", "top_p": "decimal"}
+_TYPE_WORDS = {"boolean": "boolean", "integer": "integer", "decimal": "number"}
 _BUDGET_ABOVE_MAX_TOKENS = (
     "`max_tokens` must be greater than `thinking.budget_tokens`. Please consult our "
     "documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking"
@@ -343,8 +347,9 @@ class AnthropicMessagesCodec(StreamRenderer):
         if not counting:
             if "max_tokens" not in body:
                 raise _reject("max_tokens: Field required")
-            if not isinstance(max_tokens, int) or isinstance(max_tokens, bool):
-                raise _reject("max_tokens: Input should be a valid integer")
+            wrong = wrong_type({**body, "max_tokens": max_tokens if max_tokens is not None else ""}, _TYPES)
+            if wrong is not None:
+                raise _reject(f"{wrong[0]}: Input should be a valid {_TYPE_WORDS[wrong[1]]}")
         if "messages" not in body:
             raise _reject("messages: Field required")
         messages = body["messages"]

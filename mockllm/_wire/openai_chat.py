@@ -23,7 +23,8 @@ from mockllm._conversation import Conversation, Row, text_of
 from mockllm._pairing import PairingProblem, find_pairing_problem
 from mockllm._plan import ReplyPlan, TextPart, Usage, slice_batches, word_batches
 from mockllm._wire.base import EventBatches, RequestRejected, StreamRenderer, dumps, first_events, sse_event
-from mockllm._wire.openai_errors import openai_error_body, openai_error_fields
+from mockllm._wire.openai_errors import check_openai_types, openai_error_body, openai_error_fields
+from mockllm._wire.parameter_types import Kind, json_type
 
 __all__ = ["OpenAIChatCodec", "openai_chat"]
 
@@ -43,23 +44,20 @@ _FINISH_REASONS = {
 }
 
 _ROLES = ("system", "assistant", "user", "function", "tool", "developer")
-
-
-def _json_type(value: Any) -> str:
-    """The JSON type name OpenAI uses in its "Invalid type" messages."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int):
-        return "an integer"
-    if isinstance(value, float):
-        return "a decimal"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "an array"
-    return "an object"
+# The parameters whose JSON type OpenAI checks (a 400 naming the parameter otherwise).
+_PARAMETER_TYPES: dict[str, Kind] = {
+    "stream": "boolean",
+    "max_tokens": "integer",
+    "max_completion_tokens": "integer",
+    "n": "integer",
+    "seed": "integer",
+    "temperature": "decimal",
+    "top_p": "decimal",
+    "presence_penalty": "decimal",
+    "frequency_penalty": "decimal",
+    "logprobs": "boolean",
+    "parallel_tool_calls": "boolean",
+}
 
 
 def _finish_reason(stop_reason: str) -> str:
@@ -136,14 +134,14 @@ class OpenAIChatCodec(StreamRenderer):
         if not isinstance(body, dict):
             raise RequestRejected(
                 "We could not parse the JSON body of your request. The OpenAI API expects "
-                f"a JSON object, but got {_json_type(body)} instead."
+                f"a JSON object, but got {json_type(body)} instead."
             )
         model = body.get("model")
         if model is None:
             raise RequestRejected("you must provide a model parameter")
         if not isinstance(model, str):
             raise RequestRejected(
-                f"Invalid type for 'model': expected a string, but got {_json_type(model)} instead.",
+                f"Invalid type for 'model': expected a string, but got {json_type(model)} instead.",
                 param="model",
             )
         messages = body.get("messages")
@@ -151,7 +149,7 @@ class OpenAIChatCodec(StreamRenderer):
             raise RequestRejected("Missing required parameter: 'messages'.", param="messages")
         if not isinstance(messages, list):
             raise RequestRejected(
-                f"Invalid type for 'messages': expected an array of objects, but got {_json_type(messages)} instead.",
+                f"Invalid type for 'messages': expected an array of objects, but got {json_type(messages)} instead.",
                 param="messages",
             )
         if not messages:
@@ -162,6 +160,7 @@ class OpenAIChatCodec(StreamRenderer):
             )
         for i, message in enumerate(messages):
             self._validate_message(i, message)
+        check_openai_types(body, _PARAMETER_TYPES)
         if body.get("stream_options") is not None and body.get("stream") is not True:
             raise RequestRejected(
                 "The 'stream_options' parameter is only allowed when 'stream' is enabled.",
@@ -178,7 +177,7 @@ class OpenAIChatCodec(StreamRenderer):
     def _validate_message(i: int, message: Any) -> None:
         if not isinstance(message, dict):
             raise RequestRejected(
-                f"Invalid type for 'messages[{i}]': expected an object, but got {_json_type(message)} instead.",
+                f"Invalid type for 'messages[{i}]': expected an object, but got {json_type(message)} instead.",
                 param=f"messages[{i}]",
             )
         role = message.get("role")

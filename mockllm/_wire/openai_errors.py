@@ -6,9 +6,13 @@ script gives only a status, the type, code and message OpenAI usually sends are 
 
 from __future__ import annotations
 
-from mockllm._wire.base import dumps
+from collections.abc import Mapping
+from typing import Any
 
-__all__ = ["openai_error_body", "openai_error_fields"]
+from mockllm._wire.base import RequestRejected, dumps
+from mockllm._wire.parameter_types import Kind, json_type, wrong_type
+
+__all__ = ["check_openai_types", "openai_error_body", "openai_error_fields"]
 
 SERVER_ERROR_MESSAGE = "The server had an error while processing your request. Sorry about that!"
 
@@ -41,3 +45,16 @@ def openai_error_body(status: int, type: str | None, message: str | None, param:
     """The HTTP error body OpenAI sends."""
     type, code, message = openai_error_fields(status, type, message)
     return dumps({"error": {"message": message, "type": type, "param": param, "code": code}}).encode()
+
+
+_ARTICLES = {"boolean": "a boolean", "integer": "an integer", "decimal": "a decimal"}
+
+
+def check_openai_types(body: Mapping[str, Any], expected: Mapping[str, Kind]) -> None:
+    """Refuse a parameter of the wrong JSON type as OpenAI does (400, ``param`` named)."""
+    wrong = wrong_type(body, expected)
+    if wrong is not None:
+        name, kind, value = wrong
+        raise RequestRejected(
+            f"Invalid type for {name!r}: expected {_ARTICLES[kind]}, but got {json_type(value)} instead.", param=name
+        )

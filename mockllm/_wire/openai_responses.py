@@ -20,7 +20,8 @@ from mockllm._conversation import Conversation, Row, text_of
 from mockllm._pairing import find_pairing_problem
 from mockllm._plan import ReplyPlan, TextPart, count_words, slice_batches, word_batches
 from mockllm._wire.base import EventBatches, RequestRejected, StreamRenderer, dumps, first_events, sse_event
-from mockllm._wire.openai_errors import openai_error_body, openai_error_fields
+from mockllm._wire.openai_errors import check_openai_types, openai_error_body, openai_error_fields
+from mockllm._wire.parameter_types import Kind, json_type
 
 __all__ = ["OpenAIResponsesCodec", "openai_responses"]
 
@@ -41,6 +42,16 @@ _MODEL_OUTPUT_ITEMS = frozenset(
         "code_interpreter_call",
     }
 )
+# The parameters whose JSON type OpenAI checks (a 400 naming the parameter otherwise).
+_PARAMETER_TYPES: dict[str, Kind] = {
+    "stream": "boolean",
+    "max_output_tokens": "integer",
+    "temperature": "decimal",
+    "top_p": "decimal",
+    "parallel_tool_calls": "boolean",
+    "store": "boolean",
+    "background": "boolean",
+}
 _TOOL_OUTPUT_ITEMS = frozenset({"function_call_output", "custom_tool_call_output"})
 _MESSAGE_TEXT_TYPES = ("input_text", "output_text", "text", "refusal")
 
@@ -114,9 +125,10 @@ class OpenAIResponsesCodec(StreamRenderer):
         if not isinstance(items, (str, list)):
             raise RequestRejected(
                 "Invalid type for 'input': expected one of a string or an array of input "
-                f"items, but got {_json_type(items)} instead.",
+                f"items, but got {json_type(items)} instead.",
                 param="input",
             )
+        check_openai_types(body, _PARAMETER_TYPES)
         conversation = self.read(body)
         problem = None if lenient else find_pairing_problem(conversation)
         if problem is None:
@@ -276,16 +288,6 @@ def _conversation_echo(value: Any) -> dict[str, Any]:
     """The response's ``conversation`` field: present when the request named one."""
     conversation_id = value.get("id") if isinstance(value, dict) else value
     return {"conversation": {"id": conversation_id}} if isinstance(conversation_id, str) else {}
-
-
-def _json_type(value: Any) -> str:
-    if isinstance(value, dict):
-        return "an object"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    return f"a {type(value).__name__}"
 
 
 def _output_items(plan: ReplyPlan) -> list[dict[str, Any]]:

@@ -138,8 +138,8 @@ def test_the_marker_sets_the_seed_and_rejects_unknown_options(project: pytest.Py
     result = project.runpytest()
     result.assert_outcomes(passed=3, errors=1)
     assert (
-        "TypeError: @pytest.mark.mockllm got unknown options ['sead']; "
-        "use ['allow_fallback', 'allow_unused_steps', 'lenient', 'seed']"
+        "UsageError: @pytest.mark.mockllm got an unknown argument sead=2; it takes seed=a whole number (int), "
+        "lenient=True or False, allow_fallback=True or False, allow_unused_steps=True or False"
     ) in result.stdout.str()
 
 

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+import mockllm
 from harness.scenarios.model import ScenarioError, load_scenario
 
 
@@ -34,7 +35,7 @@ expect: {flow: tool_use}
     )
     assert scenario.name == "case"  # from the file name
     assert scenario.runner == "agent"
-    assert scenario.protocol_list == ["anthropic-messages", "openai-chat", "openai-responses"]
+    assert scenario.protocol_list == list(mockllm.PROTOCOLS)
     assert scenario.tools[0].result == ["Customer", "Vendor"]
     prompt = scenario.tagged_prompt()
     assert prompt.startswith("List all BC entities\n<|instruction_start|>")
@@ -50,24 +51,25 @@ expect: {flow: tool_use}
         ),
         (
             "prompt: hi\nprotocols: [anthropic-messages, gemini]\n",
-            "case.yaml:2: protocols[1]: Input should be 'anthropic-messages', 'openai-chat' or 'openai-responses'",
+            "case.yaml:2: protocols[1]: 'gemini' is not a protocol the mock speaks; use one of openai-chat, "
+            "anthropic-messages, openai-responses (or all)",
         ),
         (
             "prompt: hi\nrunner: side ways\n",
-            "case.yaml:2: runner: Value error, 'side ways' is neither a runner name (agent, chain, planner, or one a hook",
+            "case.yaml:2: runner: 'side ways' is neither a runner name (agent, chain, planner, or one a hook",
         ),
         ("prompt: hi\nscript: [\n", "case.yaml:3: not valid YAML"),
         (
             "prompt: hi\ntools:\n  - name: x\n    aproval: true\n",
-            "case.yaml:4: tools[0].aproval: Extra inputs are not permitted",
+            "case.yaml:4: tools[0].aproval: unknown key 'aproval'; did you mean 'approval'?",
         ),
         ("script: []\n", "case.yaml:1: prompt: Field required"),
         ("- just a list\n", "case.yaml:1: a scenario is a mapping of fields, got list"),
         (
             "prompt: hi\nscript:\n  - reasoning: {length: 2, text: both}\n",
-            "case.yaml:3: script[0].reasoning: Value error, give exactly one of 'length'",
+            "case.yaml:3: script[0].reasoning: give exactly one of 'length'",
         ),
-        ("prompt: hi\nexpect: {flow: sideways}\n", "case.yaml:2: expect.flow: Input should be"),
+        ("prompt: hi\nexpect: {flow: sideways}\n", "case.yaml:2: expect.flow: 'sideways' is not a flow; use one of"),
     ],
 )
 def test_a_broken_scenario_names_file_line_and_field(tmp_path: Path, text: str, expected: str) -> None:
@@ -97,7 +99,7 @@ def test_a_chain_plan_with_an_unknown_step_key_names_it(tmp_path: Path) -> None:
     path = write(tmp_path, "runner: chain\nprompt: hi\nplan:\n  steps:\n    - {toolName: x, toolname: y}\n")
     with pytest.raises(ScenarioError) as info:
         load_scenario(path)
-    assert str(info.value).startswith(f"{path}:4: plan: Value error, plan.steps[0]: unknown key(s) ['toolname']")
+    assert str(info.value).startswith(f"{path}:4: plan: steps[0]: unknown key(s) ['toolname']")
 
 
 def test_chain_scenario_documents_and_policies_are_validated(tmp_path: Path) -> None:

@@ -126,7 +126,7 @@ def test_str_of_a_selection_names_the_fallback_reason() -> None:
     )
     report = str(explain(past_end, "anthropic"))
     assert "turn index: 2" in report
-    assert "runs: fallback (turn index 2 is past the end of the chain of 2 instructions)" in report
+    assert "runs: fallback (the script has 2 steps and this is turn 3: turn index 2 is past the end" in report
 
     broken = {"messages": [{"role": "user", "content": f"{INSTRUCTION_START}{{oops{INSTRUCTION_END}"}]}
     report = str(explain(broken, "openai"))

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -14,24 +13,12 @@ from pydantic import ValidationError
 
 from harness.plugin.fixtures import MockLLMFixture, MockLLMServer
 from mockllm import InstructionChain, MockLLM
+from tests.mockllm.doors_support import door_clients  # noqa: F401  (the fixture "clients")
 
 TOOL_THEN_ANSWER = [
     {"id": "look-up", "messages": [{"tool_call": [{"name": "weather", "args": {"city": "Oslo"}}]}]},
     {"id": "answer", "messages": [{"text_message": {"text": "Sunny in Oslo."}}]},
 ]
-
-
-@pytest.fixture(params=["in-process", "server"])
-def clients(request: pytest.FixtureRequest) -> Iterator[MockLLMFixture | MockLLMServer]:
-    """A fresh mock behind each door: in process, or a session on the loopback server."""
-    if request.param == "in-process":
-        fixture = MockLLMFixture(MockLLM())
-        yield fixture
-        fixture.close()
-    else:
-        root = MockLLMServer(request.getfixturevalue("mock_server_url"))
-        with root.session() as session:
-            yield session
 
 
 def _app_turns(clients: Any, question: str, model: str = "gpt-mock") -> tuple[list[bytes], Any]:
@@ -140,8 +127,8 @@ def test_scripts_over_http_list_delete_and_refuse_a_bad_chain(mock_server_url: s
         )
         assert bad.status_code == 400
         assert bad.json()["error"]["problems"] == [
-            "instruction_chain.1.messages: List should have at least 1 item after validation, not 0",
-            "match.modle: Extra inputs are not permitted",
+            "instruction_chain[1].messages: List should have at least 1 item after validation, not 0",
+            "match.modle: unknown key 'modle'; did you mean 'model'?",
         ]
         typo = http.post(
             "/_mockllm/scripts",

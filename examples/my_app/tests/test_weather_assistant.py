@@ -51,4 +51,7 @@ def test_a_question_nobody_scripted_gets_the_fallback_only_when_allowed(mockllm)
     """Without allow_fallback this test would fail: nothing scripted this request."""
     mockllm.script(SCRIPT, match="Oslo")
     assert answer("Weather in Bergen?", client=mockllm.openai())
-    assert mockllm.journal[-1].fallback_reason == "no user message holds an instruction block"
+    assert mockllm.journal[-1].fallback_reason == (
+        "no user message holds an instruction block, and of the registered scripts none fits "
+        "the first user message 'Question: Weather in Bergen?' (model 'gpt-4o-mini')"
+    )

@@ -1,7 +1,9 @@
-"""Which goldens differ from git HEAD, with both versions' text."""
+"""Which goldens differ from git HEAD, with both versions' text and the diff between them
+(the one diff of goldens: ``python -m harness diff`` prints it, the review page shows it)."""
 
 from __future__ import annotations
 
+import difflib
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +34,18 @@ class GoldenChange:
         if self.before is None:
             return "new"
         return "deleted" if self.after is None else "changed"
+
+    def diff(self) -> str:
+        """The change as a unified diff, as ``git diff`` writes it; a new or deleted
+        golden is headed by a line saying so."""
+        head = f"{self.status} golden: {self.path}\n" if self.status != "changed" else ""
+        lines = difflib.unified_diff(
+            (self.before or "").splitlines(True),
+            (self.after or "").splitlines(True),
+            f"a/{self.path}" if self.before is not None else "/dev/null",
+            f"b/{self.path}" if self.after is not None else "/dev/null",
+        )
+        return head + "".join(line if line.endswith("\n") else line + "\n" for line in lines)
 
 
 def _git(top: Path | None, *args: str) -> str:

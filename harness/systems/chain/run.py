@@ -13,7 +13,7 @@ import contextlib
 import inspect
 import uuid
 from collections.abc import Awaitable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from harness.events import EventClock, Listener, notify
 from harness.systems.chain.context import restore_context, save_context
@@ -21,13 +21,11 @@ from harness.systems.chain.errors import PlanExecutionError
 from harness.systems.chain.models import ChainEvent, ChainPlan, PlanStep, PromptConfig, StepStatus, StepType
 from harness.systems.chain.planning import PLAN_PROMPT, PlanningError, parse_plan_reply
 from harness.systems.chain.routing import ROUTE_PROMPT, RoutingError, parse_routing
+from harness.systems.chain.settings import ChainSettings
 from harness.systems.chain.steps import perform, preview
 from harness.systems.chain.uris import plan_uri
 from harness.systems.llm import AssistantTurn, ConversationItem, ModelClient, ModelError, TurnComplete, UserMessage
 from harness.systems.quoting import quotable
-
-if TYPE_CHECKING:
-    from harness.systems.chain.executor import ChainExecutor
 
 __all__ = ["ABSOLUTE_MAX_STEPS", "ChainRun"]
 
@@ -47,7 +45,7 @@ class ChainRun:
 
     def __init__(
         self,
-        executor: ChainExecutor,
+        executor: ChainSettings,
         plan: ChainPlan,
         cancel: asyncio.Event | None,
         listeners: list[Listener[ChainEvent]],

@@ -15,15 +15,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from harness.events import settled
 from harness.systems.chain.access import forbidden
 from harness.systems.chain.context import VARIABLE, context_uri, substitute
 from harness.systems.chain.errors import PlanExecutionError
 from harness.systems.chain.mcp_context import CITATION_SCHEMA, STEP_OUTPUT_SCHEMA, McpContextBuilder, parse_context
-from harness.systems.chain.models import PlanStep, PromptConfig, StepStatus, StepType
+from harness.systems.chain.models import ChainPlan, PlanStep, PromptConfig, StepStatus, StepType
 from harness.systems.chain.policy import Policy, evaluate_policy
+from harness.systems.chain.settings import ChainSettings
 from harness.systems.chain.uris import (
     AM7_SCHEME,
     CHAT_CONFIG,
@@ -34,12 +35,24 @@ from harness.systems.chain.uris import (
     resolve_name,
 )
 from harness.systems.chain.vectors import VectorHit, VectorStore
-from harness.systems.llm import ModelClient
+from harness.systems.llm import AssistantTurn, ModelClient
 from harness.systems.quoting import quotable
 from harness.systems.tool_calls import ToolArgumentsError
 
-if TYPE_CHECKING:
-    from harness.systems.chain.run import ChainRun
+
+class ChainRun(Protocol):
+    """What a step reads and does on the run it belongs to (``harness.systems.chain.run``
+    implements it; this module never imports it back)."""
+
+    executor: ChainSettings
+    plan: ChainPlan
+    context: dict[str, Any]
+    unseen: dict[str, Any]
+
+    async def ask(
+        self, prompt: str, label: str, config: PromptConfig | None = None, client: ModelClient | None = None
+    ) -> AssistantTurn: ...
+
 
 __all__ = ["perform", "preview"]
 

@@ -11,6 +11,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from harness.exceptions import HarnessError
+from harness.validation_problems import validation_problems
 
 __all__ = ["Plan", "ActionStep", "PlanValidationError", "parse_plan"]
 
@@ -60,13 +61,5 @@ def parse_plan(data: Any) -> Plan:
     try:
         return Plan.model_validate(data)
     except ValidationError as exc:
-        problems = []
-        for err in exc.errors()[:3]:
-            loc = err["loc"]
-            where = (
-                f"steps[{loc[1]}]" + "".join(f".{p}" for p in loc[2:])
-                if loc[:1] == ("steps",) and len(loc) > 1
-                else ".".join(str(p) for p in loc) or "plan"
-            )
-            problems.append(f"{where}: {err['msg'].removeprefix('Value error, ')}")
+        problems = validation_problems(exc, "plan")[:3]
         raise PlanValidationError("invalid plan: " + "; ".join(problems)) from exc

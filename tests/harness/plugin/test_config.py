@@ -66,3 +66,42 @@ def test_yaml_files_are_scenarios_only_where_the_project_opts_in(pytester: pytes
     _ini(pytester, 'mockllm_scenario_dirs = ["tests/scenarios"]')
     result = pytester.runpytest()
     assert "tests/scenarios/load.yaml" in result.stdout.str()  # opted in: now it is a scenario
+
+
+def test_a_wrong_marker_argument_is_a_usage_error_naming_it(pytester: pytest.Pytester) -> None:
+    _ini(pytester)
+    pytester.makepyfile(
+        test_marker="""
+        import pytest
+
+        @pytest.mark.mockllm(seed="seven")
+        def test_word_seed(mockllm):
+            pass
+
+        @pytest.mark.mockllm(lenient="yes")
+        def test_string_flag(mockllm):
+            pass
+
+        @pytest.mark.mockllm(seed=True)
+        def test_bool_seed(mockllm_server):
+            pass
+
+        @pytest.mark.mockllm(3)
+        def test_positional(mockllm):
+            pass
+
+        @pytest.mark.mockllm(seed=4)
+        def test_right(mockllm):
+            assert mockllm.mock.seed == 4
+        """
+    )
+    result = pytester.runpytest()
+    result.assert_outcomes(passed=1, errors=4)
+    result.stdout.fnmatch_lines_random(
+        [
+            "*UsageError: @pytest.mark.mockllm(seed='seven'): seed takes a whole number (int), got str",
+            "*UsageError: @pytest.mark.mockllm(lenient='yes'): lenient takes True or False, got str",
+            "*UsageError: @pytest.mark.mockllm(seed=True): seed takes a whole number (int), got bool",
+            "*UsageError: @pytest.mark.mockllm takes keyword arguments only (seed=*), got the positional (3,)",
+        ]
+    )

@@ -83,7 +83,7 @@ def test_fallbacks_and_unscripted_rejections_fail_at_teardown(project: pytest.Py
     too_many = _error_text(out, "test_one_too_many")
     assert (
         "  - POST /v1/chat/completions (request 1, turn 1): fallback reply, "
-        "turn index 1 is past the end of the chain of 1 instructions"
+        "the script has 1 step and this is turn 2: turn index 1 is past the end of the chain of 1 instructions"
     ) in too_many
     assert "      turn index: 1 (1 assistant turns counted)" in too_many  # explain()'s report
     assert "request 0" not in too_many  # the scripted request is not listed

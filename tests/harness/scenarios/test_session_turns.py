@@ -110,7 +110,7 @@ def test_turns_on_a_runner_that_plays_one_message_name_the_line(tmp_path: Path) 
     path.write_text("runner: chain\nprompt: Plan it\nturns:\n  - prompt: Again\n", encoding="utf-8")
     with pytest.raises(
         ScenarioError,
-        match=r"chain\.yaml:4: turns: Value error, the chain runner plays one "
+        match=r"chain\.yaml:4: turns: the chain runner plays one "
         r"message; turns are played by the agent runner",
     ):
         load_scenario(path)

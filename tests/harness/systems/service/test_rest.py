@@ -166,7 +166,7 @@ def test_another_organizations_plan_is_404_and_tells_nothing(client: TestClient)
         (json.dumps({"steps": []}).encode(), ["planQuery", "Field required"]),
         (json.dumps({"planQuery": "q", "maxSteps": 0}).encode(), ["maxSteps", "greater than or equal to 1"]),
         (json.dumps({"planQuery": "q", "colour": "red"}).encode(), ["colour", "Extra inputs"]),
-        (json.dumps({"planQuery": "q", "steps": [{"stepType": "DANCE"}]}).encode(), ["steps.0.stepType"]),
+        (json.dumps({"planQuery": "q", "steps": [{"stepType": "DANCE"}]}).encode(), ["steps[0].stepType"]),
     ],
 )
 def test_a_malformed_or_invalid_request_is_400_naming_the_problem(

@@ -139,7 +139,7 @@ def test_a_bad_header_token_is_401_too(client: TestClient) -> None:
         ('["chain"]', 400, "unknown message type 'list'"),
         ('{"type": "dance"}', 400, "unknown message type 'dance'"),
         ('{"type": "chain", "maxSteps": 3}', 400, "planQuery: Field required"),
-        ('{"type": "chain", "planQuery": "q", "steps": [{"stepType": "DANCE"}]}', 400, "steps.0.stepType"),
+        ('{"type": "chain", "planQuery": "q", "steps": [{"stepType": "DANCE"}]}', 400, "steps[0].stepType"),
         ('{"type": "cancel"}', 400, "planId"),
         ('{"type": "status", "planId": "no-such-plan"}', 404, "not found: am7://acme/tool.plan/no-such-plan"),
         ('{"type": "watch", "planId": "no-such-plan"}', 404, "not found: am7://acme/tool.plan/no-such-plan"),
