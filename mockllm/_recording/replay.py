@@ -91,6 +91,13 @@ def _parsed(body: bytes) -> tuple[Any, bool]:
         return body.decode("utf-8", "replace"), False
 
 
+def _journal(path: str, body: bytes) -> dict[str, Any]:
+    codec = codec_for_path(path)
+    parsed, _ = _parsed(body)
+    model = parsed.get("model") if isinstance(parsed, dict) else None
+    return {"protocol": codec.name if codec else None, "model": model if isinstance(model, str) else None}
+
+
 class RecordingLibrary:
     """Recorded exchanges, answerable by request (see the module docstring)."""
 
@@ -143,24 +150,35 @@ class RecordingLibrary:
         """The recorded reply to this request; the 404 that explains a miss on a provider
         route; None off the provider routes when nothing was recorded there."""
         entry = self.find(method, path, headers, body)
-        codec = codec_for_path(path)
-        parsed, _ = _parsed(body)
-        model = parsed.get("model") if isinstance(parsed, dict) and isinstance(parsed.get("model"), str) else None
-        journal: dict[str, Any] = {"protocol": codec.name if codec else None, "model": model}
         if entry is not None:
-            recorded = entry.exchange.response
-            reply = response_of(recorded, speed=self.speed, note=entry.label)
-            journal.update(status=recorded.status, stream=recorded.streamed, script_id=f"recording {entry.label}")
-            if recorded.status >= 400:
-                journal["error"] = f"scripted: recorded error {recorded.status} ({entry.label})"
-            return reply, journal
-        if codec is None:
+            return self.replay(entry, path, body)
+        if codec_for_path(path) is None:
             return None
-        message = self.explain_miss(method, path, parsed)
-        body_out = json.dumps({"error": {"message": message, "type": "not_found_error", "param": None, "code": None}})
-        headers_out = [("content-type", _JSON), ("x-mockllm-replay", "miss"), ("x-should-retry", "false")]
-        journal.update(status=404, error=message)
-        return MockResponse(404, headers_out, body_out.encode()), journal
+        return self.unmatched(method, path, body)
+
+    def unmatched(self, method: str, path: str, body: bytes) -> Replayed:
+        """The 404 for a request no recording matches, naming the nearest one."""
+        return self.miss(method, path, body, self.explain_miss(method, path, _parsed(body)[0]))
+
+    def replay(self, entry: _Entry, path: str, body: bytes) -> Replayed:
+        """The reply of a found exchange, and its journal fields."""
+        recorded = entry.exchange.response
+        journal = _journal(path, body)
+        journal.update(status=recorded.status, stream=recorded.streamed, script_id=f"recording {entry.label}")
+        if recorded.status >= 400:
+            journal["error"] = f"scripted: recorded error {recorded.status} ({entry.label})"
+        return response_of(recorded, speed=self.speed, note=entry.label), journal
+
+    @staticmethod
+    def miss(method: str, path: str, body: bytes, message: str) -> Replayed:
+        """The 404 a request no recording answers gets (never retried by the SDKs)."""
+        error = {"error": {"message": message, "type": "not_found_error", "param": None, "code": None}}
+        headers = [("content-type", _JSON), ("x-mockllm-replay", "miss"), ("x-should-retry", "false")]
+        return MockResponse(404, headers, json.dumps(error).encode()), {
+            **_journal(path, body),
+            "status": 404,
+            "error": message,
+        }
 
     def explain_miss(self, method: str, path: str, body: Any) -> str:
         """Why no recording answers this request: the nearest one and what differs."""
