@@ -6,6 +6,7 @@ serve the chain service.
     python -m harness review [PATH] [--output FILE]
     python -m harness serve [--host 127.0.0.1] [--port 8765] [--config service.yaml]
                             [--llm-base-url URL | --with-mock]
+    python -m harness scenario from-recording RECORDING [--out FILE]
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from harness.scenarios import from_recording
 from harness.scenarios.contract import PROTOCOLS
 
 __all__ = ["main"]
@@ -189,6 +191,7 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="serve the mock LLM under /llm in the same process and use it (behind the same tokens)",
     )
+    from_recording.add_parser(verbs)
     return parser
 
 
@@ -199,5 +202,5 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _replay(args, extra)
     if extra:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
-    verbs = {"diff": _diff, "review": _review, "serve": _serve}
+    verbs = {"diff": _diff, "review": _review, "serve": _serve, "scenario": from_recording.run}
     return verbs[args.verb](args)
