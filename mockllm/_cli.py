@@ -133,17 +133,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             max_sessions=args.max_sessions,
         )
         try:
-            recordings = recording.library_from_args(args)
-        except ValueError as exc:  # a bad recording file (RecordingError) names its line
+            mock = MockLLM(
+                seed=args.seed, lenient=args.lenient, limits=limits, recordings=recording.library_from_args(args)
+            )
+            recording.register_scripts(mock, args)
+        except ValueError as exc:  # a bad recording (RecordingError) or scripts file names its line
             print(f"mockllm: {exc}", file=sys.stderr)
             return 2
         try:
-            serve(
-                MockLLM(seed=args.seed, lenient=args.lenient, limits=limits, recordings=recordings),
-                host=args.host,
-                port=args.port,
-                on_ready=_announce,
-            )
+            serve(mock, host=args.host, port=args.port, on_ready=_announce)
         except OSError as exc:
             print(
                 f"mockllm: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}. "

@@ -13,6 +13,7 @@ __all__ = ["add_record_parsers", "add_replay_options", "library_from_args", "run
 
 
 def add_replay_options(serve: argparse.ArgumentParser) -> None:
+    add_script_option(serve)
     serve.add_argument(
         "--recordings", metavar="DIR", help="answer requests from the recordings in DIR (a miss is a 404 with the diff)"
     )
@@ -38,6 +39,26 @@ def add_replay_options(serve: argparse.ArgumentParser) -> None:
         metavar=("REGEX", "WITH"),
         help="replace REGEX in every string of a body before matching (volatile text); repeatable",
     )
+
+
+def add_script_option(serve: argparse.ArgumentParser) -> None:
+    serve.add_argument(
+        "--scripts",
+        metavar="FILE",
+        help="register the scripts of FILE (python -m mockllm import of aimock fixtures writes one)",
+    )
+
+
+def register_scripts(mock: object, args: argparse.Namespace) -> None:
+    """Register ``serve --scripts FILE`` on ``mock`` (``ValueError`` for a bad file)."""
+    if args.scripts is None:
+        return
+    from mockllm._recording.importers import load_scripts
+
+    try:
+        load_scripts(args.scripts, mock)
+    except (OSError, KeyError, TypeError) as exc:
+        raise ValueError(f"{args.scripts}: not a scripts file ({type(exc).__name__}: {exc})") from exc
 
 
 def add_record_parsers(verbs: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

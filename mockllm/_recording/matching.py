@@ -2,7 +2,7 @@
 that explains a miss.
 
 A request's signature is its method, its protocol (or path, off the provider routes),
-the request headers a recording keeps and its whole JSON body — model, system prompt,
+its beta headers (``anthropic-beta``, ``openai-beta``) and its whole JSON body — model, system prompt,
 tools, messages, tool results, sampling parameters — after the normalisers:
 
 - ``ignore``: body fields left out of the match, as dotted paths with ``*`` for every
@@ -34,6 +34,9 @@ from mockllm._wire.registry import codec_for_path
 __all__ = ["DEFAULT_IGNORE", "Matcher", "field_diff"]
 
 DEFAULT_IGNORE = ("metadata", "user", "safety_identifier", "prompt_cache_key")
+MATCHED_HEADERS = ("anthropic-beta", "openai-beta")
+"""Request headers that change an answer, so a part of the signature (the API version
+header is kept in a recording but not matched: SDK upgrades change it)."""
 
 
 @dataclass(frozen=True)
@@ -65,8 +68,9 @@ class Matcher:
         """The signature of a request (``body`` parsed JSON, or text)."""
         codec = codec_for_path(path)
         where = codec.name if codec is not None else path
+        betas = {name: value for name, value in headers.items() if name in MATCHED_HEADERS}
         canonical = json.dumps(
-            [method.upper(), where, headers, self.normalised(body)], sort_keys=True, ensure_ascii=False
+            [method.upper(), where, betas, self.normalised(body)], sort_keys=True, ensure_ascii=False
         )
         return hashlib.blake2b(canonical.encode(), digest_size=16).hexdigest()
 

@@ -202,7 +202,7 @@ class RecordingLibrary:
             scored.append((len(diff := field_diff(sent, recorded)), entry.label, entry, diff))
         count, _, entry, diff = min(scored, key=lambda item: (item[0], item[1]))
         if not diff:
-            diff = ["the request headers differ (anthropic-version or a beta header)"]
+            diff = ["the beta headers differ (anthropic-beta or openai-beta)"]
         listing = "; ".join(diff[:8]) + (f"; and {len(diff) - 8} more" if len(diff) > 8 else "")
         return (
             f"{head} Nearest recording: {entry.path} (exchange {entry.index}): {listing}. "
