@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from mockllm._recording.format import Exchange, RecordedEvent, RecordedRequest, RecordedResponse
@@ -51,7 +51,10 @@ def recorded_request(
 
 
 class Capture:
-    """Builds one ``Exchange`` from a forwarded request and its reply as it streams."""
+    """Builds one ``Exchange`` from a forwarded request and its reply as it streams.
+
+    While the reply streams, ``chunk`` only cuts events and times them; reading them into
+    records waits for ``finished``, which the proxy leaves to the recorder's thread."""
 
     def __init__(self, request: RecordedRequest) -> None:
         self.request = request
@@ -60,7 +63,7 @@ class Capture:
         self._headers: dict[str, str] = {}
         self._streamed = False
         self._splitter = EventSplitter()
-        self._events: list[dict[str, Any]] = []
+        self._events: list[tuple[bytes, float]] = []  # read into records in finished(), off the hot path
         self._body: list[bytes] = []
 
     def started(self, status: int, headers: Iterable[tuple[str, str]]) -> None:
@@ -79,8 +82,17 @@ class Capture:
             delay = (now - self._last) * 1000
             self._last = now
             for event in events:
-                self._events.append(event_record(event, delay))
+                self._events.append((event, delay))
                 delay = 0.0
+
+    def ended(self, interrupted: str | None = None) -> Callable[[], Exchange]:
+        """Note the end of the reply now (the last event's delay); build the exchange later."""
+        if self._streamed:
+            delay = (time.perf_counter() - self._last) * 1000
+            for event in self._splitter.close():
+                self._events.append((event, delay))
+                delay = 0.0
+        return lambda: self.finished(interrupted)
 
     def finished(self, interrupted: str | None = None) -> Exchange:
         if not self._streamed:
@@ -93,12 +105,12 @@ class Capture:
         else:
             delay = (time.perf_counter() - self._last) * 1000
             for event in self._splitter.close():
-                self._events.append(event_record(event, delay))
+                self._events.append((event, delay))
                 delay = 0.0
             response = RecordedResponse(
                 status=self._status,
                 headers=self._headers,
-                events=[RecordedEvent.model_validate(e) for e in self._events],
+                events=[RecordedEvent.model_validate(event_record(raw, ms)) for raw, ms in self._events],
                 interrupted=interrupted,
             )
         return Exchange(request=self.request, response=response)

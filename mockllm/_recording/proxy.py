@@ -110,7 +110,7 @@ def create_recording_app(
             finally:
                 await upstream_reply.aclose()
             capture.chunk(content)
-            recorder.add(capture.finished())
+            recorder.add(capture.ended())
             response = Response(content, status_code=upstream_reply.status_code)
             response.raw_headers += [(k.encode("latin-1"), v.encode("latin-1")) for k, v in returned]
             return response
@@ -119,14 +119,14 @@ def create_recording_app(
             interrupted: str | None = "the client went away before the stream ended"
             try:
                 async for chunk in upstream_reply.aiter_bytes():
+                    yield chunk  # passed on first, captured after
                     capture.chunk(chunk)
-                    yield chunk
                 interrupted = None
             except httpx.HTTPError as exc:
                 interrupted = f"the upstream stream broke: {type(exc).__name__}: {exc}"
             finally:
                 await upstream_reply.aclose()
-                recorder.add(capture.finished(interrupted))
+                recorder.add(capture.ended(interrupted))
 
         response = StreamingResponse(passed_on(), status_code=upstream_reply.status_code)
         response.raw_headers = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in returned]

@@ -2,7 +2,8 @@
 
 An exchange goes to ``DIR/<protocol>-<signature>.json``: the first exchange of a request
 in a run replaces an older file of that name, later identical requests (a retry) are
-appended to it in order. Scrubbing, the secret scan and the write happen on one writer
+appended to it in order, unless their reply is the same as the last one's (timing aside):
+replay repeats the last exchange anyway. Scrubbing, the secret scan and the write happen on one writer
 thread, off the request's path; ``flush`` waits for them. A write the secret scan
 refuses leaves no file and is reported on ``refused`` (and by the ``on_error`` callback).
 """
@@ -20,6 +21,12 @@ from mockllm._recording.scrub import Scrubber, SecretInRecording, scrub_exchange
 from mockllm._recording.store import write_recording
 
 __all__ = ["Recorder"]
+
+
+def _same_reply(earlier: Exchange, later: Exchange) -> bool:
+    """Whether two exchanges of one request got the same reply, timing aside."""
+    timeless = {"events": {"__all__": {"delay_ms"}}}
+    return earlier.response.model_dump(exclude=timeless) == later.response.model_dump(exclude=timeless)
 
 
 class Recorder:
@@ -48,17 +55,22 @@ class Recorder:
         prefix = request.protocol or "http"
         return self.folder / f"{prefix}-{self._matcher.key_of(request)[:16]}.json"
 
-    def add(self, exchange: Exchange) -> None:
-        """Queue ``exchange`` for writing; returns at once."""
+    def add(self, exchange: Exchange | Callable[[], Exchange]) -> None:
+        """Queue ``exchange`` (or what builds it, run on the writer thread) for writing;
+        returns at once."""
         with self._lock:
             self._pending = [f for f in self._pending if not f.done()]
             self._pending.append(self._writer.submit(self._write, exchange))
 
-    def _write(self, exchange: Exchange) -> None:
+    def _write(self, exchange: Exchange | Callable[[], Exchange]) -> None:
         try:
+            if not isinstance(exchange, Exchange):
+                exchange = exchange()
             exchange = scrub_exchange(exchange, self.scrubbers)
             path = self.path_for(exchange)
             previous = self._this_run.get(path)
+            if previous is not None and _same_reply(previous.exchanges[-1], exchange):
+                return  # a replay past the last exchange repeats it: a copy would add nothing
             exchanges = [*previous.exchanges, exchange] if previous is not None else [exchange]
             recording = Recording(exchanges=exchanges)
             write_recording(recording, path)

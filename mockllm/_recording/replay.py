@@ -50,15 +50,22 @@ class RecordedReply(MockResponse):
         return zip(self._delays, self.events, strict=True)
 
 
-def response_of(recorded: RecordedResponse, *, speed: float | None = None, note: str | None = None) -> MockResponse:
-    """The ``MockResponse`` replaying ``recorded`` (``speed`` None: no waiting)."""
+def response_of(
+    recorded: RecordedResponse,
+    *,
+    speed: float | None = None,
+    note: str | None = None,
+    rendered: list[bytes] | None = None,
+) -> MockResponse:
+    """The ``MockResponse`` replaying ``recorded`` (``speed`` None: no waiting);
+    ``rendered``: its events' bytes, if already made."""
     headers = [(name, value) for name, value in recorded.headers.items()]
     if note is not None:
         headers.append(("x-mockllm-replay", note))
     if recorded.events is not None:
         if "content-type" not in recorded.headers:
             headers.insert(0, ("content-type", _SSE))
-        events = [event_bytes(event.as_record()) for event in recorded.events]
+        events = rendered if rendered is not None else [event_bytes(event.as_record()) for event in recorded.events]
         if speed:
             return RecordedReply(recorded.status, headers, events, [e.delay_ms / 1000 / speed for e in recorded.events])
         return MockResponse(recorded.status, headers, b"".join(events), events=events)
@@ -115,6 +122,7 @@ class RecordingLibrary:
         self._entries: list[_Entry] = []
         self._by_key: dict[str, list[_Entry]] = {}
         self._served: dict[str, int] = {}
+        self._rendered: dict[int, list[bytes]] = {}
         self._lock = threading.Lock()
         for path, recording in recordings:
             for i, exchange in enumerate(recording.exchanges):
@@ -167,7 +175,11 @@ class RecordingLibrary:
         journal.update(status=recorded.status, stream=recorded.streamed, script_id=f"recording {entry.label}")
         if recorded.status >= 400:
             journal["error"] = f"scripted: recorded error {recorded.status} ({entry.label})"
-        return response_of(recorded, speed=self.speed, note=entry.label), journal
+        rendered = self._rendered.get(id(entry))
+        if rendered is None and recorded.events is not None:
+            # Rendered once: a replayed stream costs what sending pre-rendered bytes costs.
+            rendered = self._rendered[id(entry)] = [event_bytes(e.as_record()) for e in recorded.events]
+        return response_of(recorded, speed=self.speed, note=entry.label, rendered=rendered), journal
 
     @staticmethod
     def miss(method: str, path: str, body: bytes, message: str) -> Replayed:
