@@ -84,7 +84,7 @@ def recording_session(request: pytest.FixtureRequest, record: bool) -> Recording
     """This test's recording session, or None when it is not marked ``record=True``."""
     if not record:
         return None
-    from mockllm._recording.matching import DEFAULT_IGNORE, Matcher
+    from mockllm._recording.matching import DEFAULT_IGNORE, RequestMatcher
     from mockllm._recording.proxy import Upstreams
     from mockllm._recording.session import RecordingSession
 
@@ -97,7 +97,7 @@ def recording_session(request: pytest.FixtureRequest, record: bool) -> Recording
     options = request.getfixturevalue("mockllm_recording_config")
     try:
         upstreams = Upstreams.parse(list(upstream)) if upstream else None
-        matcher = Matcher(ignore=options.get("ignore", DEFAULT_IGNORE), replace=options.get("replace", ()))
+        matcher = RequestMatcher(ignore=options.get("ignore", DEFAULT_IGNORE), replace=options.get("replace", ()))
     except ValueError as exc:
         raise pytest.UsageError(f"mockllm recording: {exc}") from None
     return RecordingSession(

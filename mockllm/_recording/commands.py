@@ -97,11 +97,11 @@ def library_from_args(args: argparse.Namespace) -> RecordedAnswers | None:
         if args.replay_speed is not None:
             raise ValueError("--replay-speed needs --recordings DIR")
         return None
-    from mockllm._recording.matching import DEFAULT_IGNORE, Matcher
+    from mockllm._recording.matching import DEFAULT_IGNORE, RequestMatcher
     from mockllm._recording.replay import RecordingLibrary
 
     ignore = DEFAULT_IGNORE if args.match_ignore is None else tuple(args.match_ignore)
-    matcher = Matcher(ignore=ignore, replace=[tuple(pair) for pair in args.match_replace])
+    matcher = RequestMatcher(ignore=ignore, replace=[tuple(pair) for pair in args.match_replace])
     return RecordingLibrary.from_directory(args.recordings, matcher=matcher, speed=args.replay_speed)
 
 

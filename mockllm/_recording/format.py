@@ -38,7 +38,6 @@ import json
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from mockllm._exceptions import MockLLMError
@@ -227,6 +226,8 @@ def parse_recording(text: str, path: Path | str = "<recording>") -> Recording:
 
 def _line_of(text: str, loc: tuple[Any, ...]) -> int | None:
     """The 1-based line of the field at ``loc`` (JSON read as YAML keeps line marks)."""
+    import yaml  # only to explain a bad file
+
     try:
         node = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError:

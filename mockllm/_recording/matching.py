@@ -31,7 +31,7 @@ from mockllm._limits import clip_text
 from mockllm._recording.format import RecordedRequest
 from mockllm._wire.registry import codec_for_path
 
-__all__ = ["DEFAULT_IGNORE", "Matcher", "field_diff"]
+__all__ = ["DEFAULT_IGNORE", "RequestMatcher", "field_diff"]
 
 DEFAULT_IGNORE = ("metadata", "user", "safety_identifier", "prompt_cache_key")
 MATCHED_HEADERS = ("anthropic-beta", "openai-beta")
@@ -40,7 +40,7 @@ header is kept in a recording but not matched: SDK upgrades change it)."""
 
 
 @dataclass(frozen=True)
-class Matcher:
+class RequestMatcher:
     """How requests are compared (see the module docstring)."""
 
     ignore: Sequence[str] = DEFAULT_IGNORE

@@ -16,7 +16,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 from mockllm._recording.format import Exchange, Recording
-from mockllm._recording.matching import Matcher
+from mockllm._recording.matching import RequestMatcher
 from mockllm._recording.scrub import Scrubber, SecretInRecording, scrub_exchange
 from mockllm._recording.store import write_recording
 
@@ -45,7 +45,7 @@ class Recorder:
         self.refused: list[SecretInRecording] = []
         self.written: list[Path] = []
         self._this_run: dict[Path, Recording] = {}
-        self._matcher = Matcher()
+        self._matcher = RequestMatcher()
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mockllm-recorder")
         self._pending: list[Future[None]] = []
         self._lock = threading.Lock()

@@ -22,7 +22,7 @@ from typing import Any
 from mockllm._mock_response import MockResponse
 from mockllm._plan import Pacing
 from mockllm._recording.format import Exchange, RecordedResponse, Recording
-from mockllm._recording.matching import Matcher, field_diff
+from mockllm._recording.matching import RequestMatcher, field_diff
 from mockllm._recording.scrub import kept_request_headers
 from mockllm._recording.sse import event_bytes
 from mockllm._recording.store import load_directory
@@ -112,12 +112,12 @@ class RecordingLibrary:
         self,
         recordings: list[tuple[Path, Recording]],
         *,
-        matcher: Matcher | None = None,
+        matcher: RequestMatcher | None = None,
         speed: float | None = None,
     ) -> None:
         if speed is not None and not speed > 0:
             raise ValueError(f"speed must be a positive number (2.0 replays twice as fast), got {speed!r}")
-        self.matcher = matcher if matcher is not None else Matcher()
+        self.matcher = matcher if matcher is not None else RequestMatcher()
         self.speed = speed
         self._entries: list[_Entry] = []
         self._by_key: dict[str, list[_Entry]] = {}
@@ -130,7 +130,7 @@ class RecordingLibrary:
 
     @classmethod
     def from_directory(
-        cls, folder: Path | str, *, matcher: Matcher | None = None, speed: float | None = None
+        cls, folder: Path | str, *, matcher: RequestMatcher | None = None, speed: float | None = None
     ) -> RecordingLibrary:
         """Every recording under ``folder`` (``RecordingError`` for a bad file)."""
         return cls(load_directory(folder), matcher=matcher, speed=speed)

@@ -30,7 +30,7 @@ import httpx
 from mockllm._mock_response import MockResponse
 from mockllm._recording.capture import Capture, is_event_stream, recorded_request
 from mockllm._recording.format import Exchange, Recording
-from mockllm._recording.matching import Matcher
+from mockllm._recording.matching import RequestMatcher
 from mockllm._recording.proxy import Upstreams
 from mockllm._recording.replay import RecordingLibrary, Replayed
 from mockllm._recording.scrub import Scrubber, scrub_exchange
@@ -89,7 +89,7 @@ class RecordingSession:
         mode: str = "none",
         *,
         upstreams: Upstreams | None = None,
-        matcher: Matcher | None = None,
+        matcher: RequestMatcher | None = None,
         scrubbers: Sequence[Scrubber] = (),
     ) -> None:
         if mode not in RECORD_MODES:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from mockllm import MockLLM
 from mockllm._recording.format import Exchange, Recording
-from mockllm._recording.matching import Matcher, field_diff
+from mockllm._recording.matching import RequestMatcher, field_diff
 from mockllm._recording.replay import RecordingLibrary
 
 PATH = "/v1/chat/completions"
@@ -22,7 +22,7 @@ def body(**changes: object) -> dict[str, object]:
     return {**base, **changes}
 
 
-def library(*bodies: dict[str, object], matcher: Matcher | None = None) -> RecordingLibrary:
+def library(*bodies: dict[str, object], matcher: RequestMatcher | None = None) -> RecordingLibrary:
     exchanges = [
         Exchange.model_validate(
             {"request": {"path": PATH, "body": b}, "response": {"status": 200, "body": {"answer": i}}}
@@ -57,7 +57,7 @@ def test_identical_requests_get_the_recorded_exchanges_in_order() -> None:
 def test_default_normalisers_ignore_caller_identity_and_custom_ones_volatile_text() -> None:
     assert ask(library(body()), body(user="u-1", metadata={"run": "7"}))[0] == 200
     dated = body(messages=[{"role": "user", "content": "Today is 2026-11-25."}])
-    matcher = Matcher(replace=[(r"\d{4}-\d{2}-\d{2}", "<date>")], ignore=("temperature",))
+    matcher = RequestMatcher(replace=[(r"\d{4}-\d{2}-\d{2}", "<date>")], ignore=("temperature",))
     later = body(messages=[{"role": "user", "content": "Today is 2027-01-02."}], temperature=0.3)
     assert ask(library(dated, matcher=matcher), later)[0] == 200
     assert ask(library(dated), later)[0] == 404
