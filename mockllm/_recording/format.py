@@ -55,8 +55,8 @@ __all__ = [
     "load_recording",
 ]
 
-FORMAT = "mockllm-recording"
-VERSION = 1
+FORMAT: Literal["mockllm-recording"] = "mockllm-recording"
+VERSION: Literal[1] = 1
 
 
 class RecordingError(MockLLMError, ValueError):

@@ -61,9 +61,9 @@ class Upstreams:
             else:
                 default = value
         urls: list[str | None] = [default, *by_protocol.values()]
-        for url in urls:
-            if url is not None and not url.startswith(("http://", "https://")):
-                raise ValueError(f"upstream {url!r} is not an http:// or https:// URL")
+        for given in urls:
+            if given is not None and not given.startswith(("http://", "https://")):
+                raise ValueError(f"upstream {given!r} is not an http:// or https:// URL")
         return cls(default, by_protocol)
 
     def for_path(self, path: str) -> str | None:

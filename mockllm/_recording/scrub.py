@@ -84,8 +84,11 @@ def kept_query(params: Iterable[tuple[str, str]]) -> dict[str, str]:
     return {name: value for name, value in params if not _CREDENTIAL_NAME.search(name)}
 
 
-def _compiled(scrubbers: Sequence[Scrubber]) -> list[Scrubber]:
-    compiled: list[Scrubber] = []
+_Compiled = Union["re.Pattern[str]", Callable[[Any], Any]]
+
+
+def _compiled(scrubbers: Sequence[Scrubber]) -> list[_Compiled]:
+    compiled: list[_Compiled] = []
     for scrubber in scrubbers:
         if isinstance(scrubber, str):
             try:
@@ -109,7 +112,7 @@ def _replace_strings(value: Any, pattern: re.Pattern[str]) -> Any:
     return value
 
 
-def _apply(value: Any, scrubbers: Sequence[Scrubber]) -> Any:
+def _apply(value: Any, scrubbers: Sequence[_Compiled]) -> Any:
     for scrubber in scrubbers:
         if value is None:
             return None
@@ -121,11 +124,11 @@ def scrub_exchange(exchange: Exchange, scrubbers: Sequence[Scrubber]) -> Exchang
     """``exchange`` with the user's scrubbers applied to its bodies and events."""
     if not scrubbers:
         return exchange
-    scrubbers = _compiled(scrubbers)
-    patterns = [s for s in scrubbers if isinstance(s, re.Pattern)]
+    compiled = _compiled(scrubbers)
+    patterns: list[_Compiled] = [s for s in compiled if isinstance(s, re.Pattern)]
     request = exchange.request.model_copy(
         update={
-            "body": _apply(exchange.request.body, scrubbers),
+            "body": _apply(exchange.request.body, compiled),
             "body_text": _apply(exchange.request.body_text, patterns),
         }
     )
@@ -135,7 +138,7 @@ def scrub_exchange(exchange: Exchange, scrubbers: Sequence[Scrubber]) -> Exchang
         events = [
             event.model_copy(
                 update={
-                    "data": _apply(event.data, scrubbers),
+                    "data": _apply(event.data, compiled),
                     "text": _apply(event.text, patterns),
                     "raw": _apply(event.raw, patterns),
                 }
@@ -144,7 +147,7 @@ def scrub_exchange(exchange: Exchange, scrubbers: Sequence[Scrubber]) -> Exchang
         ]
     response = response.model_copy(
         update={
-            "body": _apply(response.body, scrubbers),
+            "body": _apply(response.body, compiled),
             "body_text": _apply(response.body_text, patterns),
             "events": events,
         }
