@@ -184,6 +184,10 @@ def report(ratio: float, events: int, replay: dict[str, float], proxy: dict[str,
         "Added wall time: the median of per-round differences of median times; proxy process CPU: the",
         "proxy's CPU time (all threads, /proc schedstat) per proxied request, which a loaded machine",
         "inflates far less than wall time. Target: the proxy adds <= 1 ms per request.",
+        "",
+        f"Verdict of this run: replay {'meets' if ratio <= 1.05 else 'misses'} its target; the proxy "
+        f"{'meets' if all(f['added_ms'] <= 1.0 for f in proxy.values()) else 'misses'} its target"
+        + (f" (load average {load:.1f}: re-run on a quiet machine)." if load > (os.cpu_count() or 1) else "."),
     ]
     return "\n".join(lines) + "\n"
 

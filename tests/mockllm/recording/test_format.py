@@ -98,3 +98,16 @@ def test_the_splitter_cuts_events_however_the_bytes_arrive() -> None:
         events = [e for i in range(0, len(stream), size) for e in splitter.feed(stream[i : i + size])]
         events += splitter.close()
         assert events == [b'data: {"a":1}\r\n\r\n', b"event: x\ndata: y\n\n", b"data: z\r\r"]
+
+
+def test_serve_refuses_a_broken_recording_naming_file_and_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from mockllm._cli import main
+
+    path = written(tmp_path)
+    path.write_text(path.read_text()[:200])
+    assert main(["serve", "--port", "0", "--recordings", str(tmp_path)]) == 2
+    assert capsys.readouterr().err.startswith(f"mockllm: {path}:")
+    assert main(["serve", "--port", "0", "--replay-speed", "2"]) == 2
+    assert "--replay-speed needs --recordings DIR" in capsys.readouterr().err
