@@ -13,12 +13,15 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import yaml
+if TYPE_CHECKING:
+    from mockllm._recording.format import Recording
+    from mockllm._recording.replies import RecordedTurn
 
-from mockllm._recording.format import Recording, RecordingError, load_recording
-from mockllm._recording.replies import RecordedTurn, read_reply
+# ``python -m harness`` imports this module for its parser before ``replay`` starts pytest:
+# mockllm and yaml are imported when a recording is converted, so that pytest still
+# rewrites the modules of its plugins (anyio's among them).
 
 __all__ = ["add_parser", "run", "scenario_from_recording"]
 
@@ -115,6 +118,8 @@ def _parsed_result(value: Any) -> Any:
 
 def scenario_from_recording(recording: Recording, name: str) -> dict[str, Any]:
     """The scenario (as YAML-ready data) whose script reproduces ``recording``'s replies."""
+    from mockllm._recording.replies import read_reply
+
     exchanges = [ex for ex in recording.exchanges if isinstance(ex.request.body, dict)]
     if not exchanges:
         raise ValueError("the recording holds no provider request with a JSON body to make a scenario of")
@@ -170,6 +175,10 @@ def add_parser(verbs: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    import yaml
+
+    from mockllm._recording.format import RecordingError, load_recording
+
     source = Path(args.file)
     try:
         recording = load_recording(source)
