@@ -42,7 +42,7 @@ from harness.events import Event
 __all__ = ["Shown", "VolatileRules", "plain_records"]
 
 PropertyPath = tuple[tuple[Hashable, type], ...]
-RequestMatcher = Callable[..., Any]
+Matcher = Callable[..., Any]
 Filter = Callable[..., bool]
 
 
@@ -121,7 +121,7 @@ class _Walk:
     """One walk over a golden's data: user filters and matcher, then plain values."""
 
     def __init__(
-        self, rules: VolatileRules, *, matcher: RequestMatcher | None, exclude: Filter | None, include: Filter | None
+        self, rules: VolatileRules, *, matcher: Matcher | None, exclude: Filter | None, include: Filter | None
     ) -> None:
         self.rules = rules
         self.matcher = matcher
@@ -186,7 +186,7 @@ def plain_records(
     events: Iterable[Any],
     *,
     rules: VolatileRules | None = None,
-    matcher: RequestMatcher | None = None,
+    matcher: Matcher | None = None,
     exclude: Filter | None = None,
     include: Filter | None = None,
 ) -> list[tuple[str, dict[str, Any]]]:
