@@ -7,6 +7,7 @@ move goldens to their current paths, serve the chain service.
     python -m harness migrate-goldens [--dry-run] [pytest options and paths]
     python -m harness serve [--host 127.0.0.1] [--port 8765] [--config service.yaml]
                             [--llm-base-url URL | --with-mock]
+    python -m harness scenario from-recording RECORDING [--out FILE]
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from collections.abc import Sequence
 
 from harness.exceptions import EXTRAS, MissingExtra, missing_extra, not_installed
 from harness.golden.review.cli import add_review_arguments
+from harness.scenarios import from_recording
 
 __all__ = ["main"]
 
@@ -244,6 +246,7 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="serve the mock LLM under /llm in the same process and use it (behind the same tokens)",
     )
+    from_recording.add_parser(verbs)
     return parser
 
 
@@ -256,5 +259,5 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _migrate_goldens(args, extra)
     if extra:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
-    verbs = {"diff": _diff, "review": _review, "serve": _serve}
+    verbs = {"diff": _diff, "review": _review, "serve": _serve, "scenario": from_recording.run}
     return verbs[args.verb](args)

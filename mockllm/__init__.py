@@ -11,6 +11,8 @@ The doors, all importable from here::
     HTTPXTransport, HTTPX2Transport                 in-process transports (no socket)
     intercept                                       patch httpx/httpx2 clients in a block
     create_app, serve                               the HTTP server (Starlette)
+    RecordingLibrary, RecordingSession, Recorder,   record real traffic and replay it
+    RequestMatcher, RecordingError, SecretInRecording  (docs/recording.md)
     explain                                         why a request got its reply
     assert_trajectory                               the tool calls an app made, as expected
     validation_problems, reject_unknown_keys        a script's problems, one a line
@@ -48,6 +50,12 @@ from mockllm._instructions import (
 from mockllm._intercept import intercept
 from mockllm._limits import Limits
 from mockllm._mock_response import MockResponse
+from mockllm._recording.format import RecordingError
+from mockllm._recording.matching import RequestMatcher
+from mockllm._recording.recorder import Recorder
+from mockllm._recording.replay import RecordingLibrary
+from mockllm._recording.scrub import SecretInRecording
+from mockllm._recording.session import RecordingSession
 from mockllm._registered import RegisteredScript, ScriptMatch
 from mockllm._server import create_app, serve
 from mockllm._trajectory import assert_trajectory
@@ -73,11 +81,17 @@ __all__ = [
     "MockLLM",
     "MockLLMError",
     "MockResponse",
+    "Recorder",
+    "RecordingError",
+    "RecordingLibrary",
+    "RecordingSession",
     "RegisteredScript",
+    "RequestMatcher",
     "RequestRejected",
     "ScriptLimitReached",
     "ScriptMatch",
     "ScriptValidationError",
+    "SecretInRecording",
     "TextMessage",
     "TimingSpec",
     "ToolCallMessage",

@@ -3,7 +3,11 @@
 python -m mockllm serve [--host 127.0.0.1] [--port 8000] [--seed 0] [--lenient]
                         [--max-output-bytes N] [--max-delay-ms MS] [--max-body-bytes N]
                         [--max-scripts N] [--max-scripts-bytes N] [--max-sessions N]
+                        [--recordings DIR [--replay-speed X] [--match-ignore FIELD] [--match-replace RE WITH]]
 python -m mockllm explain request.json [--protocol openai-chat]
+python -m mockllm record --upstream [PROTOCOL=]URL ... --out DIR [--host H] [--port P] [--scrub REGEX]
+python -m mockllm import CASSETTE --out DIR
+python -m mockllm drift DIR --upstream [PROTOCOL=]URL ...
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from pathlib import Path
 from mockllm._engine import MockLLM
 from mockllm._explain import explain
 from mockllm._limits import Limits
+from mockllm._recording import commands as recording
 from mockllm._wire.registry import PROTOCOLS
 
 __all__ = ["main"]
@@ -73,11 +78,14 @@ def _parser() -> argparse.ArgumentParser:
         help="most sessions open at once; past it a 409 (default 256)",
     )
 
+    recording.add_replay_options(serve)
+
     explain_ = verbs.add_parser("explain", help="say which instruction a request body would run")
     explain_.add_argument("body", help="a JSON request body file, or - for standard input")
     explain_.add_argument(
         "--protocol", default="openai-chat", help=f"one of {', '.join(PROTOCOLS)} (default openai-chat)"
     )
+    recording.add_record_parsers(verbs)
     return parser
 
 
@@ -106,6 +114,9 @@ def _limits_problem(args: argparse.Namespace) -> str | None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    verbs = {"record": recording.run_record, "import": recording.run_import, "drift": recording.run_drift}
+    if args.verb in verbs:
+        return verbs[args.verb](args)
     if args.verb == "serve":
         from mockllm._server import serve
 
@@ -122,12 +133,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             max_sessions=args.max_sessions,
         )
         try:
-            serve(
-                MockLLM(seed=args.seed, lenient=args.lenient, limits=limits),
-                host=args.host,
-                port=args.port,
-                on_ready=_announce,
+            mock = MockLLM(
+                seed=args.seed, lenient=args.lenient, limits=limits, recordings=recording.library_from_args(args)
             )
+            recording.register_scripts(mock, args)
+        except ValueError as exc:  # a bad recording (RecordingError) or scripts file names its line
+            print(f"mockllm: {exc}", file=sys.stderr)
+            return 2
+        try:
+            serve(mock, host=args.host, port=args.port, on_ready=_announce)
         except OSError as exc:
             print(
                 f"mockllm: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}. "

@@ -30,6 +30,7 @@ from mockllm._mock_response import MockResponse
 from mockllm._parsing import clear_script_cache
 from mockllm._plan import Pacing, ReplyPlan
 from mockllm._plan_builder import build_reply_plan
+from mockllm._recording.source import RecordedAnswers
 from mockllm._registered import MatchLike, RegisteredScript, ScriptRegistry
 from mockllm._responses_state import ResponseStore
 from mockllm._selection import Selection, select_in_conversation
@@ -105,12 +106,20 @@ class MockLLM:
     ``seed`` varies the generated words (the same seed gives the same words);
     ``lenient=True`` turns off the tool-call pairing checks that real providers make.
     ``limits`` bounds one reply's size, a scripted delay and the journal's bytes
-    (``mockllm._limits``).
+    (``mockllm._limits``). ``recordings`` answers the requests it knows before any
+    scripting (``mockllm._recording``: replay and record).
     """
 
     def __init__(
-        self, *, seed: int = 0, lenient: bool = False, journal_size: int = JOURNAL_SIZE, limits: Limits | None = None
+        self,
+        *,
+        seed: int = 0,
+        lenient: bool = False,
+        journal_size: int = JOURNAL_SIZE,
+        limits: Limits | None = None,
+        recordings: RecordedAnswers | None = None,
     ) -> None:
+        self.recordings = recordings
         self.seed = seed
         self.lenient = lenient
         self.limits = limits if limits is not None else Limits()
@@ -219,6 +228,13 @@ class MockLLM:
         """
         if len(body) > self.limits.max_body_bytes:
             return self.too_large(method, path, len(body))
+        # -- recorded exchanges (mockllm._recording) answer before any scripting --------
+        if self.recordings is not None:
+            replayed = self.recordings.answer(method, path, headers, body)
+            if replayed is not None:
+                self._record(method=method, path=path, **replayed[1])
+                return replayed[0]
+        # ------------------------------------------------------------------------------
         try:
             return self._handle(method, path, headers, body)
         except (UnicodeError, RecursionError) as exc:

@@ -15,6 +15,10 @@
     │                              ``Limits.scripts_bytes`` (reset or remove scripts)
     ├── UnmockedRequestError       ``intercept(block_unmocked=True)`` saw a request to a
     │                              host it does not serve (also an AssertionError)
+    ├── RecordingError             a recording file that cannot be used, naming its file
+    │                              and line (mockllm._recording.format; also a ValueError)
+    ├── SecretInRecording          a recording about to be written holds a key-shaped
+    │                              string (mockllm._recording.scrub; also a ValueError)
     └── MissingExtraError          an optional package (httpx2) is not installed; the
                                    message names the extra (mockllm._optional; also a
                                    ModuleNotFoundError)

@@ -36,6 +36,7 @@ class Settings:
     lenient: bool = False
     allow_fallback: bool = False
     allow_unused_steps: bool = False
+    record: bool = False
 
 
 _HELP = {
@@ -43,6 +44,7 @@ _HELP = {
     "lenient": "accept tool calls and tool results that do not pair up",
     "allow_fallback": "do not fail a test whose requests got the fallback reply or an unscripted 4xx",
     "allow_unused_steps": "do not fail a test whose scripted instructions were not all used",
+    "record": "answer tests from their recording files (see --mockllm-record-mode)",
 }
 
 

@@ -43,6 +43,7 @@ import pytest
 from harness.exceptions import missing_extra, not_installed
 from harness.plugin import hookspecs
 from harness.plugin.config import MARKER, Settings, add_options, base_settings, settings_for
+from harness.plugin.recording import add_recording_options, mockllm_recording_config, recording_session
 from harness.plugin.review_report import add_review_report_option, register_review_report
 from harness.plugin.scenario_collection import (
     add_scenario_options,
@@ -57,13 +58,19 @@ if TYPE_CHECKING:
     from harness.plugin.fixtures import MockLLMFixture, MockLLMServer
     from harness.systems.agent import AgentRunner
 
-__all__ = ["pytest_collect_file", "pytest_collection_modifyitems", "pytest_terminal_summary"]
+__all__ = [
+    "mockllm_recording_config",
+    "pytest_collect_file",
+    "pytest_collection_modifyitems",
+    "pytest_terminal_summary",
+]
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     add_options(parser)
     add_scenario_options(parser.getgroup("mockllm"))
     add_review_report_option(parser.getgroup("mockllm"))
+    add_recording_options(parser)
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -73,7 +80,7 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        f"{MARKER}(seed=0, lenient=False, allow_fallback=False, allow_unused_steps=False): "
+        f"{MARKER}(seed=0, lenient=False, allow_fallback=False, allow_unused_steps=False, record=False): "
         "configure the mockllm and mockllm_server fixtures for this test.",
     )
     show_goldens_to_syrupy(config)
@@ -94,9 +101,12 @@ def mockllm(request: pytest.FixtureRequest) -> Iterator[MockLLMFixture]:
     from mockllm import MockLLM
 
     settings = settings_for(request.node)
-    fixture = MockLLMFixture(MockLLM(seed=settings.seed, lenient=settings.lenient))
+    recording = recording_session(request, settings.record)
+    fixture = MockLLMFixture(MockLLM(seed=settings.seed, lenient=settings.lenient, recordings=recording))
     try:
         yield fixture
+        if recording is not None:
+            recording.save()
         _check(fixture, settings)
     finally:
         fixture.close()

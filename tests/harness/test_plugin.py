@@ -139,7 +139,7 @@ def test_the_marker_sets_the_seed_and_rejects_unknown_options(project: pytest.Py
     result.assert_outcomes(passed=3, errors=1)
     assert (
         "UsageError: @pytest.mark.mockllm got an unknown argument sead=2; it takes seed=a whole number (int), "
-        "lenient=True or False, allow_fallback=True or False, allow_unused_steps=True or False"
+        "lenient=True or False, allow_fallback=True or False, allow_unused_steps=True or False, record=True or False"
     ) in result.stdout.str()
 
 

@@ -1,0 +1,109 @@
+"""Record real traffic once, replay it in every run: the plugin's record modes.
+
+A test marked ``@pytest.mark.mockllm(record=True)`` gets a ``mockllm`` mock answered by
+its own recording file, ``<test folder>/recordings/<module>/<test>.json`` (or under the
+ini's ``mockllm_recordings_dir``), in the mode ``--mockllm-record-mode`` names (the
+``mockllm_record_mode`` ini option; pytest-recording's modes, see
+``mockllm._recording.session``):
+
+- ``none`` (the default) — replay only; a request with no recording fails the test with
+  the nearest recording and the fields that differ;
+- ``once`` — record the file if it does not exist;
+- ``new`` — replay what is recorded, record the rest;
+- ``all`` — record everything again.
+
+Recording sends requests to ``--mockllm-upstream [PROTOCOL=]URL`` (repeatable; ini
+``mockllm_upstream``). ``--mockllm-record-scrub REGEX`` (ini ``mockllm_record_scrub``)
+scrubs bodies before the write; override the ``mockllm_recording_config`` fixture in a
+conftest to add callable scrubbers and matching normalisers.
+
+Imports only pytest until a marked test runs (plugin startup cost).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:
+    from mockllm._recording.session import RecordingSession
+
+__all__ = ["add_recording_options", "mockllm_recording_config", "recording_session"]
+
+_MODES = ("none", "once", "new", "all")
+
+
+def add_recording_options(parser: pytest.Parser) -> None:
+    group = parser.getgroup("mockllm")
+    group.addoption(
+        "--mockllm-record-mode",
+        choices=_MODES,
+        default=None,
+        help="tests marked mockllm(record=True): none replays only (default), once records a missing file, "
+        "new records requests not recorded yet, all records everything again",
+    )
+    group.addoption(
+        "--mockllm-upstream",
+        action="append",
+        default=None,
+        metavar="[PROTOCOL=]URL",
+        help="where recording sends requests (repeatable: a URL for all, PROTOCOL=URL for one)",
+    )
+    group.addoption(
+        "--mockllm-record-scrub",
+        action="append",
+        default=None,
+        metavar="REGEX",
+        help="replace REGEX with [scrubbed] in recorded bodies (repeatable)",
+    )
+    parser.addini("mockllm_record_mode", "default record mode (none, once, new, all)", default="none")
+    parser.addini("mockllm_upstream", "where recording sends requests: [PROTOCOL=]URL lines", type="linelist")
+    parser.addini("mockllm_record_scrub", "regular expressions scrubbed from recorded bodies", type="linelist")
+    parser.addini("mockllm_recordings_dir", "where recording files live (default: recordings/ beside each test file)")
+
+
+@pytest.fixture
+def mockllm_recording_config() -> dict[str, Any]:
+    """Override in a conftest: ``{"scrubbers": [regex or callable], "ignore": [field],
+    "replace": [(regex, replacement)]}`` for the recording tests of its folder."""
+    return {}
+
+
+def _recording_path(item: pytest.Item) -> Path:
+    folder = item.config.getini("mockllm_recordings_dir")
+    module = item.path.stem
+    name = re.sub(r"[^\w.-]+", "_", item.name).strip("_") + ".json"
+    base = (item.config.rootpath / folder) if folder else item.path.parent / "recordings"
+    return base / module / name
+
+
+def recording_session(request: pytest.FixtureRequest, record: bool) -> RecordingSession | None:
+    """This test's recording session, or None when it is not marked ``record=True``."""
+    if not record:
+        return None
+    from mockllm._recording.matching import DEFAULT_IGNORE, RequestMatcher
+    from mockllm._recording.proxy import Upstreams
+    from mockllm._recording.session import RecordingSession
+
+    config = request.config
+    mode = config.getoption("--mockllm-record-mode") or config.getini("mockllm_record_mode")
+    if mode not in _MODES:
+        raise pytest.UsageError(f"ini option mockllm_record_mode must be one of {', '.join(_MODES)}; got {mode!r}")
+    upstream = config.getoption("--mockllm-upstream") or config.getini("mockllm_upstream")
+    scrubs = config.getoption("--mockllm-record-scrub") or config.getini("mockllm_record_scrub")
+    options = request.getfixturevalue("mockllm_recording_config")
+    try:
+        upstreams = Upstreams.parse(list(upstream)) if upstream else None
+        matcher = RequestMatcher(ignore=options.get("ignore", DEFAULT_IGNORE), replace=options.get("replace", ()))
+    except ValueError as exc:
+        raise pytest.UsageError(f"mockllm recording: {exc}") from None
+    return RecordingSession(
+        _recording_path(request.node),
+        mode,
+        upstreams=upstreams,
+        matcher=matcher,
+        scrubbers=[*scrubs, *options.get("scrubbers", ())],
+    )

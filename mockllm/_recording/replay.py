@@ -1,0 +1,222 @@
+"""Replay: recorded exchanges answer requests, with their original event boundaries.
+
+``RecordingLibrary`` indexes recordings by request signature (``mockllm._recording.
+matching``). The engine consults it before any scripting (``MockLLM(recordings=...)``):
+a request it matches gets the recorded status, headers and body, or the recorded events
+byte for byte — all at once by default, or at the recorded pace scaled by ``speed``
+(2.0 is twice as fast). The Nth identical request gets the Nth recorded exchange (a
+retried 429 then its 200), the last one again past the end. A provider request nothing
+matches is a 404 naming the nearest recording and what differs, field by field. Replay
+never reaches the network.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from mockllm._mock_response import MockResponse
+from mockllm._plan import Pacing
+from mockllm._recording.format import Exchange, RecordedResponse, Recording
+from mockllm._recording.matching import RequestMatcher, field_diff
+from mockllm._recording.scrub import kept_request_headers
+from mockllm._recording.sse import event_bytes
+from mockllm._recording.store import load_directory
+from mockllm._wire.registry import codec_for_path
+
+__all__ = ["RecordedReply", "RecordingLibrary", "Replayed", "response_of"]
+
+Replayed = tuple[MockResponse, dict[str, Any]]
+"""A reply and the journal fields describing it."""
+
+_SSE = "text/event-stream; charset=utf-8"
+_JSON = "application/json"
+
+
+class RecordedReply(MockResponse):
+    """A recorded stream sent at its recorded pace: each event after its own delay."""
+
+    __slots__ = ("_delays",)
+
+    def __init__(self, status: int, headers: list[tuple[str, str]], events: list[bytes], delays: list[float]) -> None:
+        super().__init__(status, headers, b"".join(events), events=events, pacing=Pacing(0.0, 0.0))
+        self._delays = delays
+
+    def paced_chunks(self) -> Iterator[tuple[float, bytes]]:
+        return zip(self._delays, self.events, strict=True)
+
+
+def response_of(
+    recorded: RecordedResponse,
+    *,
+    speed: float | None = None,
+    note: str | None = None,
+    rendered: list[bytes] | None = None,
+) -> MockResponse:
+    """The ``MockResponse`` replaying ``recorded`` (``speed`` None: no waiting);
+    ``rendered``: its events' bytes, if already made."""
+    headers = [(name, value) for name, value in recorded.headers.items()]
+    if note is not None:
+        headers.append(("x-mockllm-replay", note))
+    if recorded.events is not None:
+        if "content-type" not in recorded.headers:
+            headers.insert(0, ("content-type", _SSE))
+        events = rendered if rendered is not None else [event_bytes(event.as_record()) for event in recorded.events]
+        if speed:
+            return RecordedReply(recorded.status, headers, events, [e.delay_ms / 1000 / speed for e in recorded.events])
+        return MockResponse(recorded.status, headers, b"".join(events), events=events)
+    if recorded.body_text is not None:
+        body = recorded.body_text.encode()
+    elif recorded.body is not None:
+        body = json.dumps(recorded.body, separators=(",", ":"), ensure_ascii=False).encode()
+    else:
+        body = b""
+    if "content-type" not in recorded.headers and recorded.body is not None:
+        headers.insert(0, ("content-type", _JSON))
+    return MockResponse(recorded.status, headers, body)
+
+
+@dataclass(frozen=True)
+class _Entry:
+    path: Path
+    index: int
+    exchange: Exchange
+
+    @property
+    def label(self) -> str:
+        return f"{self.path.name}#{self.index}"
+
+
+def _parsed(body: bytes) -> tuple[Any, bool]:
+    try:
+        return json.loads(body), True
+    except ValueError:
+        return body.decode("utf-8", "replace"), False
+
+
+def _journal(path: str, body: bytes) -> dict[str, Any]:
+    codec = codec_for_path(path)
+    parsed, _ = _parsed(body)
+    model = parsed.get("model") if isinstance(parsed, dict) else None
+    return {"protocol": codec.name if codec else None, "model": model if isinstance(model, str) else None}
+
+
+class RecordingLibrary:
+    """Recorded exchanges, answerable by request (see the module docstring)."""
+
+    def __init__(
+        self,
+        recordings: list[tuple[Path, Recording]],
+        *,
+        matcher: RequestMatcher | None = None,
+        speed: float | None = None,
+    ) -> None:
+        if speed is not None and not speed > 0:
+            raise ValueError(f"speed must be a positive number (2.0 replays twice as fast), got {speed!r}")
+        self.matcher = matcher if matcher is not None else RequestMatcher()
+        self.speed = speed
+        self._entries: list[_Entry] = []
+        self._by_key: dict[str, list[_Entry]] = {}
+        self._served: dict[str, int] = {}
+        self._rendered: dict[int, list[bytes]] = {}
+        self._lock = threading.Lock()
+        for path, recording in recordings:
+            for i, exchange in enumerate(recording.exchanges):
+                self.add(_Entry(path, i, exchange))
+
+    @classmethod
+    def from_directory(
+        cls, folder: Path | str, *, matcher: RequestMatcher | None = None, speed: float | None = None
+    ) -> RecordingLibrary:
+        """Every recording under ``folder`` (``RecordingError`` for a bad file)."""
+        return cls(load_directory(folder), matcher=matcher, speed=speed)
+
+    def add(self, entry: _Entry) -> None:
+        self._entries.append(entry)
+        self._by_key.setdefault(self.matcher.key_of(entry.exchange.request), []).append(entry)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def find(self, method: str, path: str, headers: Mapping[str, str], body: bytes) -> _Entry | None:
+        """The exchange answering this request (the Nth for the Nth identical one), or None."""
+        parsed, _ = _parsed(body)
+        key = self.matcher.key(method, path, kept_request_headers(headers.items()), parsed)
+        entries = self._by_key.get(key)
+        if not entries:
+            return None
+        with self._lock:
+            served = self._served.get(key, 0)
+            self._served[key] = served + 1
+        return entries[min(served, len(entries) - 1)]
+
+    def answer(self, method: str, path: str, headers: Mapping[str, str], body: bytes) -> Replayed | None:
+        """The recorded reply to this request; the 404 that explains a miss on a provider
+        route; None off the provider routes when nothing was recorded there."""
+        entry = self.find(method, path, headers, body)
+        if entry is not None:
+            return self.replay(entry, path, body)
+        if codec_for_path(path) is None:
+            return None
+        return self.unmatched(method, path, body)
+
+    def unmatched(self, method: str, path: str, body: bytes) -> Replayed:
+        """The 404 for a request no recording matches, naming the nearest one."""
+        return self.miss(method, path, body, self.explain_miss(method, path, _parsed(body)[0]))
+
+    def replay(self, entry: _Entry, path: str, body: bytes) -> Replayed:
+        """The reply of a found exchange, and its journal fields."""
+        recorded = entry.exchange.response
+        journal = _journal(path, body)
+        journal.update(status=recorded.status, stream=recorded.streamed, script_id=f"recording {entry.label}")
+        if recorded.status >= 400:
+            journal["error"] = f"scripted: recorded error {recorded.status} ({entry.label})"
+        rendered = self._rendered.get(id(entry))
+        if rendered is None and recorded.events is not None:
+            # Rendered once: a replayed stream costs what sending pre-rendered bytes costs.
+            rendered = self._rendered[id(entry)] = [event_bytes(e.as_record()) for e in recorded.events]
+        return response_of(recorded, speed=self.speed, note=entry.label, rendered=rendered), journal
+
+    @staticmethod
+    def miss(method: str, path: str, body: bytes, message: str) -> Replayed:
+        """The 404 a request no recording answers gets (never retried by the SDKs)."""
+        error = {"error": {"message": message, "type": "not_found_error", "param": None, "code": None}}
+        headers = [("content-type", _JSON), ("x-mockllm-replay", "miss"), ("x-should-retry", "false")]
+        return MockResponse(404, headers, json.dumps(error).encode()), {
+            **_journal(path, body),
+            "status": 404,
+            "error": message,
+        }
+
+    def explain_miss(self, method: str, path: str, body: Any) -> str:
+        """Why no recording answers this request: the nearest one and what differs."""
+        codec = codec_for_path(path)
+        candidates = [
+            e
+            for e in self._entries
+            if e.exchange.request.method == method.upper()
+            and (codec_for_path(e.exchange.request.path) is codec if codec else e.exchange.request.path == path)
+        ]
+        head = f"No recording matches this request ({method} {path})."
+        if not candidates:
+            return (
+                f"{head} None of the {len(self._entries)} recorded exchanges is a {method} to this endpoint; record it."
+            )
+        sent = self.matcher.normalised(body)
+        scored = []
+        for entry in candidates:
+            request = entry.exchange.request
+            recorded = self.matcher.normalised(request.body if request.body_text is None else request.body_text)
+            scored.append((len(diff := field_diff(sent, recorded)), entry.label, entry, diff))
+        count, _, entry, diff = min(scored, key=lambda item: (item[0], item[1]))
+        if not diff:
+            diff = ["the beta headers differ (anthropic-beta or openai-beta)"]
+        listing = "; ".join(diff[:8]) + (f"; and {len(diff) - 8} more" if len(diff) > 8 else "")
+        return (
+            f"{head} Nearest recording: {entry.path} (exchange {entry.index}): {listing}. "
+            "Re-record (record mode new or all), or normalise the volatile field (see docs/recording.md)."
+        )

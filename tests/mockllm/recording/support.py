@@ -1,0 +1,55 @@
+"""Processes the recording tests run: the mock server as an upstream, the recording proxy,
+a replaying server and a plain Starlette app of odd stream shapes; each on a free
+loopback port, stopped by its PID."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+START_TIMEOUT_S = 30
+
+
+@contextlib.contextmanager
+def running(args: list[str], log: Path, ready_prefix: str) -> Iterator[str]:
+    """Run ``python ARGS`` until the block ends; yields the URL its first line announces."""
+    with open(log, "w") as out:
+        proc = subprocess.Popen(
+            [sys.executable, *args], stdout=out, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"}
+        )
+    try:
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while True:
+            first = log.read_text().partition("\n")[0]
+            if first.startswith(ready_prefix):
+                break
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"{args} did not start; its output:\n{log.read_text()}")
+            time.sleep(0.02)
+        yield first.split()[-1]
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def mock_upstream(tmp: Path) -> contextlib.AbstractContextManager[str]:
+    return running(["-m", "mockllm", "serve", "--port", "0"], tmp / "upstream.log", "mockllm serving on ")
+
+
+def recording_proxy(tmp: Path, upstream: str, out: Path, *extra: str) -> contextlib.AbstractContextManager[str]:
+    args = ["-m", "mockllm", "record", "--upstream", upstream, "--out", str(out), "--port", "0", *extra]
+    return running(args, tmp / "proxy.log", "mockllm recording on ")
+
+
+def replay_server(tmp: Path, recordings: Path, *extra: str) -> contextlib.AbstractContextManager[str]:
+    args = ["-m", "mockllm", "serve", "--port", "0", "--recordings", str(recordings), *extra]
+    return running(args, tmp / "replay.log", "mockllm serving on ")
