@@ -200,6 +200,7 @@ RENDER: dict[str, Callable[[list[Turn]], dict[str, Any]]] = {
     "anthropic-messages": to_anthropic,
     "openai-responses": to_responses,
     "gemini": to_gemini,
+    "azure-openai": to_chat,
 }
 assert set(RENDER) == set(PROTOCOLS), "a new codec needs a renderer here"
 
@@ -213,6 +214,7 @@ def renderings(conv: list[Turn]) -> list[tuple[str, dict[str, Any]]]:
         ("anthropic-messages", to_anthropic(conv, merge=True)),
         ("openai-responses", to_responses(conv)),
         ("gemini", to_gemini(conv)),
+        ("azure-openai", to_chat(conv)),
     ]
 
 

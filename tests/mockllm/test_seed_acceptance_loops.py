@@ -196,6 +196,7 @@ def test_req6_4_unexpected_message_structure_is_handled_gracefully(protocol: str
         "anthropic-messages": {"messages": [{"role": "user", "content": tagged(ABC)}]},
         "openai-responses": {"input": tagged(ABC)},
         "gemini": {"contents": [{"parts": [{"text": "prefix"}, {"text": tagged(ABC)}]}]},  # role defaults to user
+        "azure-openai": {"messages": [{"role": "user", "content": ["prefix", tagged(ABC)]}]},
     }
     assert select(bodies[protocol], protocol).instruction_id == "A"
 
