@@ -22,6 +22,7 @@ parts answers them (a tool message, not a new user message). Our choices:
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Mapping
@@ -90,11 +91,13 @@ def field(obj: dict[str, Any], name: str) -> Any:
     both, as protobuf JSON does (``google-genai`` sends some objects in snake_case)."""
     value = obj.get(name)
     if value is None:
-        value = obj.get(_SNAKE.sub(lambda m: "_" + m.group().lower(), name))
+        value = obj.get(_snake(name))
     return value
 
 
-_SNAKE = re.compile(r"[A-Z]")
+@functools.cache
+def _snake(name: str) -> str:
+    return re.sub(r"[A-Z]", lambda m: "_" + m.group().lower(), name)
 
 
 def _parts(content: dict[str, Any]) -> list[dict[str, Any]]:
