@@ -36,7 +36,7 @@ from mockllm._responses_state import ResponseStore
 from mockllm._selection import Selection, select_in_conversation
 from mockllm._threads import ThreadStore
 from mockllm._usage import prompt_tokens
-from mockllm._wire.base import RequestRejected, WireCodec, dumps
+from mockllm._wire.base import RequestRejected, WireCodec, dumps, query_params
 from mockllm._wire.endpoints import ENDPOINT_ROUTES, answer_endpoint
 from mockllm._wire.registry import CODECS, codec_for_path, codec_named
 
@@ -97,7 +97,6 @@ class UnusedStep:
 
 
 _JSON = "application/json"
-_SSE = "text/event-stream; charset=utf-8"
 
 
 class MockLLM:
@@ -218,9 +217,11 @@ class MockLLM:
 
     # -- handling --------------------------------------------------------------------
 
-    def handle(self, method: str, path: str, headers: Mapping[str, str], body: bytes) -> MockResponse:
+    def handle(self, method: str, path: str, headers: Mapping[str, str], body: bytes, query: str = "") -> MockResponse:
         """Answer one request. ``headers`` is looked up by lower-case name (httpx's and
-        Starlette's header mappings are case-insensitive).
+        Starlette's header mappings are case-insensitive); ``query`` is the URL's query
+        string (some protocols carry settings there: Gemini's ``alt``, Azure's
+        ``api-version``); the journal keeps ``path`` only (a query may hold an API key).
 
         Never raises: input no JSON library can carry back (lone surrogates, nesting
         past the recursion limit) is a 400 naming where it was; a bug of the mock's own
@@ -236,7 +237,7 @@ class MockLLM:
                 return replayed[0]
         # ------------------------------------------------------------------------------
         try:
-            return self._handle(method, path, headers, body)
+            return self._handle(method, path, headers, body, query)
         except (UnicodeError, RecursionError) as exc:
             return self._unrepresentable(method, path, body, exc)
         except Exception as exc:  # the mock's own bug: still a provider-shaped reply
@@ -289,7 +290,7 @@ class MockLLM:
             codec, 400, "invalid_request_error", message, param, _rejection_headers(codec, body)
         )
 
-    def _handle(self, method: str, path: str, headers: Mapping[str, str], body: bytes) -> MockResponse:
+    def _handle(self, method: str, path: str, headers: Mapping[str, str], body: bytes, query: str) -> MockResponse:
         endpoint = answer_endpoint(method, path, headers, body, lenient=self.lenient)
         if endpoint is not None:
             self._record(method=method, path=path, protocol=None, status=endpoint.status, error=endpoint.error)
@@ -303,6 +304,7 @@ class MockLLM:
         codec = codec_for_path(path)
         if codec is None:
             return self._not_found(method, path)
+        codec = codec.for_request(path, query_params(query))
         if method != "POST":
             message = f"{method} is not allowed on {path}; send a POST request."
             self._record(method=method, path=path, protocol=codec.name, status=405, error=message)
@@ -415,7 +417,9 @@ class MockLLM:
 
             reply = MockResponse.stream(
                 200,
-                _with_headers(mock_headers, content_type=_SSE, extra=[("cache-control", "no-cache")]),
+                _with_headers(
+                    mock_headers, content_type=codec.stream_media_type, extra=[("cache-control", "no-cache")]
+                ),
                 lambda: codec.render_stream(plan, parsed),
                 pacing=plan.pacing,
                 on_failure=failed,
@@ -473,7 +477,7 @@ class MockLLM:
         return MockResponse(status, _with_headers(headers, content_type=_JSON), body)
 
     def _not_found(self, method: str, path: str) -> MockResponse:
-        routes = [f"POST /v1{codec.route}" for codec in CODECS] + list(ENDPOINT_ROUTES)
+        routes = [route for codec in CODECS for route in codec.routes] + list(ENDPOINT_ROUTES)
         message = f"Unknown route {method} {path}. The mock serves {', '.join(routes)}."
         self._record(method=method, path=path, protocol=None, status=404, error=message)
         # OpenAI's shape for an unknown URL: ``code`` is null (its 404 default,

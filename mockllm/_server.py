@@ -263,7 +263,8 @@ def _engine_routes(engine_of: Callable[[Request], MockLLM | None]) -> list[Route
         # handle() never raises; this guard keeps even a failure in delivery (a header
         # that will not encode) a JSON 500, so the keep-alive connection stays usable.
         try:
-            return _reply_response(engine.handle(request.method, path, request.headers, body))
+            reply = engine.handle(request.method, path, request.headers, body, request.url.query)
+            return _reply_response(reply)
         except Exception as exc:
             detail = f"mockllm failed to deliver this reply ({type(exc).__name__}); this is a bug in mockllm."
             return JSONResponse(

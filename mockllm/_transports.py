@@ -49,6 +49,12 @@ async def _async_chunks(reply: MockResponse) -> AsyncIterator[bytes]:
         yield chunk
 
 
+def _query(request: Any) -> str:
+    """The request URL's query string (httpx and httpx2 hold it as bytes)."""
+    query = request.url.query
+    return query.decode("ascii", "replace") if isinstance(query, bytes) else str(query)
+
+
 def import_httpx2(feature: str = "HTTPX2Transport") -> ModuleType:
     """``httpx2``, or the error that says to install the ``httpx2`` extra."""
     return require("httpx2", extra="httpx2", feature=feature)
@@ -123,12 +129,12 @@ class _EngineTransport:
 
     def handle_request(self, request: Any) -> Any:
         body = request.read()
-        reply = self.mock.handle(request.method, request.url.path, request.headers, body)
+        reply = self.mock.handle(request.method, request.url.path, request.headers, body, _query(request))
         return response_for(self._module, reply, request, is_async=False)
 
     async def handle_async_request(self, request: Any) -> Any:
         body = await request.aread()
-        reply = self.mock.handle(request.method, request.url.path, request.headers, body)
+        reply = self.mock.handle(request.method, request.url.path, request.headers, body, _query(request))
         return response_for(self._module, reply, request, is_async=True)
 
 

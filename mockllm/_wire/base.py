@@ -7,17 +7,36 @@ the server and the in-process transports deliver what the engine returns.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Protocol
+from urllib.parse import parse_qsl
 
 from mockllm._conversation import Conversation
 from mockllm._exceptions import RequestRejected
 from mockllm._plan import ReplyPlan
 
-__all__ = ["EventBatches", "RequestRejected", "StreamRenderer", "WireCodec", "dumps", "first_events", "sse_event"]
+__all__ = [
+    "SSE_MEDIA_TYPE",
+    "EventBatches",
+    "RequestRejected",
+    "StreamRenderer",
+    "WireCodec",
+    "dumps",
+    "first_events",
+    "query_params",
+    "sse_event",
+]
+
+SSE_MEDIA_TYPE = "text/event-stream; charset=utf-8"
 
 EventBatches = Iterator[list[bytes]]
-"""A streamed reply as it is rendered: lists of complete SSE events, in order."""
+"""A streamed reply as it is rendered: lists of complete events (SSE events, NDJSON
+lines, event-stream messages: each with its framing), in order."""
+
+
+def query_params(query: str) -> dict[str, str]:
+    """The parameters of a URL query string (the last value of a repeated name)."""
+    return dict(parse_qsl(query, keep_blank_values=True))
 
 
 def dumps(obj: Any) -> str:
@@ -38,7 +57,14 @@ class WireCodec(Protocol):
 
     - ``name``: the protocol's name (``openai-chat``…); ``aliases``: short names
       ``mockllm._explain`` also accepts; ``route``: the path suffix it serves
-      (``/chat/completions``), under any prefix.
+      (``/chat/completions``), under any prefix; ``routes``: the routes the 404 names.
+    - ``matches(path)``: whether it serves ``path`` (by default: ends with ``route``).
+    - ``for_request(path, query)``: the codec answering one request, given its path
+      and query parameters. Protocols that carry the model or the streaming choice in
+      the URL (Gemini, Bedrock, Azure) return a codec bound to them; others ``self``.
+      The engine calls every method below on what it returns.
+    - ``stream_media_type``: the ``content-type`` of a streamed reply (SSE by default;
+      NDJSON, AWS event stream, a JSON array); each event carries its own framing.
     - ``request_id_header``: where the provider puts its request id
       (``x-request-id`` for OpenAI, ``request-id`` for Anthropic).
     - ``tool_call_prefix``: how the provider's tool-call ids start (``call``, ``toolu``).
@@ -69,6 +95,16 @@ class WireCodec(Protocol):
     tool_call_prefix: str
     prompt_fields: tuple[str, ...]
 
+    @property
+    def routes(self) -> tuple[str, ...]: ...
+
+    @property
+    def stream_media_type(self) -> str: ...
+
+    def matches(self, path: str) -> bool: ...
+
+    def for_request(self, path: str, query: Mapping[str, str]) -> WireCodec: ...
+
     def read(self, body: Any) -> Conversation: ...
 
     def read_request(self, body: Any, *, lenient: bool) -> Conversation: ...
@@ -87,7 +123,24 @@ class WireCodec(Protocol):
 
 
 class StreamRenderer:
-    """What every codec derives from its ``render_stream``."""
+    """What every codec derives from its ``render_stream``, and the defaults of a codec
+    served on one path suffix, streaming SSE."""
+
+    route: str
+
+    @property
+    def routes(self) -> tuple[str, ...]:
+        return (f"POST /v1{self.route}",)
+
+    @property
+    def stream_media_type(self) -> str:
+        return SSE_MEDIA_TYPE
+
+    def matches(self, path: str) -> bool:
+        return path.endswith(self.route)
+
+    def for_request(self, path: str, query: Mapping[str, str]) -> Any:
+        return self
 
     def render_stream(self, plan: ReplyPlan, body: dict[str, Any]) -> EventBatches:
         raise NotImplementedError

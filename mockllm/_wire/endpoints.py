@@ -6,6 +6,8 @@
   Messages validates (less ``max_tokens``) and counted by ``mockllm._usage``, so it equals
   what ``messages.create`` of the same body reports.
 - ``POST …/embeddings``: ``mockllm._wire.embeddings``.
+- Gemini's ``POST …/models/{model}:countTokens``, ``:embedContent``,
+  ``:batchEmbedContents``: ``mockllm._wire.gemini_endpoints``.
 
 Each answers its own provider's error shape. Like the model routes, they match by
 suffix under any prefix.
@@ -23,20 +25,30 @@ from mockllm._usage import prompt_tokens
 from mockllm._wire.anthropic_messages import anthropic_messages
 from mockllm._wire.base import RequestRejected, dumps
 from mockllm._wire.embeddings import embeddings_response
+from mockllm._wire.gemini import gemini, gemini_error_body
+from mockllm._wire.gemini_endpoints import gemini_endpoint_body, gemini_endpoint_method
 from mockllm._wire.models import is_anthropic_client, model_list, model_object
 from mockllm._wire.openai_errors import openai_error_body
 
 __all__ = ["ENDPOINT_ROUTES", "EndpointReply", "answer_endpoint"]
 
-ENDPOINT_ROUTES = ("GET /v1/models", "GET /v1/models/{id}", "POST /v1/messages/count_tokens", "POST /v1/embeddings")
+ENDPOINT_ROUTES = (
+    "GET /v1/models",
+    "GET /v1/models/{id}",
+    "POST /v1/messages/count_tokens",
+    "POST /v1/embeddings",
+    "POST /v1beta/models/{model}:countTokens",
+    "POST /v1beta/models/{model}:embedContent",
+    "POST /v1beta/models/{model}:batchEmbedContents",
+)
 
 _MODELS = re.compile(r"/models(?:/(?P<id>[^/]+))?$")
 
 
 @dataclass(frozen=True)
 class EndpointReply:
-    """A complete JSON reply; ``flavour`` is ``openai`` or ``anthropic`` (whose request
-    id header and error body it uses); ``error`` is the rejection message, if any."""
+    """A complete JSON reply; ``flavour`` is ``openai``, ``anthropic`` or ``gemini`` (whose
+    request id header and error body it uses); ``error`` is the rejection message, if any."""
 
     status: int
     body: bytes
@@ -51,6 +63,8 @@ class EndpointReply:
 def _error(flavour: str, status: int, message: str, param: str | None = None) -> EndpointReply:
     if flavour == "anthropic":
         body = anthropic_messages.render_error(status, None, message)
+    elif flavour == "gemini":
+        body = gemini_error_body(status, None, message)
     else:
         body = openai_error_body(status, None, message, param)
     return EndpointReply(status, body, flavour, message)
@@ -85,11 +99,28 @@ def _embeddings(body: Any) -> EndpointReply:
         return _error("openai", exc.status, exc.message, exc.param)
 
 
+def _gemini(method: str, path: str, gemini_method: str, body: bytes) -> EndpointReply:
+    if method != "POST":
+        return _wrong_method("gemini", method, path, "POST")
+    parsed = _json("gemini", body)
+    if isinstance(parsed, EndpointReply):
+        return parsed
+    try:
+        return EndpointReply(200, gemini_endpoint_body(gemini_method, parsed), "gemini")
+    except RequestRejected as exc:
+        return _error("gemini", exc.status, exc.message)
+
+
 def answer_endpoint(
     method: str, path: str, headers: Mapping[str, str], body: bytes, *, lenient: bool = False
 ) -> EndpointReply | None:
     """The reply for one of these routes, or None when ``path`` is none of them."""
     path = path.rstrip("/")
+    gemini_method = gemini_endpoint_method(path)
+    if gemini_method is not None:
+        return _gemini(method, path, gemini_method, body)
+    if gemini.matches(path):
+        return None  # generateContent: the codec's
     models = _MODELS.search(path)
     if models is not None:
         anthropic = is_anthropic_client(headers)

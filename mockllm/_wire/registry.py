@@ -1,6 +1,8 @@
-"""The registry of wire codecs: route suffix -> codec and protocol name -> codec.
+"""The registry of wire codecs: request path -> codec and protocol name -> codec.
 
-Routes match by suffix, so a base URL with any prefix (``/v1``, ``/api/v1``) works.
+Each codec says which paths it serves (``WireCodec.matches``): by suffix for most, so a
+base URL with any prefix (``/v1``, ``/api/v1``) works; by pattern where the path carries
+the model (Gemini, Bedrock, Azure deployments).
 Adding a protocol is adding its codec to ``CODECS``; nothing else names protocols.
 """
 
@@ -8,23 +10,30 @@ from __future__ import annotations
 
 from mockllm._exceptions import UnknownProtocol
 from mockllm._wire.anthropic_messages import anthropic_messages
+from mockllm._wire.azure_openai import azure_openai
 from mockllm._wire.base import WireCodec
+from mockllm._wire.gemini import gemini
 from mockllm._wire.openai_chat import openai_chat
 from mockllm._wire.openai_responses import openai_responses
 
 __all__ = ["CODECS", "PROTOCOLS", "codec_for_path", "codec_named"]
 
-CODECS: tuple[WireCodec, ...] = (openai_chat, anthropic_messages, openai_responses)
+CODECS: tuple[WireCodec, ...] = (openai_chat, anthropic_messages, openai_responses, gemini, azure_openai)
 PROTOCOLS: tuple[str, ...] = tuple(codec.name for codec in CODECS)
 
 _BY_NAME: dict[str, WireCodec] = {name: codec for codec in CODECS for name in (codec.name, *codec.aliases)}
 
 
+# Codecs whose routes are path patterns first: an Azure deployment's path also ends
+# with ``/chat/completions``.
+_MATCH_ORDER: tuple[WireCodec, ...] = (gemini, azure_openai, openai_chat, anthropic_messages, openai_responses)
+
+
 def codec_for_path(path: str) -> WireCodec | None:
     """The codec serving ``path``, or None."""
     path = path.rstrip("/")
-    for codec in CODECS:
-        if path.endswith(codec.route):
+    for codec in _MATCH_ORDER:
+        if codec.matches(path):
             return codec
     return None
 

@@ -29,6 +29,7 @@ from mockllm._wire.registry import codec_named
 __all__ = [
     "ABC",
     "PREFIX",
+    "ITEMS_KEY",
     "PROTOCOLS",
     "RENDER",
     "Turn",
@@ -44,6 +45,7 @@ __all__ = [
     "text_step",
     "to_anthropic",
     "to_chat",
+    "to_gemini",
     "to_responses",
     "user",
 ]
@@ -169,10 +171,36 @@ def to_responses(conv: list[Turn]) -> dict[str, Any]:
     return {"model": "gpt-4o", "input": items}
 
 
+def to_gemini(conv: list[Turn]) -> dict[str, Any]:
+    """Gemini: ``contents`` of role user/model; functionCall parts, functionResponse parts."""
+    out: list[dict[str, Any]] = []
+    for turn in conv:
+        if turn[0] == "user":
+            out.append({"role": "user", "parts": [{"text": turn[1]}]})
+        elif turn[0] == "assistant":
+            _, text, calls, reasoning = turn
+            parts: list[dict[str, Any]] = []
+            if reasoning is not None:
+                parts.append({"text": reasoning, "thought": True})
+            if text is not None:
+                parts.append({"text": text})
+            parts.extend({"functionCall": {"id": i, "name": n, "args": a}} for i, n, a in calls)
+            out.append({"role": "model", "parts": parts or [{"text": ""}]})
+        else:
+            responses = [{"functionResponse": {"id": i, "name": "tool", "response": {"output": o}}} for i, o in turn[1]]
+            out.append({"role": "user", "parts": responses})
+    return {"contents": out}
+
+
+ITEMS_KEY = {"openai-responses": "input", "gemini": "contents"}
+"""Where a protocol's body keeps its conversation, when not in ``messages``."""
+
 RENDER: dict[str, Callable[[list[Turn]], dict[str, Any]]] = {
     "openai-chat": to_chat,
     "anthropic-messages": to_anthropic,
     "openai-responses": to_responses,
+    "gemini": to_gemini,
+    "azure-openai": to_chat,
 }
 assert set(RENDER) == set(PROTOCOLS), "a new codec needs a renderer here"
 
@@ -185,6 +213,8 @@ def renderings(conv: list[Turn]) -> list[tuple[str, dict[str, Any]]]:
         ("anthropic-messages", to_anthropic(conv)),
         ("anthropic-messages", to_anthropic(conv, merge=True)),
         ("openai-responses", to_responses(conv)),
+        ("gemini", to_gemini(conv)),
+        ("azure-openai", to_chat(conv)),
     ]
 
 

@@ -10,7 +10,14 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-PATHS = ("/v1/chat/completions", "/v1/messages", "/v1/responses")
+PATHS = (
+    "/v1/chat/completions",
+    "/v1/messages",
+    "/v1/responses",
+    "/v1beta/models/gemini-mock:generateContent",
+    "/v1beta/models/gemini-mock:streamGenerateContent",
+    "/openai/v1/chat/completions",
+)
 
 _odd_numbers = st.sampled_from([1e999, -1e999, float("nan"), "__HUGE_INT__", -(10**40), 1e308, 2**63, -0.0])
 _odd_text = st.one_of(
@@ -88,6 +95,8 @@ def _body(draw: st.DrawFn, path: str) -> bytes:
     model = draw(st.one_of(st.just("m"), _odd_text, _scalars))
     if path.endswith("/responses"):
         body: dict[str, Any] = {"model": model, "input": content}
+    elif "/models/" in path:
+        body = {"contents": [{"role": draw(st.sampled_from(["user", "model", None])), "parts": [{"text": content}]}]}
     else:
         body = {"model": model, "messages": [{"role": "user", "content": content}]}
         if path.endswith("/messages"):

@@ -95,10 +95,24 @@ def test_default_protocol_is_openai_chat() -> None:
 
 
 def test_unknown_protocol_is_a_value_error_naming_it() -> None:
-    with pytest.raises(ValueError, match="'gemini'"):
-        explain({"messages": []}, "gemini")
-    with pytest.raises(ValueError, match="'gemini'"):
-        explain("{not json", "gemini")
+    with pytest.raises(ValueError, match="'cohere'"):
+        explain({"messages": []}, "cohere")
+    with pytest.raises(ValueError, match="'cohere'"):
+        explain("{not json", "cohere")
+
+
+def test_explain_reads_gemini_contents_by_its_names() -> None:
+    body = {
+        "contents": [
+            {"role": "user", "parts": [{"text": SCRIPT}]},
+            {"role": "model", "parts": [{"functionCall": {"name": "fetch", "args": {}}}]},
+            {"role": "user", "parts": [{"functionResponse": {"name": "fetch", "response": {}}}]},
+        ]
+    }
+    for name in ("gemini", "google"):
+        selection = explain(body, name)
+        assert (selection.protocol, selection.turn_index) == ("gemini", 1)
+        assert "protocol: gemini" in str(selection)
 
 
 def test_explain_agrees_with_select_and_leaves_the_body_alone() -> None:

@@ -25,8 +25,11 @@ def test_any_request_gets_a_provider_shaped_reply_below_500(request: tuple[str, 
     reply = ENGINE.handle("POST", path, headers, body)
     if reply.status >= 500:  # only a fault the script asked for (an instruction's "error")
         assert is_scripted_fault(reply.headers, reply.body), reply.body[:500]
-    if reply.streaming:
+    media = dict(reply.headers)["content-type"]
+    if reply.streaming and media.startswith("text/event-stream"):
         assert reply.body.startswith((b"data: ", b"event: "))
+    elif reply.streaming:  # Gemini's JSON-array stream: one JSON array once complete
+        assert isinstance(json.loads(reply.body), list)
     else:
         parsed = json.loads(reply.body)
         assert isinstance(parsed, dict)

@@ -20,6 +20,7 @@ from mockllm._explain import select
 from mockllm._plan_builder import build_reply_plan
 from tests.mockllm.conversation_support import (
     ABC,
+    ITEMS_KEY,
     PREFIX,
     PROTOCOLS,
     RENDER,
@@ -144,7 +145,7 @@ def test_req6_2_chain_parsing_failure_continues_with_default(protocol: str, mess
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 def test_req6_3_counting_never_fails_defaults_to_index_0(protocol: str) -> None:
-    key = "input" if protocol == "openai-responses" else "messages"
+    key = ITEMS_KEY.get(protocol, "messages")
     first = RENDER[protocol]([user(tagged(ABC))])[key][0]
     junk: list[Any] = [
         None,
@@ -194,6 +195,8 @@ def test_req6_4_unexpected_message_structure_is_handled_gracefully(protocol: str
         "openai-chat": {"messages": [{"role": "user", "content": ["prefix", tagged(ABC)]}]},
         "anthropic-messages": {"messages": [{"role": "user", "content": tagged(ABC)}]},
         "openai-responses": {"input": tagged(ABC)},
+        "gemini": {"contents": [{"parts": [{"text": "prefix"}, {"text": tagged(ABC)}]}]},  # role defaults to user
+        "azure-openai": {"messages": [{"role": "user", "content": ["prefix", tagged(ABC)]}]},
     }
     assert select(bodies[protocol], protocol).instruction_id == "A"
 

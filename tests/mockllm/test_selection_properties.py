@@ -27,6 +27,7 @@ from mockllm._parsing import Script, parse_script
 from mockllm._plan_builder import build_reply_plan
 from mockllm._selection import Selection, select_in_conversation
 from tests.mockllm.conversation_support import (
+    ITEMS_KEY,
     PREFIX,
     PROTOCOLS,
     RENDER,
@@ -274,7 +275,7 @@ unreadable = st.one_of(
 @given(conv=conversations(), junk=st.lists(st.tuples(st.integers(0, 40), unreadable), min_size=1, max_size=4))
 def test_unreadable_items_change_nothing_but_positions(conv: list[Turn], junk: list[tuple[int, Any]]) -> None:
     for protocol, body in renderings(conv):
-        items_key = "input" if protocol == "openai-responses" else "messages"
+        items_key = ITEMS_KEY.get(protocol, "messages")
         items = list(body[items_key])
         for at, item in junk:
             items.insert(at % (len(items) + 1), item)
