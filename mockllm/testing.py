@@ -15,25 +15,39 @@ outside ``__all__`` is private and may change without notice.
     INSTRUCTION_BLOCK              a compiled pattern matching one instruction block, tags included
     bind_socket(host, port)        a listening loopback socket (port 0: a free one), with a clear OSError
     run_until_signalled(server, s) run a uvicorn server on that socket until SIGINT/SIGTERM, quietly
+    Recording, load_recording      one recording file, read and checked (docs/recording.md)
+    RecordedTurn, read_reply       what a recorded reply said (text, reasoning, tool calls, error)
+    Upstreams, DEFAULT_IGNORE      where a recording proxy sends each protocol; the fields
+                                   replay matching ignores by default
 """
 
 from __future__ import annotations
 
 from mockllm._instructions import INSTRUCTION_BLOCK
 from mockllm._optional import MissingExtraError
+from mockllm._recording.format import Recording, load_recording
+from mockllm._recording.matching import DEFAULT_IGNORE
+from mockllm._recording.proxy import Upstreams
+from mockllm._recording.replies import RecordedTurn, read_reply
 from mockllm._registered import as_chain, as_match
 from mockllm._selection import Selection
 from mockllm._server import bind_socket, run_until_signalled
 from mockllm._transports import import_httpx2, transport_for
 
 __all__ = [
+    "DEFAULT_IGNORE",
     "INSTRUCTION_BLOCK",
     "MissingExtraError",
+    "RecordedTurn",
+    "Recording",
     "Selection",
+    "Upstreams",
     "as_chain",
     "as_match",
     "bind_socket",
     "import_httpx2",
+    "load_recording",
+    "read_reply",
     "run_until_signalled",
     "transport_for",
 ]

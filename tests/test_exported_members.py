@@ -71,13 +71,19 @@ MOCKLLM_EXPORTS = [
 
 # mockllm.testing: what test tooling needs beyond mockllm's doors (a stable API too).
 TESTING_EXPORTS = [
+    "DEFAULT_IGNORE",
     "INSTRUCTION_BLOCK",
     "MissingExtraError",
+    "RecordedTurn",
+    "Recording",
     "Selection",
+    "Upstreams",
     "as_chain",
     "as_match",
     "bind_socket",
     "import_httpx2",
+    "load_recording",
+    "read_reply",
     "run_until_signalled",
     "transport_for",
 ]

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from mockllm._recording.session import RecordingSession
+    from mockllm import RecordingSession
 
 __all__ = ["add_recording_options", "mockllm_recording_config", "recording_session"]
 
@@ -84,9 +84,8 @@ def recording_session(request: pytest.FixtureRequest, record: bool) -> Recording
     """This test's recording session, or None when it is not marked ``record=True``."""
     if not record:
         return None
-    from mockllm._recording.matching import DEFAULT_IGNORE, RequestMatcher
-    from mockllm._recording.proxy import Upstreams
-    from mockllm._recording.session import RecordingSession
+    from mockllm import RecordingSession, RequestMatcher
+    from mockllm.testing import DEFAULT_IGNORE, Upstreams
 
     config = request.config
     mode = config.getoption("--mockllm-record-mode") or config.getini("mockllm_record_mode")

@@ -16,8 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from mockllm._recording.format import Recording
-    from mockllm._recording.replies import RecordedTurn
+    from mockllm.testing import RecordedTurn, Recording
 
 # ``python -m harness`` imports this module for its parser before ``replay`` starts pytest:
 # mockllm and yaml are imported when a recording is converted, so that pytest still
@@ -118,7 +117,7 @@ def _parsed_result(value: Any) -> Any:
 
 def scenario_from_recording(recording: Recording, name: str) -> dict[str, Any]:
     """The scenario (as YAML-ready data) whose script reproduces ``recording``'s replies."""
-    from mockllm._recording.replies import read_reply
+    from mockllm.testing import read_reply
 
     exchanges = [ex for ex in recording.exchanges if isinstance(ex.request.body, dict)]
     if not exchanges:
@@ -167,9 +166,20 @@ def scenario_from_recording(recording: Recording, name: str) -> dict[str, Any]:
 
 
 def add_parser(verbs: Any) -> None:
-    scenario = verbs.add_parser("scenario", help="make scenario files")
+    scenario = verbs.add_parser(
+        "scenario",
+        help="make scenario files",
+        description="Makes scenario files: from-recording turns a recording's replies into a scenario's script.",
+    )
     kinds = scenario.add_subparsers(dest="scenario_verb", required=True)
-    made = kinds.add_parser("from-recording", help="a scenario whose script reproduces a recording's replies")
+    made = kinds.add_parser(
+        "from-recording",
+        help="a scenario whose script reproduces a recording's replies",
+        description=(
+            "Writes a scenario file whose script reproduces the recorded replies (text, reasoning, tool calls, "
+            "errors), so the deterministic engine replays it under every protocol its runner speaks."
+        ),
+    )
     made.add_argument("file", help="a recording file (python -m mockllm record, or a test's recording)")
     made.add_argument("--out", "-o", help="the scenario file to write (default: <recording>.scenario.yaml here)")
 
@@ -177,7 +187,8 @@ def add_parser(verbs: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     import yaml
 
-    from mockllm._recording.format import RecordingError, load_recording
+    from mockllm import RecordingError
+    from mockllm.testing import load_recording
 
     source = Path(args.file)
     try:

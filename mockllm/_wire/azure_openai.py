@@ -56,9 +56,9 @@ class AzureOpenAICodec(OpenAIChatCodec):
     ``api-version`` by ``for_request``."""
 
     name = "azure-openai"
-    aliases = ("azure",)
+    aliases: tuple[str, ...] = ("azure",)
     route = _V1
-    routes = (
+    routes: tuple[str, ...] = (
         "POST /openai/deployments/{deployment}/chat/completions?api-version=…",
         f"POST {_V1}",
     )

@@ -139,16 +139,16 @@ class GeminiCodec(StreamRenderer):
     request's model and streaming choice by ``for_request``."""
 
     name = "gemini"
-    aliases = ("google", "google-genai", "generate-content")
+    aliases: tuple[str, ...] = ("google", "google-genai", "generate-content")
     route = ":generateContent"
-    routes = (
+    routes: tuple[str, ...] = (
         "POST /v1beta/models/{model}:generateContent",
         "POST /v1beta/models/{model}:streamGenerateContent",
         "POST /v1/projects/{project}/locations/{location}/publishers/google/models/{model}:generateContent",
     )
     request_id_header = "x-request-id"
     tool_call_prefix = "fc"
-    prompt_fields = ("systemInstruction", "contents", "tools")
+    prompt_fields: tuple[str, ...] = ("systemInstruction", "contents", "tools")
 
     def __init__(self, model: str | None = None, stream: bool = False, sse: bool = True) -> None:
         self.model = model

@@ -50,9 +50,9 @@ expect: {flow: tool_use}
             "case.yaml:6: script[1].messages[0]: a message needs a 'text_message' or a 'tool_call' key",
         ),
         (
-            "prompt: hi\nprotocols: [anthropic-messages, gemini]\n",
-            "case.yaml:2: protocols[1]: 'gemini' is not a protocol the mock speaks; use one of openai-chat, "
-            "anthropic-messages, openai-responses (or all)",
+            "prompt: hi\nprotocols: [anthropic-messages, cohere]\n",
+            "case.yaml:2: protocols[1]: 'cohere' is not a protocol the mock speaks; use one of openai-chat, "
+            "anthropic-messages, openai-responses, gemini, azure-openai (or all)",
         ),
         (
             "prompt: hi\nrunner: side ways\n",

@@ -9,6 +9,7 @@ import pytest
 
 from harness.scenarios import registry
 from harness.scenarios.registry import RunnerNotFound, resolve_runner
+from mockllm import PROTOCOLS
 
 RUNNER = '''
 from harness.scenarios.contract import RunnerContext, ScenarioRun, speaks
@@ -65,13 +66,13 @@ def test_a_runner_by_path_plays_every_protocol_openai_responses_included(project
     scenario(project, "hello", "my_runners:run")
     scenario(project, "hello_async", "my_runners:run_async")
     result = project.runpytest("scenarios", "--snapshot-update", "-v")
-    result.assert_outcomes(passed=6)
+    result.assert_outcomes(passed=2 * len(PROTOCOLS))
     result.stdout.fnmatch_lines(["*hello.yaml::hello[[]openai-responses[]] PASSED*"])
     golden = (project.path / "golden" / "scenarios" / "hello.golden").read_text()
     assert golden.splitlines()[:3] == ["# scenario: hello", "# runner: my_runners:run", "# outcome: success"]
-    # one golden for the three protocols: the reply id each protocol's form of is normalised.
+    # one golden for every protocol: the reply id each protocol's form of is normalised.
     assert '-    answer                   -            content="Hello from the mock." id="<id:1>"' in golden
-    project.runpytest("scenarios").assert_outcomes(passed=6)
+    project.runpytest("scenarios").assert_outcomes(passed=2 * len(PROTOCOLS))
 
 
 def test_a_runner_from_a_conftest_hook(project: pytest.Pytester) -> None:
@@ -88,11 +89,11 @@ def test_a_runner_from_a_conftest_hook(project: pytest.Pytester) -> None:
 
 def test_a_runner_says_which_protocols_it_speaks(project: pytest.Pytester) -> None:
     scenario(project, "chat", "my_runners:chat_only")
-    result = project.runpytest("scenarios", "--snapshot-update", "-rs")
-    result.assert_outcomes(passed=1, skipped=2)
-    result.stdout.fnmatch_lines(
-        ["*runner 'my_runners:chat_only' does not speak anthropic-messages (it speaks openai-chat)*"]
-    )
+    result = project.runpytest("scenarios", "--snapshot-update", "-v")
+    # protocols: all is every protocol the runner speaks, and only those.
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*chat.yaml::chat[[]openai-chat[]] PASSED*"])
+    assert "anthropic-messages]" not in result.stdout.str()
     scenario(project, "chat", "my_runners:chat_only", "[openai-responses]")
     result = project.runpytest("scenarios")
     result.assert_outcomes(errors=1)
