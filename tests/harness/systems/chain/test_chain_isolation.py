@@ -35,6 +35,7 @@ def shared_store() -> InMemoryVectorStore:
         store.add_document(f"am7://globex/data.data/recipe{i}", "Bread bread bread. Bread and more bread.")
     store.add_document(GLOBEX, "Bread bread: the globex secret bread recipe.")
     store.add_document("notes/bread.txt", "Bread bread bread, in no organization.")
+    store.add_document("am7://acme/data.data/menu", "Today: soup and bread.")
     return store
 
 
@@ -51,7 +52,7 @@ def test_an_unscoped_search_finds_only_the_executors_organizations_documents() -
     store = shared_store()
     assert {h.uri for h in store.search("bread", 20)} >= {ACME, GLOBEX, "notes/bread.txt"}  # all in one store
     acme = found(Bench(vector_store=store, organization="acme", routing=False).run(rag(ragLimit=5)))
-    assert acme and {r["uri"] for r in acme} == {ACME}
+    assert acme and {r["uri"] for r in acme} == {ACME, "am7://acme/data.data/menu"}
     globex = found(Bench(vector_store=store, organization="globex", routing=False).run(rag(ragLimit=20)))
     assert {r["uri"] for r in globex} == {GLOBEX, *(f"am7://globex/data.data/recipe{i}" for i in range(6))}
 
@@ -65,8 +66,8 @@ def test_another_organizations_documents_do_not_take_the_room_of_ragLimit() -> N
         "notes/bread.txt",
         *(f"am7://globex/data.data/recipe{i}" for i in range(6)),
     }
-    acme = found(Bench(vector_store=store, organization="acme", routing=False).run(rag(ragLimit=2)))
-    assert sorted((r["uri"], r["chunk"]) for r in acme) == [(ACME, 0), (ACME, 1)]
+    acme = found(Bench(vector_store=store, organization="acme", routing=False).run(rag(ragLimit=3)))
+    assert sorted((r["uri"], r["chunk"]) for r in acme) == [("am7://acme/data.data/menu", 0), (ACME, 0), (ACME, 1)]
 
 
 def test_a_search_scoped_to_another_organizations_document_is_not_found_though_it_is_stored() -> None:
@@ -75,7 +76,7 @@ def test_a_search_scoped_to_another_organizations_document_is_not_found_though_i
     b = Bench(vector_store=store, organization="acme", routing=False)
     with pytest.raises(PlanExecutionError, match=r"step 1: not found: am7://globex/data.data/people \(status 404"):
         b.run(rag(vectorReferenceUri=GLOBEX))
-    mine = found(b.run(rag(vectorReferenceUri=ACME)))
+    mine = found(b.run(rag(vectorReferenceUri=ACME)))  # the scope holds among acme's own too
     assert mine and {r["uri"] for r in mine} == {ACME}
 
 

@@ -15,6 +15,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+import anyio
 import mcp_types as types
 import pytest
 from mcp import MCPError
@@ -33,7 +34,7 @@ from harness.systems.service.app import create_app
 from harness.systems.service.auth import TokenAuth
 from harness.systems.service.core import ChainService, ChainServiceConfig
 from harness.systems.service.resources import ChatConfig, OrganizationResources
-from tests.harness.systems.service.mcp_support import http_mcp, serving
+from tests.harness.systems.service.mcp_support import http_mcp, planned_query, serving
 from tests.harness.systems.service.service_support import HeldTool, scripted
 from tests.harness.systems.service.test_org_scoping import Recorded
 from tests.harness.systems.service.test_rest import assert_error
@@ -187,6 +188,27 @@ def test_a_search_finds_the_organizations_documents_only_in_a_store_it_shares(cl
         404,
         f"dataReferences: not found: {GLOBEX_ATLAS}",
     )
+    assert_error(
+        client.post("/chat/chain", json={"planQuery": "Q", "dataReferences": ["am7://acme/data.data/x"]}, headers=ADA),
+        404,
+        "dataReferences: not found: am7://acme/data.data/x",
+    )
+    malformed = client.post("/chat/chain", json={"planQuery": "Q", "dataReferences": ["atlas"]}, headers=ADA)
+    assert assert_error(malformed, 400).startswith("dataReferences: not an am7:// URI: 'atlas'")
+
+
+# -- identity: the same user name in both organizations -----------------------------------
+
+
+def test_identity_tools_in_a_chain_act_in_the_callers_organization(client: TestClient, two: Two) -> None:
+    create = [{"stepType": "TOOL", "toolName": "createUser", "inputs": {"name": "sam"}, "outputName": "user"}]
+    made = {name: run(client, headers, create) for name, headers in (("acme", ADA), ("globex", EVE))}
+    assert {result["status"] for result in made.values()} == {"completed"}  # a name is unique per organization
+    found = run(client, ADA, [{"stepType": "TOOL", "toolName": "findUsers", "inputs": {"filter": 'userName eq "sam"'}}])
+    users = found["output"]["Resources"]
+    assert len(users) == 1 and users[0]["userName"] == "sam"
+    assert two.config.identity.get("acme", "User", users[0]["id"]) is not None
+    assert two.config.identity.get("globex", "User", users[0]["id"]) is None
 
 
 # -- plans under one id: REST and WebSocket ---------------------------------------------
@@ -211,6 +233,10 @@ def test_a_plan_id_both_organizations_use_reads_as_each_ones_own(client: TestCli
     assert globex["planUri"] == f"am7://globex/tool.plan/{plan_id}"
     assert ws_status(client, EVE, "status", plan_id) == {"type": "status", **globex}
     assert ws_status(client, ADA, "status", plan_id) == {"type": "status", **acme}
+    acme_only = run(client, ADA, [{"stepType": "TOOL", "toolName": "lookup", "inputs": {"topic": "y"}}])["planId"]
+    for unknown in (acme_only, "no-such-plan"):  # the same words for both: nothing is confirmed
+        detail = assert_error(client.get(f"/chat/chain/status/{unknown}", headers=EVE), 404)
+        assert detail == f"not found: am7://globex/tool.plan/{unknown}"
 
 
 def test_a_running_chain_is_not_seen_nor_cancelled_by_the_organization_with_a_plan_of_its_id(
@@ -244,6 +270,28 @@ def test_a_running_chain_is_not_seen_nor_cancelled_by_the_organization_with_a_pl
     assert message["error"].startswith("step 1: tool 'lookup'")
 
 
+def test_the_owner_hears_and_cancels_its_running_chain_from_another_connection(client: TestClient, two: Two) -> None:
+    """The organization's own keys work too: another of acme's connections watches the
+    chain (its events, then its result) and cancels it."""
+    two.held.hold()
+    steps = [{"stepType": "TOOL", "toolName": "lookup", "inputs": {"topic": "x"}}]
+    with client.websocket_connect("/chat/chain/ws", headers={**ADA}) as socket:
+        assert socket.receive_json()["type"] == "authenticated"
+        socket.send_json({"type": "chain", "planQuery": "Q", "steps": steps})
+        plan_id = socket.receive_json()["planId"]
+        two.held.wait_for_calls()
+        with client.websocket_connect("/chat/chain/ws", headers={**ADA}) as watcher:
+            assert watcher.receive_json()["type"] == "authenticated"
+            watcher.send_json({"type": "watch", "planId": plan_id})
+            watcher.send_json({"type": "cancel", "planId": plan_id})
+            assert watcher.receive_json()["type"] == "status"
+            two.held.release.set()
+            heard = []
+            while (message := watcher.receive_json()).get("type") != "chainResult":
+                heard.append(message["chirps"][1])
+            assert message["status"] == "cancelled" and "chainCancelled" in heard
+
+
 # -- plans under one id: MCP resources, the status tool, subscriptions ------------------
 
 
@@ -256,8 +304,9 @@ async def test_mcp_lists_reads_and_subscribes_each_organizations_own_plans() -> 
     try:
         async with serving(two.app) as base:
             async with http_mcp(f"{base}/mcp", "tok-ada") as ada, http_mcp(f"{base}/mcp", "tok-eve") as eve:
-                listed = {r.uri for r in (await ada.session.list_resources()).resources}
-                assert listed == {"am7://acme/tool.plan/shared-id"}  # not globex's ids under acme's name
+                resources = (await ada.session.list_resources()).resources
+                assert {r.uri for r in resources} == {"am7://acme/tool.plan/shared-id"}  # not globex's ids
+                assert {r.mime_type for r in resources} == {"application/json"}
                 assert {r.uri for r in (await eve.session.list_resources()).resources} == {
                     "am7://globex/tool.plan/shared-id",
                     "am7://globex/tool.plan/globex-only",
@@ -268,15 +317,43 @@ async def test_mcp_lists_reads_and_subscribes_each_organizations_own_plans() -> 
                 assert (status["status"], status["error"]) == ("failed", "globex's own plan failed")
                 assert (await ada.ok("am7_chain_status", planUri="am7://acme/tool.plan/shared-id"))["error"] is None
                 for uri in ("am7://acme/tool.plan/globex-only", "am7://globex/tool.plan/shared-id"):
-                    with pytest.raises(MCPError, match="not found"):
+                    with pytest.raises(MCPError, match="not found") as caught:
                         await ada.session.read_resource(uri)
+                    assert caught.value.data == {"uri": uri, "status": 404, "detail": f"not found: {uri}"}
                     with pytest.raises(MCPError, match="not found"):
                         await ada.subscribe(uri)
                     refused = await ada.call("am7_chain_status", planUri=uri)
                     assert refused.is_error and isinstance(refused.content[0], types.TextContent)
                     assert "not found" in refused.content[0].text
                 await ada.subscribe("am7://acme/tool.plan/shared-id")  # its own: accepted
+                with pytest.raises(MCPError, match="not an am7:// URI: 'shared-id'"):
+                    await ada.session.read_resource("shared-id")
     finally:
+        two.config.store.close()
+
+
+@pytest.mark.anyio
+async def test_mcp_notifies_the_owner_of_its_running_chain() -> None:
+    two = Two()
+    two.held.hold()
+    lookup = [{"stepType": "TOOL", "toolName": "lookup", "inputs": {"topic": "x"}}]
+    try:
+        async with serving(two.app) as base, http_mcp(f"{base}/mcp", "tok-ada") as ada:
+            started = await ada.ok(
+                "am7_chain_execute",
+                query=planned_query("Q", lookup),
+                chatConfigUri="am7://acme/chat.config/studio",
+                wait=False,
+            )
+            uri = started["planUri"]
+            two.stored(uri.rsplit("/", 1)[1], "globex", "globex's")  # its id in globex too
+            await ada.subscribe(uri)
+            await ada.notifications_ready()
+            await anyio.to_thread.run_sync(two.held.wait_for_calls)
+            two.held.release.set()
+            assert await ada.updates.next(uri) == uri
+    finally:
+        two.held.release.set()
         two.config.store.close()
 
 
