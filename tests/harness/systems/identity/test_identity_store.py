@@ -9,7 +9,7 @@ import pytest
 from scim2_models import InvalidValueException, NotFoundException, UniquenessException
 
 from harness.scenarios.model import ScenarioError, load_scenario
-from harness.systems.identity import Member, ScimAdapter, SQLiteIdentityStore
+from harness.systems.identity import DuplicateName, Member, ScimAdapter, SQLiteIdentityStore
 from harness.systems.identity.seeding import OrganizationSeed, scenario_identity_store, seeded_identity_tools
 from harness.systems.identity.tools import IdentityToolError
 
@@ -127,6 +127,8 @@ def test_the_same_ids_in_two_organizations_stay_apart(store: SQLiteIdentityStore
     assert store.get("globex", "Group", "g1").version == 1  # type: ignore[union-attr]
     assert store.update("globex", "User", "u9", {}, None) is None
     store.insert("acme", "User", "u3", {"userName": "acme-ada"}, "acme-ada")  # the renamed user's old name is free
+    with pytest.raises(DuplicateName):  # and its new one is taken
+        store.insert("acme", "User", "u4", {"userName": "ACME-ada2"}, "ACME-ada2")
 
     assert store.delete("acme", "User", "u1")
     assert store.get("acme", "User", "u1") is None and store.members("acme", "g1") == []

@@ -19,6 +19,7 @@ import anyio
 import mcp_types as types
 import pytest
 from mcp import MCPError
+from mcp.client.subscriptions import ResourceUpdated, listen
 from starlette.testclient import TestClient
 
 from harness.systems.chain import (
@@ -352,6 +353,41 @@ async def test_mcp_notifies_the_owner_of_its_running_chain() -> None:
             await anyio.to_thread.run_sync(two.held.wait_for_calls)
             two.held.release.set()
             assert await ada.updates.next(uri) == uri
+    finally:
+        two.held.release.set()
+        two.config.store.close()
+
+
+@pytest.mark.anyio
+async def test_a_2026_listen_stream_takes_only_the_organizations_own_plans() -> None:
+    """``subscriptions/listen`` (the 2026-07-28 protocol): another organization's URI is
+    refused though the caller's organization has a plan of that id; the owner hears it."""
+    two = Two()
+    two.held.hold()
+    lookup = [{"stepType": "TOOL", "toolName": "lookup", "inputs": {"topic": "x"}}]
+    try:
+        async with serving(two.app) as base:
+            url = f"{base}/mcp"
+            async with http_mcp(url, "tok-ada", modern=True) as ada, http_mcp(url, "tok-eve", modern=True) as eve:
+                started = await ada.ok(
+                    "am7_chain_execute",
+                    query=planned_query("Q", lookup),
+                    chatConfigUri="am7://acme/chat.config/studio",
+                    wait=False,
+                )
+                uri = started["planUri"]
+                two.stored(uri.rsplit("/", 1)[1], "globex", "globex's")
+                with pytest.raises(MCPError, match=f"not found: {uri}"):
+                    async with listen(eve.session, resource_subscriptions=[uri]):
+                        pass
+                async with listen(ada.session, resource_subscriptions=[uri]) as changes:
+                    await anyio.to_thread.run_sync(two.held.wait_for_calls)
+                    two.held.release.set()
+                    with anyio.fail_after(15):
+                        async for change in changes:
+                            assert change == ResourceUpdated(uri)
+                            if (await ada.read_plan(uri))["executed"]:
+                                break
     finally:
         two.held.release.set()
         two.config.store.close()
