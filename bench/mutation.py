@@ -12,6 +12,8 @@ its own, with the tests that exercise it, so an area's run stays short:
     agent       harness/systems/agent/*, harness/events.py   runner, approvals, emitter, store (seed 002)
     planner     harness/systems/planner/*                plan validation, ADR-002 (seed 004)
     chain       harness/systems/chain/*                  the chain executor (seeds 000/001)
+    isolation   the organization filters of the chain, the service and the identity store
+                (seed 001 §6.2): only those functions' mutants are run (``Area.functions``)
 
 No AREA runs them all. Each area runs in ``bench/results/mutation/<area>/`` (git-ignored),
 from scratch: the project's ``pyproject.toml`` with its ``[tool.mutmut]`` section narrowed
@@ -37,6 +39,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from fnmatch import fnmatch
 from pathlib import Path
 
 try:
@@ -70,6 +73,20 @@ STATUS = {
 class Area:
     mutate: tuple[str, ...]
     tests: tuple[str, ...]
+    functions: tuple[str, ...] = ()
+    """Mutant-name patterns (``fnmatch``) to run; empty: every mutant of ``mutate``."""
+
+    def selects(self, mutant: str) -> bool:
+        return not self.functions or any(fnmatch(mutant, pattern) for pattern in self.functions)
+
+
+_SEPARATOR = "\u01c1"  # mutmut's separator of class and method in a mutant's name
+
+
+def _mutants(module: str, *functions: str) -> tuple[str, ...]:
+    """The mutant-name patterns of ``functions`` of ``module`` (``Class.method`` or ``function``)."""
+    names = ("x" + _SEPARATOR + f.replace(".", _SEPARATOR) if "." in f else f"x_{f}" for f in functions)
+    return tuple(f"{module}.{name}__mutmut_*" for name in names)
 
 
 AREAS = {
@@ -111,6 +128,85 @@ AREAS = {
         (
             "tests/harness/systems/chain",
             *(f"scenarios/{path.name}" for path in sorted((ROOT / "scenarios").glob("chain_*.yaml"))),
+        ),
+    ),
+    # Every organization-scoped read: plans, configs, policies, characters, identity,
+    # vectors, MCP resources and subscriptions, WebSocket status (seed 001 §6.2).
+    "isolation": Area(
+        (
+            "harness/systems/chain/isolation.py",
+            "harness/systems/chain/store.py",
+            "harness/systems/chain/uris.py",
+            "harness/systems/chain/characters.py",
+            "harness/systems/service/resources.py",
+            "harness/systems/service/core.py",
+            "harness/systems/service/mcp_chain.py",
+            "harness/systems/service/mcp_subscriptions.py",
+            "harness/systems/identity/store.py",
+        ),
+        (
+            "tests/harness/systems/chain/test_chain_isolation.py",
+            "tests/harness/systems/chain/test_chain_scoping.py",
+            "tests/harness/systems/service/test_isolation.py",
+            "tests/harness/systems/service/test_org_scoping.py",
+            "tests/harness/systems/identity",
+            # the character tools' own rules (by name or description, the caller's permissions)
+            "tests/harness/systems/chain/test_chain_seed_rules_steps.py::"
+            "test_the_character_tools_find_by_name_or_description_and_keep_the_callers_permissions",
+        ),
+        (
+            "harness.systems.chain.isolation.*",
+            *_mutants(
+                "harness.systems.chain.store",
+                "SQLitePlanStore.save",
+                "SQLitePlanStore.load",
+                "SQLitePlanStore.list_ids",
+            ),
+            *_mutants("harness.systems.chain.uris", "resolve_name"),
+            *_mutants("harness.systems.chain.characters", "read_character", "character_tools"),
+            *_mutants("harness.systems.service.resources", "resources_for"),
+            *_mutants(
+                "harness.systems.service.core",
+                *(
+                    f"ChainService.{method}"
+                    for method in (
+                        "resources",
+                        "_check_data_references",
+                        "executor",
+                        "subscribe",
+                        "unsubscribe",
+                        "wait",
+                        "cancel",
+                        "plan",
+                        "plan_by_uri",
+                        "status",
+                    )
+                ),
+            ),
+            *_mutants(
+                "harness.systems.service.mcp_chain", "_ChainHandlers.list_resources", "_ChainHandlers.read_resource"
+            ),
+            *_mutants(
+                "harness.systems.service.mcp_subscriptions", "PlanSubscriptions.plan", "PlanSubscriptions.listen"
+            ),
+            *_mutants(
+                "harness.systems.identity.store",
+                *(
+                    f"SQLiteIdentityStore.{method}"
+                    for method in (
+                        "insert",
+                        "update",
+                        "touch",
+                        "get",
+                        "kind_of",
+                        "list",
+                        "delete",
+                        "members",
+                        "set_members",
+                        "groups_of",
+                    )
+                ),
+            ),
         ),
     ),
 }
@@ -164,13 +260,13 @@ def run_area(name: str, area: Area, max_children: int, show_survivors: bool) -> 
     started = time.monotonic()
     with open(work / "mutmut-run.log", "w", encoding="utf-8") as log:  # follow it with tail -f
         code = subprocess.run(
-            [sys.executable, "-m", "mutmut", "run", "--max-children", str(max_children)],
+            [sys.executable, "-m", "mutmut", "run", "--max-children", str(max_children), *area.functions],
             cwd=work,
             stdout=log,
             stderr=subprocess.STDOUT,
         ).returncode
     seconds = round(time.monotonic() - started)
-    found = outcomes(work)
+    found = {key: status for key, status in outcomes(work).items() if area.selects(key)}
     if code != 0 or not found:
         raise SystemExit(f"{name}: mutmut run failed (exit {code}); see {work / 'mutmut-run.log'}")
     survivors = sorted(k for k, status in found.items() if status == "survived")

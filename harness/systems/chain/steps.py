@@ -17,10 +17,10 @@ import json
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol
 
-from harness.events import settled
 from harness.systems.chain.access import forbidden
 from harness.systems.chain.context import VARIABLE, context_uri, substitute
 from harness.systems.chain.errors import PlanExecutionError
+from harness.systems.chain.isolation import OrganizationVectors
 from harness.systems.chain.mcp_context import CITATION_SCHEMA, STEP_OUTPUT_SCHEMA, McpContextBuilder, parse_context
 from harness.systems.chain.models import ChainPlan, PlanStep, PromptConfig, StepStatus, StepType
 from harness.systems.chain.policy import Policy, evaluate_policy
@@ -34,7 +34,6 @@ from harness.systems.chain.uris import (
     UnknownReference,
     resolve_name,
 )
-from harness.systems.chain.vectors import VectorHit, VectorStore
 from harness.systems.llm import AssistantTurn, ModelClient
 from harness.systems.quoting import quotable
 from harness.systems.tool_calls import ToolArgumentsError
@@ -171,15 +170,16 @@ async def rag_step(run: ChainRun, step: PlanStep) -> str:
             )
         )
     )
+    # The store may hold other organizations' documents: the step sees its own only.
+    store = OrganizationVectors(executor.vector_store, executor.organization, executor.permissions.may_search)
     scope = None
     if step.vector_reference_uri:
         try:
-            ref = Am7Uri.parse(step.vector_reference_uri)
+            scope = str(Am7Uri.parse(step.vector_reference_uri))
         except ValueError as exc:
             raise PlanExecutionError(f"step {step.step_number}: vectorReferenceUri: {exc}") from exc
-        scope = str(ref)
         # Another organization's object is "not found", never "forbidden".
-        if ref.organization != executor.organization or not executor.vector_store.contains(scope):
+        if not store.contains(scope):
             raise PlanExecutionError(
                 f"step {step.step_number}: not found: {step.vector_reference_uri} "
                 f"(status 404: no such document in organization {executor.organization!r})"
@@ -188,7 +188,7 @@ async def rag_step(run: ChainRun, step: PlanStep) -> str:
             raise PlanExecutionError(f"step {step.step_number}: {forbidden(f'document {scope}', 'vectors')}")
     if step.rag_limit < 0:
         raise PlanExecutionError(f"step {step.step_number}: ragLimit must be >= 0, got {step.rag_limit}")
-    hits = await _search(executor.vector_store, query, step.rag_limit, scope, executor.permissions.may_search)
+    hits = await store.search(query, step.rag_limit, scope)
     step.summary_text = f"{len(hits)} result(s) for {query!r}"
     return (
         McpContextBuilder()
@@ -200,21 +200,6 @@ async def rag_step(run: ChainRun, step: PlanStep) -> str:
         )
         .build()
     )
-
-
-async def _search(
-    store: VectorStore, query: str, limit: int, scope: str | None, allowed: Callable[[str], bool]
-) -> list[VectorHit]:
-    """At most ``limit`` hits of documents ``allowed`` says the caller may search: when
-    some are ruled out, the store is asked again for more until the limit is met or it
-    has no more."""
-    wanted = max(limit, 1)
-    while True:
-        hits = list(await settled(store.search(query, wanted, scope)))
-        kept = [h for h in hits if allowed(h.uri)]
-        if len(kept) >= limit or len(hits) < wanted:
-            return kept[:limit]
-        wanted *= 2
 
 
 async def gate_step(run: ChainRun, step: PlanStep) -> str:

@@ -1,9 +1,11 @@
 """The LLM planner and the task executor (ADR-002).
 
 ``TaskExecutor.run(query)`` asks the model for a plan, validates it, and runs its steps
-in order. A planning failure (invalid JSON, an invalid plan, a model error) or a failing
-step (division by zero…) switches to the fallback plan: one MainLLMAgent
-``generateResponse`` step with empty ``args`` and the user's query as its ``prompt``.
+in order. A planning failure (invalid JSON, an invalid plan, a model error) is asked
+again with the fallback planner prompt (``planner_retries``, once by default); when that
+fails too, or a step fails (division by zero…), the run switches to the fallback plan:
+one MainLLMAgent ``generateResponse`` step with empty ``args`` and the user's query as
+its ``prompt``.
 
 One conversation per run, so a single instruction chain in the query scripts it: the
 planning call is turn 0 (``[query]``); each MainLLMAgent call appends the model's last
@@ -112,10 +114,13 @@ class _Run:
 class TaskExecutor:
     """Plans with the model, then runs the plan's steps with the registered agents."""
 
-    def __init__(self, client: ModelClient, *, store: EventStore | None = None, planner_retries: int = 0) -> None:
+    def __init__(self, client: ModelClient, *, store: EventStore | None = None, planner_retries: int = 1) -> None:
+        if planner_retries < 0:
+            raise ValueError(f"planner_retries must be >= 0, got {planner_retries!r}")
         self.client = client
         self.planner_retries = planner_retries
-        """Unusable plans re-asked with the fallback planner prompt before the fallback plan."""
+        """Planning failures re-asked with the fallback planner prompt before the fallback plan
+        (seed 004: ``getFallbackPlannerPrompt``); once by default, never with 0."""
         self._owned_store: SQLiteEventStore | None = None  # closed by close(); a given store is the caller's
         if store is None:
             store = self._owned_store = SQLiteEventStore()
@@ -180,15 +185,17 @@ class TaskExecutor:
         )
 
     async def _plan(self, run: _Run) -> tuple[Plan, str | None]:
-        reason = "no plan"
+        reason, answered = "no plan", False
         for attempt in range(1 + self.planner_retries):
-            if attempt:
+            if answered:  # a reply to correct; after a model error there is none, so ask the same again
                 run.conversation.append(UserMessage(f"That plan could not be used ({reason}). Plan again."))
             prompt = planner_prompt(self.agents) if attempt == 0 else fallback_planner_prompt(self.agents)
             try:
                 turn = await self._ask(run, system=prompt, stream_events=False)
             except ModelError as exc:
-                return fallback_plan(run.query), f"the planner's model call failed: {exc.message}"
+                reason, answered = f"the planner's model call failed: {exc.message}", False
+                continue
+            answered = True
             text = turn.text.strip()
             fenced = _FENCE.match(text)
             try:

@@ -240,3 +240,14 @@ def test_e5_unknown_policy_fails_the_step() -> None:
         b.run(ChainPlan(steps=[step(1, stepType="POLICY_GATE", policyName="ghost")]))
     assert caught.value.plan.steps[0].step_status is StepStatus.FAILED
     assert json.loads(b.events[-1].to_json())["errorMessage"].startswith("step 1: no policy named 'ghost'")
+
+
+def test_a_rag_step_gives_mcp_blocks_whatever_chain_mode_the_plan_came_with() -> None:
+    """Seed 001 §6.3 asks for the legacy citation text while ``chainMode`` is false, during
+    a transition this product never had (docs/seed-conformance.md, deviations): every plan
+    the executor runs is in chain mode, so its RAG steps give MCP context blocks."""
+    plan = ChainPlan(chain_mode=False, steps=[step(1, stepType="RAG_QUERY", ragQuery="population demographics")])
+    done = Bench().run(plan)
+    assert done.chain_mode is True and "BEGIN CITATIONS" not in done.output
+    (block,) = parse_context(done.output).blocks
+    assert block.data["schema"] == "urn:am7:vector:search-result" and block.data["results"]

@@ -9,7 +9,7 @@ import pytest
 from scim2_models import InvalidValueException, NotFoundException, UniquenessException
 
 from harness.scenarios.model import ScenarioError, load_scenario
-from harness.systems.identity import ScimAdapter, SQLiteIdentityStore
+from harness.systems.identity import DuplicateName, Member, ScimAdapter, SQLiteIdentityStore
 from harness.systems.identity.seeding import OrganizationSeed, scenario_identity_store, seeded_identity_tools
 from harness.systems.identity.tools import IdentityToolError
 
@@ -98,3 +98,48 @@ def test_tools_say_the_status_of_a_refusal() -> None:
     updated = tools["updateUser"]("user-1", {"title": "engineer"})
     assert updated["title"] == "engineer"
     assert tools["findUsers"]('title eq "engineer"')["totalResults"] == 1
+
+
+def test_the_same_ids_in_two_organizations_stay_apart(store: SQLiteIdentityStore) -> None:
+    """Every read, change and deletion is scoped: each organization holds a user ``u1``,
+    a group ``g1`` and ``u1`` in ``g1``, under the very same ids."""
+    for org in ("acme", "globex"):
+        inserted = store.insert(org, "User", "u1", {"userName": f"{org}-ada"}, f"{org}-ada")
+        assert inserted == store.get(org, "User", "u1") and inserted.version == 1
+        store.insert(org, "Group", "g1", {"displayName": f"{org}-eng"}, f"{org}-eng")
+        store.set_members(org, "g1", [Member("u1", "User", f"{org}-ada")])
+    acme = store.get("acme", "User", "u1")
+    assert acme is not None and acme.attributes == {"userName": "acme-ada"}
+    assert [r.attributes["userName"] for r in store.list("globex", "User")] == ["globex-ada"]
+    assert store.kind_of("acme", "g1") == "Group" and store.kind_of("acme", "u2") is None
+    assert [m.display for m in store.members("globex", "g1")] == ["globex-ada"]
+    assert store.groups_of("acme", "u1") == ["g1"]
+
+    updated = store.update("acme", "User", "u1", {"userName": "acme-ada2"}, "acme-ada2")
+    assert updated is not None and (updated.id, updated.attributes, updated.version) == (
+        "u1",
+        {"userName": "acme-ada2"},
+        2,
+    )
+    store.touch("acme", "Group", "g1")
+    assert store.get("globex", "User", "u1").attributes == {"userName": "globex-ada"}  # type: ignore[union-attr]
+    assert store.get("globex", "User", "u1").version == 1  # type: ignore[union-attr]
+    assert store.get("globex", "Group", "g1").version == 1  # type: ignore[union-attr]
+    assert store.update("globex", "User", "u9", {}, None) is None
+    store.insert("acme", "User", "u3", {"userName": "acme-ada"}, "acme-ada")  # the renamed user's old name is free
+    with pytest.raises(DuplicateName):  # and its new one is taken
+        store.insert("acme", "User", "u4", {"userName": "ACME-ada2"}, "ACME-ada2")
+
+    assert store.delete("acme", "User", "u1")
+    assert store.get("acme", "User", "u1") is None and store.members("acme", "g1") == []
+    assert store.get("globex", "User", "u1") is not None
+    assert [m.id for m in store.members("globex", "g1")] == ["u1"] and store.groups_of("globex", "u1") == ["g1"]
+    assert store.get("globex", "Group", "g1").version == 1  # type: ignore[union-attr]
+    store.set_members("acme", "g1", [])
+    assert [m.id for m in store.members("globex", "g1")] == ["u1"]
+
+    acme_scim, globex_scim = ScimAdapter(store, "acme"), ScimAdapter(store, "globex")
+    assert globex_scim.get("User", "u1").user_name == "globex-ada"
+    with pytest.raises(NotFoundException):
+        acme_scim.get("User", "u1")
+    assert [g.display for g in globex_scim.get("User", "u1").groups or []] == ["globex-eng"]

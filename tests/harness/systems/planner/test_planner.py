@@ -163,8 +163,14 @@ def test_case4_a_planning_failure_gives_the_fallback_plan(
     bench: Any, planner_reply: dict[str, Any], reason: str
 ) -> None:
     b = bench()
-    result = b.run("Tell me a joke", planner_reply, reply("Why did the ledger balance? It had to."))
+    # By default a failed plan is asked for once more, with the fallback planner prompt.
+    result = b.run("Tell me a joke", planner_reply, planner_reply, reply("Why did the ledger balance? It had to."))
     assert result.success and (result.fallback_reason or "").startswith(reason)
+    assert [r["system"].split("\n")[0] for r in b.requests[:2]] == [
+        planner_prompt(b.executor.agents).split("\n")[0],
+        fallback_planner_prompt(b.executor.agents).split("\n")[0],
+    ]
+    assert result.final_text == "Why did the ledger balance? It had to."
     (step,) = result.plan.steps
     query = b.requests[0]["messages"][0]["content"]
     assert (step.agent, step.action, step.args, step.prompt) == ("MainLLMAgent", "generateResponse", {}, query)
@@ -176,6 +182,9 @@ def test_case4_a_model_error_while_planning_gives_the_fallback_plan(bench: Any) 
     b = bench()
     result = b.run("Anything", {"error": {"status": 500, "message": "planner down"}})
     assert result.fallback_reason == "the planner's model call failed: planner down"
+    # Asked again with the fallback planner prompt, the same conversation (no reply to correct).
+    assert b.requests[1]["system"] == fallback_planner_prompt(b.executor.agents)
+    assert b.requests[1]["messages"] == b.requests[0]["messages"]
     assert result.plan.steps[0].prompt == b.requests[0]["messages"][0]["content"]
     # The fallback's own call is the same first turn, so the scripted outage hits it too.
     assert not result.success and result.error == "MainLLMAgent's model call failed: planner down"
@@ -252,13 +261,22 @@ def test_safe_calculator_refuses_anything_else(expression: str) -> None:
 
 def test_a_retry_uses_the_fallback_planner_prompt(bench: Any) -> None:
     b = bench()
-    b.executor.planner_retries = 1
+    assert b.executor.planner_retries == 1  # seed 004: re-asked by default
     result = b.run("What is 15 * 3?", reply("oops"), reply(CALC_PLAN), reply("45!"))
     assert result.success and result.fallback_reason is None and result.results == ["45", "45!"]
     first, retry = b.requests[0], b.requests[1]
     assert first["system"].startswith("You are a planner.")
     assert retry["system"].startswith("Plan the user's request as JSON.")
     assert retry["messages"][-1]["content"].startswith("That plan could not be used (the plan is not valid JSON")
+
+
+def test_without_retries_a_failed_plan_goes_straight_to_the_fallback_plan(bench: Any) -> None:
+    b = bench()
+    b.executor.planner_retries = 0
+    result = b.run("Tell me a joke", reply("not json"), reply("A joke."))
+    assert result.success and result.final_text == "A joke." and len(b.requests) == 2
+    with pytest.raises(ValueError, match=r"planner_retries must be >= 0, got -1"):
+        TaskExecutor(b.executor.client, planner_retries=-1)
 
 
 def test_a_main_llm_step_without_prompt_answers_the_original_query(bench: Any) -> None:
@@ -284,8 +302,8 @@ def test_a_model_error_while_planning_and_answering_fails_the_run_with_an_error_
     assert result.success is False and result.results == [] and result.final_text is None
     assert result.events[-1].data == {"error": "MainLLMAgent's model call failed: planner down"}
     assert result.events[-1].sequence_number is not None  # the error is persisted
-    # The fallback's call is the planning call again: the query once, nothing added.
-    assert b.requests[1]["messages"] == b.requests[0]["messages"]
+    # The re-asked planning call and the fallback's call are the planning call again: the query once, nothing added.
+    assert b.requests[1]["messages"] == b.requests[2]["messages"] == b.requests[0]["messages"]
 
 
 def test_when_the_fallback_after_a_failed_step_fails_too_the_run_fails(bench: Any) -> None:
@@ -356,7 +374,12 @@ def test_a_whole_quotient_is_an_integer_and_zero_to_the_zero_is_one() -> None:
 
 def test_the_fallback_answers_a_query_that_looks_like_a_placeholder(bench: Any) -> None:
     b = bench()
-    result = b.run("What does {{step1_result}} mean?", reply("no plan"), reply("It names the first step's result."))
+    result = b.run(
+        "What does {{step1_result}} mean?",
+        reply("no plan"),
+        reply("no plan"),
+        reply("It names the first step's result."),
+    )
     assert result.success and result.fallback_reason is not None
     assert result.final_text == "It names the first step's result."  # the query itself, never interpolated
 

@@ -45,6 +45,11 @@ TOKENS = {
         },
     },
     "tok-eve": {"user": "eve", "organization": "globex"},
+    "tok-ann": {
+        "user": "ann",
+        "organization": "acme",
+        "permissions": {"data": ["am7://acme/olio.charPerson/sam", "am7://acme/olio.charPerson/guide"]},
+    },
 }
 ADA, KID, EVE = ({"Authorization": f"Bearer tok-{who}"} for who in ("ada", "kid", "eve"))
 ATLAS, PUBLIC = "am7://acme/data.data/atlas", "am7://acme/data.data/public-guide"
@@ -269,6 +274,12 @@ def test_steps_read_the_characters_and_the_character_tools(scoped: TestClient) -
         steps=[{"stepType": "TOOL", "toolName": "getCharacter", "inputs": {"uri": "am7://acme/olio.charPerson/aria"}}],
     ).json()
     assert "not found: am7://acme/olio.charPerson/aria (status 404)" in foreign["error"]
+    denied = ask(  # ann may run every tool, and read only the guide's and sam's records
+        scoped,
+        {"Authorization": "Bearer tok-ann"},
+        steps=[{"stepType": "TOOL", "toolName": "getCharacter", "inputs": {"uri": "am7://acme/olio.charPerson/aria"}}],
+    ).json()
+    assert "forbidden: character am7://acme/olio.charPerson/aria" in denied["error"]
 
 
 # -- the YAML configuration ----------------------------------------------------------------
