@@ -29,3 +29,7 @@ def pytest_cmdline_main(config: pytest.Config) -> None:
     if config.getoption("usepdb") or config.getoption("collectonly") or config.option.dist != "no":
         return
     config.option.numprocesses = "auto"
+    # Each worker takes a contiguous half of the suite and steals from the other's tail
+    # when idle: a module's tests mostly stay on one worker, so its module-scoped server
+    # starts once, and the last slow test does not leave a core idle.
+    config.option.dist = "worksteal"
