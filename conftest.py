@@ -26,10 +26,11 @@ def pytest_cmdline_main(config: pytest.Config) -> None:
         return
     if config.getoption("keyword") or config.getoption("markexpr"):
         return
-    if config.getoption("usepdb") or config.getoption("collectonly") or config.option.dist != "no":
+    if config.getoption("usepdb") or config.getoption("collectonly"):
         return
     config.option.numprocesses = "auto"
     # Each worker takes a contiguous half of the suite and steals from the other's tail
     # when idle: a module's tests mostly stay on one worker, so its module-scoped server
     # starts once, and the last slow test does not leave a core idle.
-    config.option.dist = "worksteal"
+    if config.option.dist == "no":  # a --dist given on the command line is kept
+        config.option.dist = "worksteal"
