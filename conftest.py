@@ -1,4 +1,36 @@
 """Root conftest: only what the repository's own test run needs."""
 
+from __future__ import annotations
+
+import pytest
+
 # The plugin's own tests drive pytest through pytester.
 pytest_plugins = ["pytester"]
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config: pytest.Config) -> None:
+    """A plain ``pytest`` (no path, no ``-n``) runs the whole suite on one xdist worker per
+    core (``-n auto``; ``PYTEST_XDIST_AUTO_NUM_WORKERS`` sets the count).
+
+    Not by ``addopts``: ``-n`` there would break ``pytest -p no:xdist``, and would start
+    workers for ``pytest tests/some_file.py::test`` too. So a narrowed run (a path on the
+    command line, ``-k``, ``-m``), an explicit ``-n`` (``-n 0`` for one process),
+    ``-p no:xdist``, ``--pdb`` or ``--collect-only`` keep pytest's own default: one process,
+    which starts sooner than two workers that each collect. Runs before xdist's own
+    hook (both ``tryfirst``; a conftest's is called first), which turns ``-n`` into workers.
+    """
+    if not config.pluginmanager.hasplugin("xdist") or hasattr(config, "workerinput"):
+        return
+    if config.option.numprocesses is not None or config.args_source != pytest.Config.ArgsSource.TESTPATHS:
+        return
+    if config.getoption("keyword") or config.getoption("markexpr"):
+        return
+    if config.getoption("usepdb") or config.getoption("collectonly"):
+        return
+    config.option.numprocesses = "auto"
+    # Each worker takes a contiguous half of the suite and steals from the other's tail
+    # when idle: a module's tests mostly stay on one worker, so its module-scoped server
+    # starts once, and the last slow test does not leave a core idle.
+    if config.option.dist == "no":  # a --dist given on the command line is kept
+        config.option.dist = "worksteal"

@@ -8,6 +8,7 @@ pointed at the mock either way.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Iterator
 from typing import Any
 
@@ -88,6 +89,36 @@ filterwarnings =
 # As this repository's own pyproject does: scenario files live under scenarios/.
 mockllm_scenario_dirs = scenarios
 """
+
+
+# What an inner run imports only when it needs it: the SDKs (openai, anthropic, httpx2) and
+# the bundled scenario runners' systems. pytester drops every module an in-process run
+# imported when the run ends, so each run that is the first to need them would import them
+# again: about 2 s of CPU a run, ~3,700 modules. Imported once by the outer session before
+# pytester's first snapshot, they are kept, and every inner run shares them.
+INNER_RUN_IMPORTS = (
+    "openai",
+    "anthropic",
+    "httpx2",
+    "harness.scenarios.runners",
+    "harness.systems.chain",
+    "harness.systems.planner",
+)
+
+
+@pytest.fixture(scope="session")
+def _inner_run_imports() -> None:
+    for name in INNER_RUN_IMPORTS:
+        try:
+            importlib.import_module(name)
+        except ImportError:  # not installed here (the lean environment has no httpx2)
+            pass
+
+
+@pytest.fixture
+def pytester(_inner_run_imports: None, pytester: pytest.Pytester) -> pytest.Pytester:
+    """pytest's ``pytester``, taking its module snapshot after ``INNER_RUN_IMPORTS``."""
+    return pytester
 
 
 @pytest.fixture
