@@ -11,8 +11,11 @@
     ├── InvalidScript              a script or match of the wrong type (also a TypeError)
     ├── ScriptLimitReached         ``MockLLM.script`` past ``Limits.max_scripts`` or
     │                              ``Limits.scripts_bytes`` (reset or remove scripts)
-    ├── UnmockedRequestError       ``intercept(block_unmocked=True)`` saw a request to a
-    │                              host it does not serve (also an AssertionError)
+    ├── StrictnessError            a test's verdict cannot be trusted: a fallback reply, an
+    │   │                          unscripted 4xx, an unused step, an undeclared tool call
+    │   │                          (``mockllm._verdict``; also an AssertionError)
+    │   └── UnmockedRequestError   a request to a host the mock does not serve, refused
+    │                              (``intercept(block_unmocked=True)``, the pytest fixtures)
     └── MissingExtraError          an optional package (httpx2) is not installed; the
                                    message names the extra (mockllm._optional; also a
                                    ModuleNotFoundError)
@@ -30,6 +33,7 @@ __all__ = [
     "MockLLMError",
     "RequestRejected",
     "ScriptLimitReached",
+    "StrictnessError",
     "UnknownProtocol",
     "UnmockedRequestError",
 ]
@@ -68,5 +72,13 @@ class ScriptLimitReached(MockLLMError):
     ``MockLLM.reset`` or removing scripts makes room."""
 
 
-class UnmockedRequestError(MockLLMError, AssertionError):
-    """A request went to a host no interception serves while ``block_unmocked`` was on."""
+class StrictnessError(MockLLMError, AssertionError):
+    """The mock saw something that makes a passing test untrustworthy (a fallback reply,
+    an unscripted 4xx, a scripted step never reached, a tool call the request did not
+    declare, a request to a provider host it does not serve); the message lists each
+    one and names the opt-out (``mockllm._verdict``)."""
+
+
+class UnmockedRequestError(StrictnessError):
+    """A request went to a host no interception serves while ``block_unmocked`` was on,
+    or to a provider host while a pytest fixture refuses them."""

@@ -6,7 +6,10 @@ Fixtures:
   (``mockllm.openai()``, ``mockllm.anthropic()``, async with ``is_async=True``), plain
   ``httpx``/``httpx2`` clients, base URLs, ``patch_env``, ``script``, the request
   journal and ``explain``. At teardown the test fails if a request got the fallback
-  reply or an unscripted 4xx (``harness.plugin.strict``), or a scripted step was never used.
+  reply or an unscripted 4xx, a scripted step was never used, or a scripted tool call
+  was not declared by the request (the verdict's rule, ``mockllm._verdict``; see
+  docs/strictness.md). While it runs, a request to a provider's default host
+  (api.openai.com, api.anthropic.com) is refused and fails the test, naming the host.
 - ``mockllm_server`` — the same over sockets: one loopback server (``python -m mockllm
   serve``) per session, a server-side session per test; ``mockllm_server_process`` is
   the shared server itself.
@@ -20,11 +23,13 @@ collected as test items (see ``harness.plugin.scenario_collection``).
 
 Configure a test with the marker of the same name::
 
-    @pytest.mark.mockllm(seed=3, lenient=True, allow_fallback=True, allow_unused_steps=True)
+    @pytest.mark.mockllm(seed=3, lenient=True, allow_fallback=True, allow_unused_steps=True,
+                         allow_undeclared_tools=True, allow_real_providers=True)
 
 Options (all prefixed, each also an ini option; see ``harness.plugin.config``):
 ``--mockllm-seed``, ``--mockllm-lenient``, ``--mockllm-allow-fallback``,
-``--mockllm-allow-unused-steps``, ``--mockllm-golden-dir``, and the scenario options
+``--mockllm-allow-unused-steps``, ``--mockllm-allow-undeclared-tools``,
+``--mockllm-allow-real-providers``, ``--mockllm-golden-dir``, and the scenario options
 of ``harness.plugin.scenario_collection``.
 
 pytest imports this module in every run of every project that has the package
@@ -42,7 +47,7 @@ import pytest
 
 from harness.exceptions import missing_extra, not_installed
 from harness.plugin import hookspecs
-from harness.plugin.config import MARKER, Settings, add_options, base_settings, settings_for
+from harness.plugin.config import MARKER, add_options, base_settings, settings_for
 from harness.plugin.scenario_collection import add_scenario_options, pytest_collect_file, show_goldens_to_syrupy
 
 if TYPE_CHECKING:
@@ -65,30 +70,33 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        f"{MARKER}(seed=0, lenient=False, allow_fallback=False, allow_unused_steps=False): "
+        f"{MARKER}(seed=0, lenient=False, allow_fallback=False, allow_unused_steps=False, "
+        "allow_undeclared_tools=False, allow_real_providers=False): "
         "configure the mockllm and mockllm_server fixtures for this test.",
     )
     show_goldens_to_syrupy(config)
 
 
-def _check(fixture: MockLLMFixture | MockLLMServer, settings: Settings) -> None:
-    if not settings.allow_fallback:
-        fixture.assert_all_requests_scripted()
-    if not settings.allow_unused_steps:
-        fixture.assert_all_steps_used()
-
-
 @pytest.fixture
 def mockllm(request: pytest.FixtureRequest) -> Iterator[MockLLMFixture]:
-    """An in-process mock LLM for this test (see ``MockLLMFixture``)."""
-    from harness.plugin.fixtures import MockLLMFixture
+    """An in-process mock LLM for this test (see ``MockLLMFixture``); the providers'
+    default hosts are refused while it runs, and the verdict's rule applies at teardown."""
+    from harness.plugin.fixtures import MockLLMFixture, refusing_provider_hosts
     from mockllm._engine import MockLLM
 
     settings = settings_for(request.node)
-    fixture = MockLLMFixture(MockLLM(seed=settings.seed, lenient=settings.lenient))
+    mock = MockLLM(
+        seed=settings.seed,
+        lenient=settings.lenient,
+        allow_fallback=settings.allow_fallback,
+        allow_unused_steps=settings.allow_unused_steps,
+        allow_undeclared_tools=settings.allow_undeclared_tools,
+    )
+    fixture = MockLLMFixture(mock)
     try:
-        yield fixture
-        _check(fixture, settings)
+        with refusing_provider_hosts(settings, "mockllm") as refused:
+            yield fixture
+        fixture.verify(settings, refused)
     finally:
         fixture.close()
 
@@ -115,10 +123,13 @@ def mockllm_server_process(
 def mockllm_server(mockllm_server_process: MockLLMServer, request: pytest.FixtureRequest) -> Iterator[MockLLMServer]:
     """This test's mock on the session's loopback server: a server-side session of its
     own (journal, scripts, the marker's settings), checked at teardown like ``mockllm``."""
+    from harness.plugin.fixtures import refusing_provider_hosts
+
     settings = settings_for(request.node)
     with mockllm_server_process.session(seed=settings.seed, lenient=settings.lenient) as server:
-        yield server
-        _check(server, settings)
+        with refusing_provider_hosts(settings, "mockllm_server") as refused:
+            yield server
+        server.verify(settings, refused)
 
 
 @pytest.fixture
