@@ -37,7 +37,16 @@ from mockllm._steps import CHAIN_TABLE_BYTES, CHAIN_TABLE_SIZE, StepTable, Unuse
 from mockllm._threads import ThreadStore
 from mockllm._tool_check import undeclared_tool_calls
 from mockllm._usage import prompt_tokens
-from mockllm._verdict import Allowances, Findings, Kind, OptOut, Problem, Tally, constructor_opt_out, verify
+from mockllm._verdict import (
+    Allowances,
+    Findings,
+    OptOut,
+    Problem,
+    ProblemKind,
+    Tally,
+    constructor_opt_out,
+    verify_findings,
+)
 from mockllm._wire.base import RequestRejected, WireCodec, dumps
 from mockllm._wire.endpoints import ENDPOINT_ROUTES, answer_endpoint
 from mockllm._wire.registry import CODECS, codec_for_path, codec_named
@@ -145,11 +154,11 @@ class MockLLM:
         scripts = [entry.describe() for entry in self.scripts]
         with self._lock:
             unused = [*self._steps.dropped, *self._steps.unused()]
-            more = [Problem(kind=Kind.UNUSED_STEP, summary=str(step)) for step in unused]
+            more = [Problem(kind=ProblemKind.UNUSED_STEP, summary=str(step)) for step in unused]
             findings = self._tally.findings(more, scripts)
             hidden = self._steps.dropped_count - len(self._steps.dropped)
         if hidden:
-            findings.counts[Kind.UNUSED_STEP] = findings.counts.get(Kind.UNUSED_STEP, 0) + hidden
+            findings.counts[ProblemKind.UNUSED_STEP] = findings.counts.get(ProblemKind.UNUSED_STEP, 0) + hidden
         return findings
 
     def verify(
@@ -167,7 +176,7 @@ class MockLLM:
         given = {"allow_fallback": allow_fallback, "allow_unused_steps": allow_unused_steps}
         given["allow_undeclared_tools"] = allow_undeclared_tools
         allowances = replace(self.allowances, **{k: v for k, v in given.items() if v is not None})
-        verify(self.findings(), allowances, opt_out=opt_out)
+        verify_findings(self.findings(), allowances, opt_out=opt_out)
 
     def __enter__(self) -> MockLLM:
         return self

@@ -60,7 +60,7 @@ import httpx
 from mockllm._engine import MockLLM
 from mockllm._exceptions import StrictnessError, UnmockedRequestError
 from mockllm._transports import HTTPX2Transport, HTTPXTransport, import_httpx2
-from mockllm._verdict import Kind, Problem, verify
+from mockllm._verdict import Problem, ProblemKind, verify_findings
 
 __all__ = ["CLIENT_LIBRARIES", "DEFAULT_HOSTS", "UnmockedRequestError", "intercept", "refuse_hosts"]
 
@@ -299,11 +299,13 @@ def intercept(
         _registry.remove(entry)
     served = ", ".join(sorted(entry.hosts))
     blocked = [
-        Problem(kind=Kind.UNMOCKED_HOST, summary=f"{shown} (intercept(block_unmocked=True) serves {served})")
+        Problem(kind=ProblemKind.UNMOCKED_HOST, summary=f"{shown} (intercept(block_unmocked=True) serves {served})")
         for shown in entry.blocked
     ]
     findings = mock.findings().plus(blocked)
-    verify(findings, allowances, opt_out=_intercept_opt_out, error=UnmockedRequestError if blocked else StrictnessError)
+    verify_findings(
+        findings, allowances, opt_out=_intercept_opt_out, error=UnmockedRequestError if blocked else StrictnessError
+    )
 
 
 @contextmanager

@@ -4,7 +4,7 @@ A mock that answers anything is a test that passes anything. A test that used th
 fails when any of these happened, unless the test opted out explicitly:
 
 ====================  =========================================================  ======================
-problem (``Kind``)     what it means                                              opt-out
+problem (``ProblemKind``)     what it means                                              opt-out
 ====================  =========================================================  ======================
 ``fallback``           a request got the fallback reply (nothing scripted it)      ``allow_fallback``
 ``rejected``           a 4xx no script asked for (a real provider refuses it)      ``allow_fallback``
@@ -18,8 +18,8 @@ problem (``Kind``)     what it means                                            
 The engine counts problems as it answers (``Tally``), apart from the journal's ring,
 so a problem is never forgotten however many requests follow it; the first
 ``KEPT_PER_KIND`` of each kind are kept to show. ``MockLLM.findings()`` returns them
-(``Findings``, JSON over the server's ``GET /_mockllm/findings``); ``verify`` applies the
-rule and raises ``StrictnessError`` listing each problem with ``explain()``'s report, the
+(``Findings``, JSON over the server's ``GET /_mockllm/findings``); ``verify_findings``
+applies the rule and raises ``StrictnessError`` listing each problem with ``explain()``'s report, the
 candidates, and the opt-out in the words of the door the test used (``OptOut``).
 
 The doors: ``MockLLM.verify()`` and ``with MockLLM() as mock:``, ``intercept()``'s exit,
@@ -42,7 +42,7 @@ __all__ = [
     "KEPT_PER_KIND",
     "Allowances",
     "Findings",
-    "Kind",
+    "ProblemKind",
     "OptOut",
     "Problem",
     "StrictnessError",
@@ -50,14 +50,14 @@ __all__ = [
     "constructor_opt_out",
     "failures",
     "report",
-    "verify",
+    "verify_findings",
 ]
 
 KEPT_PER_KIND = 20
 """How many problems of each kind are kept to show; every one is counted."""
 
 
-class Kind(str, Enum):
+class ProblemKind(str, Enum):
     """A way a test could pass without the app doing what the test says."""
 
     FALLBACK = "fallback"
@@ -74,18 +74,18 @@ class Kind(str, Enum):
 
 
 _ALLOWANCE = {
-    Kind.FALLBACK: "allow_fallback",
-    Kind.REJECTED: "allow_fallback",
-    Kind.MOCK_FAILURE: "allow_fallback",
-    Kind.UNUSED_STEP: "allow_unused_steps",
-    Kind.UNDECLARED_TOOL: "allow_undeclared_tools",
-    Kind.UNMOCKED_HOST: "allow_real_providers",
+    ProblemKind.FALLBACK: "allow_fallback",
+    ProblemKind.REJECTED: "allow_fallback",
+    ProblemKind.MOCK_FAILURE: "allow_fallback",
+    ProblemKind.UNUSED_STEP: "allow_unused_steps",
+    ProblemKind.UNDECLARED_TOOL: "allow_undeclared_tools",
+    ProblemKind.UNMOCKED_HOST: "allow_real_providers",
 }
 
 _PROBLEM_OUTCOMES = {
-    Outcome.FALLBACK: Kind.FALLBACK,
-    Outcome.REJECTED: Kind.REJECTED,
-    Outcome.MOCK_FAILURE: Kind.MOCK_FAILURE,
+    Outcome.FALLBACK: ProblemKind.FALLBACK,
+    Outcome.REJECTED: ProblemKind.REJECTED,
+    Outcome.MOCK_FAILURE: ProblemKind.MOCK_FAILURE,
 }
 
 
@@ -93,7 +93,7 @@ class Problem(BaseModel):
     """One problem: ``summary`` is one line naming the request or step; ``detail``
     holds more lines (``explain()``'s report for a fallback)."""
 
-    kind: Kind
+    kind: ProblemKind
     summary: str
     detail: str = ""
     request_index: int | None = None
@@ -104,7 +104,7 @@ class Findings(BaseModel):
     ``KEPT_PER_KIND`` of each kind in ``problems``, and the registered scripts (the
     candidates a fallback request could have matched)."""
 
-    counts: dict[Kind, int] = {}
+    counts: dict[ProblemKind, int] = {}
     problems: list[Problem] = []
     scripts: list[str] = []
 
@@ -125,7 +125,7 @@ class Allowances:
     allow_undeclared_tools: bool = False
     allow_real_providers: bool = False
 
-    def allows(self, kind: Kind) -> bool:
+    def allows(self, kind: ProblemKind) -> bool:
         return bool(getattr(self, kind.allowance))
 
 
@@ -147,7 +147,7 @@ def problems_of(entry: JournalEntry) -> list[Problem]:
     """The problems one journal entry shows, read from its typed fields."""
     found = []
     kind = _PROBLEM_OUTCOMES.get(entry.outcome)
-    if kind is Kind.FALLBACK:
+    if kind is ProblemKind.FALLBACK:
         found.append(
             Problem(
                 kind=kind,
@@ -157,7 +157,7 @@ def problems_of(entry: JournalEntry) -> list[Problem]:
             )
         )
     elif kind is not None:
-        verb = "the mock failed with" if kind is Kind.MOCK_FAILURE else "rejected with"
+        verb = "the mock failed with" if kind is ProblemKind.MOCK_FAILURE else "rejected with"
         found.append(
             Problem(
                 kind=kind, summary=f"{_where(entry)}: {verb} {entry.status}: {entry.error}", request_index=entry.index
@@ -167,7 +167,7 @@ def problems_of(entry: JournalEntry) -> list[Problem]:
         step = f" (instruction {entry.instruction_id!r})" if entry.instruction_id is not None else ""
         found.append(
             Problem(
-                kind=Kind.UNDECLARED_TOOL,
+                kind=ProblemKind.UNDECLARED_TOOL,
                 summary=f"{_where(entry)}{step}: tool call {call.name!r}: {call.reason}",
                 request_index=entry.index,
             )
@@ -180,8 +180,8 @@ class Tally:
     Not thread-safe: the engine calls it under its lock."""
 
     def __init__(self) -> None:
-        self.counts: Counter[Kind] = Counter()
-        self.kept: dict[Kind, list[Problem]] = {}
+        self.counts: Counter[ProblemKind] = Counter()
+        self.kept: dict[ProblemKind, list[Problem]] = {}
 
     def note(self, entry: JournalEntry) -> None:
         if entry.outcome not in _PROBLEM_OUTCOMES and not entry.undeclared_tool_calls:
@@ -212,31 +212,31 @@ class Tally:
 # -- the rule --------------------------------------------------------------------------
 
 
-def failures(findings: Findings, allowances: Allowances = Allowances()) -> dict[Kind, int]:
+def failures(findings: Findings, allowances: Allowances = Allowances()) -> dict[ProblemKind, int]:
     """The kinds of problem the rule fails on, with their counts."""
-    return {kind: n for kind, n in findings.counts.items() if n and not allowances.allows(Kind(kind))}
+    return {kind: n for kind, n in findings.counts.items() if n and not allowances.allows(ProblemKind(kind))}
 
 
 _ADVICE = {
-    Kind.FALLBACK: "Script every model call the code makes (an instruction chain in a user message, or "
+    ProblemKind.FALLBACK: "Script every model call the code makes (an instruction chain in a user message, or "
     "mock.script(chain, match=...))",
-    Kind.REJECTED: "Fix the request the code sends (the mock answers what the real provider would refuse "
+    ProblemKind.REJECTED: "Fix the request the code sends (the mock answers what the real provider would refuse "
     "with a 4xx), or script the error ({'error': {'status': ...}})",
-    Kind.MOCK_FAILURE: "This is a bug in mockllm; please report it with the request id",
-    Kind.UNUSED_STEP: "The code under test made fewer model calls than the script expects. Shorten the script",
-    Kind.UNDECLARED_TOOL: "A real provider only calls a tool the request declares, with arguments that fit its "
+    ProblemKind.MOCK_FAILURE: "This is a bug in mockllm; please report it with the request id",
+    ProblemKind.UNUSED_STEP: "The code under test made fewer model calls than the script expects. Shorten the script",
+    ProblemKind.UNDECLARED_TOOL: "A real provider only calls a tool the request declares, with arguments that fit its "
     "schema. Declare the tool in the request's tools, or fix the script's tool name or arguments",
-    Kind.UNMOCKED_HOST: "The request was refused before any connection. Point the client at the mock "
+    ProblemKind.UNMOCKED_HOST: "The request was refused before any connection. Point the client at the mock "
     "(patch_env, base_url, an http_client from the fixture, or intercept())",
 }
 
 _HEADINGS = {
-    Kind.FALLBACK: "request(s) to the mock got the fallback reply",
-    Kind.REJECTED: "request(s) to the mock were rejected with a 4xx no script asked for",
-    Kind.MOCK_FAILURE: "request(s) made the mock fail",
-    Kind.UNUSED_STEP: "scripted instruction step(s) were never used",
-    Kind.UNDECLARED_TOOL: "scripted tool call(s) were not allowed by the request's declared tools",
-    Kind.UNMOCKED_HOST: "request(s) went to hosts the mock does not serve",
+    ProblemKind.FALLBACK: "request(s) to the mock got the fallback reply",
+    ProblemKind.REJECTED: "request(s) to the mock were rejected with a 4xx no script asked for",
+    ProblemKind.MOCK_FAILURE: "request(s) made the mock fail",
+    ProblemKind.UNUSED_STEP: "scripted instruction step(s) were never used",
+    ProblemKind.UNDECLARED_TOOL: "scripted tool call(s) were not allowed by the request's declared tools",
+    ProblemKind.UNMOCKED_HOST: "request(s) went to hosts the mock does not serve",
 }
 
 
@@ -244,7 +244,7 @@ def report(findings: Findings, allowances: Allowances = Allowances(), *, opt_out
     """The failure message for ``findings`` under ``allowances``; empty when the test may pass."""
     failing = failures(findings, allowances)
     sections = []
-    for kind in Kind:
+    for kind in ProblemKind:
         count = failing.get(kind)
         if not count:
             continue
@@ -255,7 +255,7 @@ def report(findings: Findings, allowances: Allowances = Allowances(), *, opt_out
             lines.extend(f"      {line}" for line in problem.detail.splitlines())
         if count > len(shown):
             lines.append(f"  ... and {count - len(shown)} more (the first {len(shown)} are shown)")
-        if kind is Kind.FALLBACK:
+        if kind is ProblemKind.FALLBACK:
             if findings.scripts:
                 lines.append("No registered script matched them, amongst:")
                 lines.extend(f"  - {s}" for s in findings.scripts)
@@ -266,7 +266,7 @@ def report(findings: Findings, allowances: Allowances = Allowances(), *, opt_out
     return "\n".join(sections)
 
 
-def verify(
+def verify_findings(
     findings: Findings,
     allowances: Allowances = Allowances(),
     *,

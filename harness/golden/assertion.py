@@ -19,7 +19,7 @@ from syrupy.assertion import SnapshotAssertion
 
 from harness.exceptions import HarnessError
 from mockllm._journal import JournalEntry, Outcome
-from mockllm._verdict import Findings, Kind
+from mockllm._verdict import Findings, ProblemKind
 
 __all__ = ["FallbackRefused", "GoldenAssertion", "fallback_evidence"]
 
@@ -35,9 +35,9 @@ def fallback_evidence(journal: Sequence[JournalEntry] = (), findings: Findings |
     """Which requests got the fallback reply: from ``findings`` (which never forget)
     when given, else from the ``journal`` entries' outcome."""
     if findings is not None:
-        shown = [p for p in findings.problems if p.kind is Kind.FALLBACK]
+        shown = [p for p in findings.problems if p.kind is ProblemKind.FALLBACK]
         evidence = [f"  {p.summary}" for p in shown]
-        hidden = findings.counts.get(Kind.FALLBACK, 0) - len(shown)
+        hidden = findings.counts.get(ProblemKind.FALLBACK, 0) - len(shown)
         if hidden > 0:
             evidence.append(f"  ... and {hidden} more")
         return evidence

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 
 from harness.plugin.config import Settings
-from harness.plugin.strict import UnusedStepsError, verify_findings
+from harness.plugin.strict import UnusedStepsError, verify_test
 from harness.systems.llm import ModelClient, http_library, model_client, require_sdk, sdk_for
 from mockllm._engine import MockLLM
 from mockllm._explain import explain
@@ -91,7 +91,7 @@ class _Clients:
         each request to a provider host the fixture ``refused``, unless ``settings``
         allow it: what the fixtures do at teardown."""
         __tracebackhide__ = True
-        verify_findings(self.findings(), settings or Settings(), refused or ())
+        verify_test(self.findings(), settings or Settings(), refused or ())
 
     def _transport(self, module: Any) -> Any:
         return None

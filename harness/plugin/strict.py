@@ -17,14 +17,14 @@ from collections.abc import Sequence
 from harness.exceptions import HarnessError
 from harness.plugin.config import Settings
 from mockllm._exceptions import StrictnessError
-from mockllm._verdict import Allowances, Findings, Kind, Problem, failures, verify
+from mockllm._verdict import Allowances, Findings, Problem, ProblemKind, failures, verify_findings
 
 __all__ = [
     "UnscriptedRequestsError",
     "UnusedStepsError",
     "allowances_of",
     "pytest_opt_out",
-    "verify_findings",
+    "verify_test",
 ]
 
 
@@ -53,12 +53,12 @@ def allowances_of(settings: Settings) -> Allowances:
     )
 
 
-def verify_findings(findings: Findings, settings: Settings, refused: Sequence[str] = ()) -> None:
+def verify_test(findings: Findings, settings: Settings, refused: Sequence[str] = ()) -> None:
     """Fail the test on every problem of ``findings`` (and each request to a provider
     host the fixture ``refused``) that ``settings`` does not allow."""
     __tracebackhide__ = True
-    findings = findings.plus(Problem(kind=Kind.UNMOCKED_HOST, summary=shown) for shown in refused)
+    findings = findings.plus(Problem(kind=ProblemKind.UNMOCKED_HOST, summary=shown) for shown in refused)
     allowances = allowances_of(settings)
     failing = failures(findings, allowances)
-    error = UnusedStepsError if set(failing) == {Kind.UNUSED_STEP} else UnscriptedRequestsError
-    verify(findings, allowances, opt_out=pytest_opt_out, error=error)
+    error = UnusedStepsError if set(failing) == {ProblemKind.UNUSED_STEP} else UnscriptedRequestsError
+    verify_findings(findings, allowances, opt_out=pytest_opt_out, error=error)
