@@ -32,8 +32,11 @@
     ├── InvariantError             an event-sequence invariant broke (also AssertionError)
     ├── FallbackRefused            a golden would record a mock fallback reply (also
     │                              AssertionError)
-    ├── UnusedStepsError           scripted steps no request reached (also AssertionError)
-    └── UnscriptedRequestsError    requests no script answered       (also AssertionError)
+    ├── UnusedStepsError           scripted steps no request reached (also AssertionError,
+    │                              mockllm.StrictnessError)
+    └── UnscriptedRequestsError    requests no script answered, undeclared tool calls,
+                                   refused provider hosts (also AssertionError,
+                                   mockllm.StrictnessError)
 
 Each class is defined beside the code that raises it (so a module keeps working without
 the optional packages others need) and is exported from ``harness``. The second base

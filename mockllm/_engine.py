@@ -24,7 +24,7 @@ from typing import Any
 
 from mockllm._attempts import AttemptCounter
 from mockllm._held import HeldNotFound
-from mockllm._journal import Journal, JournalEntry, Outcome, RecordedReply, RecordedToolCall, recorded_request
+from mockllm._journal import Journal, JournalEntry, Outcome, entry_bytes, recorded_reply, recorded_request
 from mockllm._limits import ByteBoundedLog, Limits, clip_text, estimated_output_bytes, header_value, surrogate_path
 from mockllm._mock_response import MockResponse
 from mockllm._parsing import clear_script_cache
@@ -97,7 +97,7 @@ class MockLLM:
         )
         """The opt-outs ``verify()`` applies unless told otherwise."""
         self._journal: ByteBoundedLog[JournalEntry] = ByteBoundedLog(
-            journal_size, self.limits.journal_bytes, _entry_bytes
+            journal_size, self.limits.journal_bytes, entry_bytes
         )
         self._counter = itertools.count()
         self._lock = threading.Lock()
@@ -206,7 +206,8 @@ class MockLLM:
                     call.request_index = entry.index
             if entry.request is not None and 2 * body_bytes > self.limits.journal_bytes // 4:
                 # A body this large would push the rest of the journal out: keep its outline.
-                entry.request = entry.request.model_copy(update={"messages": [], "tools": [], "parameters": {}})
+                outline = {"model": entry.model, "messages": [], "tools": [], "parameters": {}}
+                entry.request = entry.request.model_copy(update=outline)
                 entry.warnings.append(f"request body of {body_bytes} bytes not kept (over the journal's budget)")
             else:
                 entry._weight = body_bytes
@@ -372,7 +373,7 @@ class MockLLM:
         )
         plan, warnings = self._within_delay_cap(plan)
         answered = Outcome.FALLBACK if selection.fallback_reason is not None else Outcome.SCRIPTED
-        reply_record = _reply_record(plan)
+        reply_record = recorded_reply(plan, _JOURNAL_TEXT_MAX)
         mock_headers = dict(plan.headers)
         mock_headers["x-mockllm-protocol"] = codec.name
         request_id = f"req_{plan.response_id}"
@@ -505,39 +506,8 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number (JSON numbers are finite)")
 
 
-def _entry_bytes(entry: JournalEntry) -> int:
-    """A journal entry's weight for the byte budget: its text and the object, roughly."""
-    texts = (
-        entry.method,
-        entry.path,
-        entry.model,
-        entry.error,
-        entry.fallback_reason,
-        entry.instruction_id,
-        entry.chain_id,
-        entry.script_id,
-        entry.explanation,
-        entry.rebuilt_from,
-        *entry.warnings,
-    )
-    # A kept request body weighs its JSON text twice over: parsed, it takes more.
-    return 1024 + 2 * entry._weight + sum(len(t) + 64 for t in texts if t)
-
-
 def _served_or_rejected(status: int) -> Outcome:
     return Outcome.SERVED if status < 400 else Outcome.REJECTED
-
-
-def _reply_record(plan: ReplyPlan) -> RecordedReply:
-    """What the journal keeps of a reply: its text (clipped) and its tool calls."""
-    calls = []
-    for call in plan.tool_calls:
-        try:
-            arguments = json.loads(call.arguments)
-        except ValueError:
-            arguments = call.arguments
-        calls.append(RecordedToolCall(id=call.id, name=call.name, arguments=arguments))
-    return RecordedReply(text=clip_text(plan.text, _JOURNAL_TEXT_MAX), tool_calls=calls)
 
 
 def _model_of(body: Any) -> str | None:

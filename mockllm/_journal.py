@@ -19,12 +19,15 @@ Each ``JournalEntry`` carries typed fields a reader tests, never prose to parse:
 
 from __future__ import annotations
 
+import json
 from enum import Enum
 from typing import Any
 
 from pydantic import BaseModel, PrivateAttr
 
 from mockllm._attempts import AttemptRule
+from mockllm._limits import clip_text
+from mockllm._plan import ReplyPlan
 
 __all__ = [
     "Journal",
@@ -34,6 +37,8 @@ __all__ = [
     "RecordedRequest",
     "RecordedToolCall",
     "UndeclaredToolCall",
+    "entry_bytes",
+    "recorded_reply",
     "recorded_request",
 ]
 
@@ -205,3 +210,34 @@ def recorded_request(body: Any) -> RecordedRequest | None:
         tools=tools if isinstance(tools, list) else [],
         parameters={k: v for k, v in body.items() if k not in ("model", "tools", *_MESSAGE_FIELDS)},
     )
+
+
+def recorded_reply(plan: ReplyPlan, text_max: int) -> RecordedReply:
+    """What the journal keeps of a reply: its text (clipped) and its tool calls."""
+    calls = []
+    for call in plan.tool_calls:
+        try:
+            arguments = json.loads(call.arguments)
+        except ValueError:
+            arguments = call.arguments
+        calls.append(RecordedToolCall(id=call.id, name=call.name, arguments=arguments))
+    return RecordedReply(text=clip_text(plan.text, text_max), tool_calls=calls)
+
+
+def entry_bytes(entry: JournalEntry) -> int:
+    """A journal entry's weight for the byte budget: its text and the object, roughly."""
+    texts = (
+        entry.method,
+        entry.path,
+        entry.model,
+        entry.error,
+        entry.fallback_reason,
+        entry.instruction_id,
+        entry.chain_id,
+        entry.script_id,
+        entry.explanation,
+        entry.rebuilt_from,
+        *entry.warnings,
+    )
+    # A kept request body weighs its JSON text twice over: parsed, it takes more.
+    return 1024 + 2 * entry._weight + sum(len(t) + 64 for t in texts if t)

@@ -2,7 +2,8 @@
 
 Precedence, lowest first: the defaults, ``[tool.pytest.ini_options]`` (``mockllm_seed``,
 ``mockllm_lenient``, ``mockllm_allow_fallback``, ``mockllm_allow_unused_steps``,
-``mockllm_allow_undeclared_tools``, ``mockllm_allow_real_providers``, ``mockllm_golden_dir``, ``mockllm_scenario_dirs``), the ``--mockllm-*`` flags, then the
+``mockllm_allow_undeclared_tools``, ``mockllm_allow_real_providers``,
+``mockllm_golden_dir``, ``mockllm_scenario_dirs``), the ``--mockllm-*`` flags, then the
 marker on the test. Flags default to None so that an unset flag leaves the ini's value.
 """
 
