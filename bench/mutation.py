@@ -12,6 +12,7 @@ its own, with the tests that exercise it, so an area's run stays short:
     agent       harness/systems/agent/*, harness/events.py   runner, approvals, emitter, store (seed 002)
     planner     harness/systems/planner/*                plan validation, ADR-002 (seed 004)
     chain       harness/systems/chain/*                  the chain executor (seeds 000/001)
+    verdict     mockllm/_verdict.py, _tool_check.py, _steps.py   the rule every door applies
 
 No AREA runs them all. Each area runs in ``bench/results/mutation/<area>/`` (git-ignored),
 from scratch: the project's ``pyproject.toml`` with its ``[tool.mutmut]`` section narrowed
@@ -112,6 +113,11 @@ AREAS = {
             "tests/harness/systems/chain",
             *(f"scenarios/{path.name}" for path in sorted((ROOT / "scenarios").glob("chain_*.yaml"))),
         ),
+    ),
+    # The one rule of docs/strictness.md: what may make a green test untrustworthy.
+    "verdict": Area(
+        ("mockllm/_verdict.py", "mockllm/_tool_check.py", "mockllm/_steps.py"),
+        ("tests/mockllm/test_verdict.py", "tests/mockllm/test_intercept_block.py"),
     ),
 }
 

@@ -155,8 +155,8 @@ def mockllm_agent(mockllm: MockLLMFixture) -> Iterator[Callable[..., AgentRunner
 @pytest.fixture
 def golden(request: pytest.FixtureRequest) -> GoldenAssertion:
     """syrupy's ``snapshot`` storing event tables under ``golden/``; it refuses a run
-    that got the mock's fallback reply (in the events or in this test's ``mockllm``
-    journal) unless ``@pytest.mark.mockllm(allow_fallback=True)``. Needs the ``golden``
+    that got the mock's fallback reply (the findings of this test's ``mockllm`` or
+    ``mockllm_server``) unless ``@pytest.mark.mockllm(allow_fallback=True)``. Needs the ``golden``
     extra (syrupy); without it the test errors with the install command."""
     __tracebackhide__ = True  # the message says it all; the fixture's source would not
     try:
@@ -166,17 +166,19 @@ def golden(request: pytest.FixtureRequest) -> GoldenAssertion:
             raise
         raise missing_extra("syrupy", needed_by="the golden fixture") from None
     from harness.golden.location import golden_extension
-    from harness.plugin.fixtures import MockLLMFixture
+    from harness.plugin.fixtures import MockLLMFixture, MockLLMServer
 
     snapshot = request.getfixturevalue("snapshot")  # syrupy's, asked for once syrupy is known
 
-    def journal() -> Any:
-        mock = request.node.funcargs.get("mockllm") if hasattr(request.node, "funcargs") else None
-        return mock.journal if isinstance(mock, MockLLMFixture) else ()
+    def findings() -> Any:
+        # The mock's typed findings, which never forget a fallback (the journal's ring may).
+        funcargs = getattr(request.node, "funcargs", {})
+        mock = funcargs.get("mockllm") or funcargs.get("mockllm_server")
+        return mock.findings() if isinstance(mock, (MockLLMFixture, MockLLMServer)) else None
 
     return GoldenAssertion.wrap(
         snapshot,
         golden_extension(request.config),
-        journal=journal,
+        findings=findings,
         allow_fallback=settings_for(request.node).allow_fallback,
     )
