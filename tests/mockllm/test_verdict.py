@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from mockllm import InstructionChain, MockLLM, Outcome, StrictnessError, intercept
+from mockllm._steps import CHAIN_TABLE_SIZE
 
 httpx2 = pytest.importorskip("httpx2", reason="httpx2 is not installed (the httpx2 extra)")
 openai = pytest.importorskip("openai", minversion="3", reason="openai>=3 (built on httpx2) is not installed")
@@ -251,3 +252,30 @@ def test_outcomes_are_typed_for_scripted_errors_rejections_and_endpoints() -> No
     mock.handle("GET", "/v1/models", {}, b"")
     assert [e.outcome for e in mock.journal] == [Outcome.SCRIPTED_ERROR, Outcome.REJECTED, Outcome.SERVED]
     assert mock.findings().counts == {"rejected": 1}
+
+
+def test_unused_steps_of_chains_dropped_from_the_table_still_count() -> None:
+    mock = MockLLM()
+    for n in range(CHAIN_TABLE_SIZE + 5):
+        text = {"text_message": {"text": "x"}}
+        _chat(mock, tagged([{"id": f"s{n}", "messages": [text]}, {"id": "never", "messages": [text]}]))
+    assert len(mock.unused_steps()) == CHAIN_TABLE_SIZE  # the table is bounded...
+    message = str(pytest.raises(StrictnessError, mock.verify).value)
+    assert message.startswith(
+        f"{CHAIN_TABLE_SIZE + 5} scripted instruction step(s) were never used:\n"
+    )  # ...the count not
+
+
+def test_the_server_serves_the_journal_with_the_request_and_the_findings(mock_server_url: str) -> None:
+    import httpx
+
+    from harness.plugin.fixtures import MockLLMServer
+
+    with MockLLMServer(mock_server_url).session() as server, httpx.Client(base_url=server.base_url) as http:
+        # A lone surrogate in a message is accepted (a fallback reply) and the journal still renders.
+        body = b'{"model": "m", "messages": [{"role": "user", "content": "hi \\ud800"}]}'
+        assert http.post("/v1/chat/completions", content=body).status_code == 200
+        [entry] = server.journal
+        assert entry.outcome is Outcome.FALLBACK and entry.request is not None
+        assert entry.request.messages == [{"role": "user", "content": "hi \ud800"}]
+        assert server.findings().counts == {"fallback": 1}
