@@ -220,8 +220,11 @@ def recorded_reply(plan: ReplyPlan, text_max: int) -> RecordedReply:
             arguments = json.loads(call.arguments)
         except ValueError:
             arguments = call.arguments
-        calls.append(RecordedToolCall(id=call.id, name=call.name, arguments=arguments))
-    return RecordedReply(text=clip_text(plan.text, text_max), tool_calls=calls)
+        calls.append(
+            RecordedToolCall.model_construct(id=call.id, name=call.name, arguments=arguments, request_index=-1)
+        )
+    # Built from the plan's own typed fields: nothing to validate.
+    return RecordedReply.model_construct(text=clip_text(plan.text, text_max), tool_calls=calls)
 
 
 def entry_bytes(entry: JournalEntry) -> int:

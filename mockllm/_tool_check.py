@@ -54,20 +54,69 @@ def undeclared_tool_calls(calls: Iterable[ToolCallPart], declared: DeclaredTools
     return found
 
 
-def _schema_problem(arguments: str, schema: dict[str, Any]) -> str | None:
-    """Why ``arguments`` (JSON text) does not fit ``schema``; None when it does."""
+_VALIDATORS: dict[str, Any] = {}
+"""Checked schemas by their JSON text -> a validator, or the text of why the schema is
+invalid. Checking a schema against its metaschema costs milliseconds, and an agent loop
+sends the same tools with every request."""
+_VALIDATORS_MAX = 256
+
+
+def _validator(schema: dict[str, Any]) -> Any:
+    """A validator for ``schema`` (cached), or a string saying why the schema is invalid."""
     import jsonschema  # only requests that declare a schema pay for the import
+
+    try:
+        key = json.dumps(schema, sort_keys=True)
+    except (TypeError, ValueError):
+        key = None
+    found = _VALIDATORS.get(key) if key is not None else None
+    if found is not None:
+        return found
+    try:
+        validator_class = jsonschema.validators.validator_for(schema)
+        validator_class.check_schema(schema)
+        found = validator_class(schema)
+    except jsonschema.SchemaError as exc:
+        found = clip_text(f"the declared schema itself is invalid: {exc.message}", 300)
+    if key is not None:
+        if len(_VALIDATORS) >= _VALIDATORS_MAX:
+            _VALIDATORS.pop(next(iter(_VALIDATORS)))
+        _VALIDATORS[key] = found
+    return found
+
+
+_VERDICTS: dict[tuple[str, str], str | None] = {}
+_VERDICTS_MAX = 1024
+
+
+def _schema_problem(arguments: str, schema: dict[str, Any]) -> str | None:
+    """Why ``arguments`` (JSON text) does not fit ``schema``; None when it does. The
+    answers are cached: the same request (a retry, a replayed test) asks again."""
+    try:
+        key = (json.dumps(schema, sort_keys=True), arguments)
+    except (TypeError, ValueError):
+        return _checked(arguments, schema)
+    if key in _VERDICTS:
+        return _VERDICTS[key]
+    if len(_VERDICTS) >= _VERDICTS_MAX:
+        _VERDICTS.pop(next(iter(_VERDICTS)))
+    found = _VERDICTS[key] = _checked(arguments, schema)
+    return found
+
+
+def _checked(arguments: str, schema: dict[str, Any]) -> str | None:
+    import jsonschema
 
     try:
         value = json.loads(arguments)
     except ValueError as exc:
         return f"they are not JSON ({exc})"
-    try:
-        validator_class = jsonschema.validators.validator_for(schema)
-        validator_class.check_schema(schema)
-    except jsonschema.SchemaError as exc:
-        return clip_text(f"the declared schema itself is invalid: {exc.message}", 300)
-    error = jsonschema.exceptions.best_match(validator_class(schema).iter_errors(value))
+    validator = _validator(schema)
+    if isinstance(validator, str):
+        return validator
+    if validator.is_valid(value):
+        return None
+    error = jsonschema.exceptions.best_match(validator.iter_errors(value))
     if error is None:
         return None
     where = "".join(f"[{p!r}]" for p in error.absolute_path) or "(the arguments)"
