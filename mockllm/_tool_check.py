@@ -13,6 +13,7 @@ tool with a schema and the reply calls it).
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Iterable
 from typing import Any
 
@@ -59,6 +60,7 @@ _VALIDATORS: dict[str, Any] = {}
 invalid. Checking a schema against its metaschema costs milliseconds, and an agent loop
 sends the same tools with every request."""
 _VALIDATORS_MAX = 256
+_CACHE_LOCK = threading.Lock()  # the server answers from several threads
 
 
 def _validator(schema: dict[str, Any]) -> Any:
@@ -79,9 +81,10 @@ def _validator(schema: dict[str, Any]) -> Any:
     except jsonschema.SchemaError as exc:
         found = clip_text(f"the declared schema itself is invalid: {exc.message}", 300)
     if key is not None:
-        if len(_VALIDATORS) >= _VALIDATORS_MAX:
-            _VALIDATORS.pop(next(iter(_VALIDATORS)))
-        _VALIDATORS[key] = found
+        with _CACHE_LOCK:
+            if len(_VALIDATORS) >= _VALIDATORS_MAX:
+                _VALIDATORS.pop(next(iter(_VALIDATORS)))
+            _VALIDATORS[key] = found
     return found
 
 
@@ -98,9 +101,11 @@ def _schema_problem(arguments: str, schema: dict[str, Any]) -> str | None:
         return _checked(arguments, schema)
     if key in _VERDICTS:
         return _VERDICTS[key]
-    if len(_VERDICTS) >= _VERDICTS_MAX:
-        _VERDICTS.pop(next(iter(_VERDICTS)))
-    found = _VERDICTS[key] = _checked(arguments, schema)
+    found = _checked(arguments, schema)
+    with _CACHE_LOCK:
+        if len(_VERDICTS) >= _VERDICTS_MAX:
+            _VERDICTS.pop(next(iter(_VERDICTS)))
+        _VERDICTS[key] = found
     return found
 
 
