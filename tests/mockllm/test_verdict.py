@@ -279,3 +279,20 @@ def test_the_server_serves_the_journal_with_the_request_and_the_findings(mock_se
         assert entry.outcome is Outcome.FALLBACK and entry.request is not None
         assert entry.request.messages == [{"role": "user", "content": "hi \ud800"}]
         assert server.findings().counts == {"fallback": 1}
+
+
+def test_every_undeclared_call_of_a_reply_is_listed_and_every_unused_step_counted() -> None:
+    mock = MockLLM()
+    calls = [
+        {"name": "get_weather", "args": {}},  # declared, without a schema
+        {"name": "lookup_order", "args": {}},
+        {"name": "delete_account", "args": {}},
+    ]
+    text = {"text_message": {"text": "x"}}
+    chain = [{"messages": [{"tool_call": calls}]}, {"messages": [text]}, {"messages": [text]}]
+    weather = {"type": "function", "function": {"name": "get_weather"}}
+    _chat(mock, tagged(chain), tools=[weather])
+    assert [c.name for c in mock.journal[0].undeclared_tool_calls] == ["lookup_order", "delete_account"]
+    message = str(pytest.raises(StrictnessError, mock.verify).value)
+    assert "2 scripted instruction step(s) were never used:" in message
+    assert "2 scripted tool call(s) were not allowed by the request's declared tools:" in message
