@@ -346,7 +346,7 @@ class MockLLM:
                 status=exc.status,
                 error=exc.message,
                 model=_model_of(parsed),
-                request=recorded_request(body_sent),
+                request=recorded_request(body_sent, body),
                 body_bytes=len(body),
             )
             return self._error_response(
@@ -395,7 +395,7 @@ class MockLLM:
             script_id=script.id if script is not None else None,
             explanation=selection.describe() if selection.fallback_reason is not None else None,
             rebuilt_from=rebuilt_from,
-            request=recorded_request(body_sent),
+            request=recorded_request(body_sent, body),
             body_bytes=len(body),
             undeclared_tool_calls=undeclared_tool_calls(plan.tool_calls, codec.declared_tools(parsed))
             if plan.tool_calls

@@ -20,6 +20,7 @@ Each ``JournalEntry`` carries typed fields a reader tests, never prose to parse:
 from __future__ import annotations
 
 import json
+import re
 from enum import Enum
 from typing import Any
 
@@ -191,10 +192,28 @@ class Journal(list[JournalEntry]):
 _MESSAGE_FIELDS = ("messages", "input")
 
 
-def recorded_request(body: Any) -> RecordedRequest | None:
-    """The ``RecordedRequest`` of a parsed JSON body (None if it is not an object)."""
+_SURROGATE_ESCAPE = re.compile(rb"\\[uU][dD][89a-fA-F]")
+
+
+def _encodable(value: Any) -> Any:
+    """``value`` with every string made encodable as UTF-8 (lone surrogates escaped)."""
+    if isinstance(value, str):
+        return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    if isinstance(value, dict):
+        return {_encodable(k): _encodable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_encodable(v) for v in value]
+    return value
+
+
+def recorded_request(body: Any, raw: bytes = b"") -> RecordedRequest | None:
+    """The ``RecordedRequest`` of a parsed JSON body (None if it is not an object);
+    ``raw`` is its text, where a ``\\uD800``-style escape means a lone surrogate may
+    hide inside, which the journal escapes so that it always renders."""
     if not isinstance(body, dict):
         return None
+    if _SURROGATE_ESCAPE.search(raw):
+        body = _encodable(body)
     messages: Any = []
     for field in _MESSAGE_FIELDS:
         if field in body:

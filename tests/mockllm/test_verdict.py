@@ -272,12 +272,12 @@ def test_the_server_serves_the_journal_with_the_request_and_the_findings(mock_se
     from harness.plugin.fixtures import MockLLMServer
 
     with MockLLMServer(mock_server_url).session() as server, httpx.Client(base_url=server.base_url) as http:
-        # A lone surrogate in a message is accepted (a fallback reply) and the journal still renders.
+        # A lone surrogate in a message is accepted (a fallback reply); the journal keeps it escaped.
         body = b'{"model": "m", "messages": [{"role": "user", "content": "hi \\ud800"}]}'
         assert http.post("/v1/chat/completions", content=body).status_code == 200
         [entry] = server.journal
         assert entry.outcome is Outcome.FALLBACK and entry.request is not None
-        assert entry.request.messages == [{"role": "user", "content": "hi \ud800"}]
+        assert entry.request.messages == [{"role": "user", "content": "hi \\ud800"}]
         assert server.findings().counts == {"fallback": 1}
 
 
