@@ -14,6 +14,7 @@ its own, with the tests that exercise it, so an area's run stays short:
     chain       harness/systems/chain/*                  the chain executor (seeds 000/001)
     isolation   the organization filters of the chain, the service and the identity store
                 (seed 001 §6.2): only those functions' mutants are run (``Area.functions``)
+    verdict     mockllm/_verdict.py, _tool_check.py, _steps.py   the rule every door applies
 
 No AREA runs them all. Each area runs in ``bench/results/mutation/<area>/`` (git-ignored),
 from scratch: the project's ``pyproject.toml`` with its ``[tool.mutmut]`` section narrowed
@@ -208,6 +209,11 @@ AREAS = {
                 ),
             ),
         ),
+    ),
+    # The one rule of docs/strictness.md: what may make a green test untrustworthy.
+    "verdict": Area(
+        ("mockllm/_verdict.py", "mockllm/_tool_check.py", "mockllm/_steps.py"),
+        ("tests/mockllm/test_verdict.py", "tests/mockllm/test_intercept_block.py"),
     ),
 }
 

@@ -62,8 +62,7 @@ if TYPE_CHECKING:
         check_tool_use_flow,
         check_user_message_first,
     )
-    from harness.plugin.fixtures import UnusedStepsError
-    from harness.plugin.strict import UnscriptedRequestsError
+    from harness.plugin.strict import UnscriptedRequestsError, UnusedStepsError
     from harness.scenarios.contract import MockClients, RunnerContext, ScenarioRun, ScenarioRunner, speaks
     from harness.scenarios.model import ScenarioError
     from harness.scenarios.registry import RunnerNotFound, register_runner
@@ -131,7 +130,7 @@ _LAZY = {
     "RunnerNotFound": "harness.scenarios.registry",
     "register_runner": "harness.scenarios.registry",
     "ScenarioError": "harness.scenarios.model",
-    "UnusedStepsError": "harness.plugin.fixtures",
+    "UnusedStepsError": "harness.plugin.strict",
     "UnscriptedRequestsError": "harness.plugin.strict",
 }
 

@@ -13,8 +13,10 @@ category (the tooling first, then the systems it is proved on)::
     ├── GitError                  git could not say what changed (also RuntimeError) (harness.golden)
     ├── ReviewConflict            a golden edited during its review (also RuntimeError) (harness.golden)
     ├── ReportError               a review report that cannot be read (also ValueError) (harness.golden)
-    ├── UnusedStepsError          scripted steps no request reached                 (harness.plugin)
-    ├── UnscriptedRequestsError   requests no script answered                       (harness.plugin)
+    ├── UnusedStepsError          scripted steps no request reached (also           (harness.plugin)
+    │                             mockllm.StrictnessError)
+    ├── UnscriptedRequestsError   requests no script answered, undeclared tool      (harness.plugin)
+    │                             calls, refused provider hosts (also mockllm.StrictnessError)
     │   chain: the executor of seeds 000/001                                  (harness.systems.chain)
     ├── PlanExecutionError        a step failed; ``plan`` as it stood
     ├── PlanningError             the model's plan is unusable (also ValueError)

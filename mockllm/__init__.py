@@ -7,9 +7,13 @@ that message. ``explain`` tells why a request got the reply it did.
 The doors, all importable from here::
 
     MockLLM, JournalEntry, UnusedStep, Limits       the engine, its journal and its caps
+    Journal, Outcome, Recorded{Request,Reply,ToolCall}, UndeclaredToolCall
+                                                    the journal's typed record and queries
+    Findings, Problem, ProblemKind, Allowances,     the verdict: one rule at every door
+    verify_findings, StrictnessError                (docs/strictness.md)
     InstructionChain, Instruction, ...Spec          the scripting models
     HTTPXTransport, HTTPX2Transport                 in-process transports (no socket)
-    intercept                                       patch httpx/httpx2 clients in a block
+    intercept, refuse_hosts                         patch httpx/httpx2 clients in a block
     create_app, serve                               the HTTP server (Starlette)
     RecordingLibrary, RecordingSession, Recorder,   record real traffic and replay it
     RequestMatcher, RecordingError, SecretInRecording  (docs/recording.md)
@@ -23,13 +27,14 @@ Everything else lives in ``_``-private modules and may change without notice.
 
 from __future__ import annotations
 
-from mockllm._engine import JournalEntry, MockLLM, UnusedStep
+from mockllm._engine import MockLLM
 from mockllm._exceptions import (
     InvalidScript,
     MockLLMError,
     RequestRejected,
     ScriptLimitReached,
     ScriptValidationError,
+    StrictnessError,
     UnknownProtocol,
     UnmockedRequestError,
 )
@@ -47,7 +52,16 @@ from mockllm._instructions import (
     ToolCallSpec,
     reject_unknown_keys,
 )
-from mockllm._intercept import intercept
+from mockllm._intercept import intercept, refuse_hosts
+from mockllm._journal import (
+    Journal,
+    JournalEntry,
+    Outcome,
+    RecordedReply,
+    RecordedRequest,
+    RecordedToolCall,
+    UndeclaredToolCall,
+)
 from mockllm._limits import Limits
 from mockllm._mock_response import MockResponse
 from mockllm._recording.format import RecordingError
@@ -58,9 +72,11 @@ from mockllm._recording.scrub import SecretInRecording
 from mockllm._recording.session import RecordingSession
 from mockllm._registered import RegisteredScript, ScriptMatch
 from mockllm._server import create_app, serve
+from mockllm._steps import UnusedStep
 from mockllm._trajectory import assert_trajectory
 from mockllm._transports import HTTPX2Transport, HTTPXTransport
 from mockllm._validation import validation_problems
+from mockllm._verdict import Allowances, Findings, Problem, ProblemKind, verify_findings
 from mockllm._wire.registry import PROTOCOLS
 
 __version__ = "0.1.0"
@@ -69,18 +85,27 @@ __all__ = [
     "INSTRUCTION_END",
     "INSTRUCTION_START",
     "PROTOCOLS",
+    "Allowances",
     "ContentSpec",
     "ErrorSpec",
+    "Findings",
     "HTTPX2Transport",
     "HTTPXTransport",
     "Instruction",
     "InstructionChain",
     "InvalidScript",
+    "Journal",
     "JournalEntry",
     "Limits",
     "MockLLM",
     "MockLLMError",
     "MockResponse",
+    "Outcome",
+    "Problem",
+    "ProblemKind",
+    "RecordedReply",
+    "RecordedRequest",
+    "RecordedToolCall",
     "Recorder",
     "RecordingError",
     "RecordingLibrary",
@@ -92,10 +117,12 @@ __all__ = [
     "ScriptMatch",
     "ScriptValidationError",
     "SecretInRecording",
+    "StrictnessError",
     "TextMessage",
     "TimingSpec",
     "ToolCallMessage",
     "ToolCallSpec",
+    "UndeclaredToolCall",
     "UnknownProtocol",
     "UnmockedRequestError",
     "UnusedStep",
@@ -104,7 +131,9 @@ __all__ = [
     "create_app",
     "explain",
     "intercept",
+    "refuse_hosts",
     "reject_unknown_keys",
     "serve",
     "validation_problems",
+    "verify_findings",
 ]

@@ -7,8 +7,9 @@ with the pacing to deliver them at; a long stream is rendered as it is delivered
 transports deliver what it returns, which is why the same request gives the same bytes
 through all of them.
 
-It also keeps the request journal (bounded, newest last) that tests and the server's
-``/_mockllm/requests`` route read.
+It also keeps the request journal (bounded, newest last; ``mockllm._journal``) that tests
+and the server's ``/_mockllm/requests`` route read, and counts apart from it what the
+verdict needs (``mockllm._verdict``): ``findings()``, ``verify()``, ``with MockLLM() as mock:``.
 """
 
 from __future__ import annotations
@@ -18,13 +19,12 @@ import itertools
 import json
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
-from pydantic import BaseModel
-
-from mockllm._attempts import AttemptCounter, AttemptRule
+from mockllm._attempts import AttemptCounter
 from mockllm._held import HeldConversations, HeldNotFound
+from mockllm._journal import Journal, JournalEntry, Outcome, entry_bytes, recorded_reply, recorded_request
 from mockllm._limits import ByteBoundedLog, Limits, clip_text, estimated_output_bytes, header_value, surrogate_path
 from mockllm._mock_response import MockResponse
 from mockllm._parsing import clear_script_cache
@@ -34,66 +34,29 @@ from mockllm._recording.source import RecordedAnswers
 from mockllm._registered import MatchLike, RegisteredScript, ScriptRegistry
 from mockllm._responses_state import ResponseStore
 from mockllm._selection import Selection, select_in_conversation
+from mockllm._steps import CHAIN_TABLE_BYTES, CHAIN_TABLE_SIZE, StepTable, UnusedStep
 from mockllm._threads import ThreadStore
+from mockllm._tool_check import undeclared_tool_calls
 from mockllm._usage import prompt_tokens
+from mockllm._verdict import (
+    Allowances,
+    Findings,
+    OptOut,
+    Problem,
+    ProblemKind,
+    Tally,
+    constructor_opt_out,
+    verify_findings,
+)
 from mockllm._wire.base import RequestRejected, WireCodec, dumps, query_params
 from mockllm._wire.endpoints import ENDPOINT_ROUTES, answer_endpoint
 from mockllm._wire.registry import CODECS, codec_for_path, codec_named
 
-__all__ = ["JournalEntry", "MockLLM", "MockResponse", "UnusedStep"]
+__all__ = ["CHAIN_TABLE_BYTES", "CHAIN_TABLE_SIZE", "JournalEntry", "MockLLM", "MockResponse", "UnusedStep"]
 
 JOURNAL_SIZE = 1000
-# The unused-step table keeps at most this many chains and this many bytes of their step
-# labels (the oldest seen go first).
-CHAIN_TABLE_SIZE = 1000
-CHAIN_TABLE_BYTES = 4 * 1024 * 1024
-_LABEL_OVERHEAD = 64  # a label's str object and its tuple slot, beyond its characters
 _JOURNAL_TEXT_MAX = 1000
 _JOURNAL_WARNINGS_MAX = 20
-
-
-class JournalEntry(BaseModel):
-    """What the mock received and what it chose, for one request."""
-
-    index: int
-    method: str
-    path: str
-    protocol: str | None
-    model: str | None = None
-    stream: bool = False
-    status: int
-    attempt: int = 0
-    attempt_rule: AttemptRule | None = None
-    """How ``attempt`` was counted: ``header`` (``x-stainless-retry-count``) or ``repeat``
-    (the Nth identical request); see ``mockllm._attempts``."""
-    chain_id: str | None = None
-    chain_length: int = 0
-    turn_index: int | None = None
-    instruction_id: str | None = None
-    fallback_reason: str | None = None
-    error: str | None = None
-    """Why the request was rejected, or which scripted fault it got."""
-    warnings: list[str] = []
-    script_id: str | None = None
-    """The registered script that answered (``MockLLM.script``), if one did."""
-    explanation: str | None = None
-    """``explain()``'s report, for a request that got the fallback reply."""
-    rebuilt_from: str | None = None
-    """The held id whose history the request was rebuilt from (an Anthropic thread's
-    ``previous_message_id``, a Responses ``previous_response_id`` or ``conversation``);
-    None when the client sent the whole history. See ``mockllm._held``."""
-
-
-@dataclass(frozen=True)
-class UnusedStep:
-    """A scripted instruction that no request reached."""
-
-    chain_id: str
-    index: int
-    label: str
-
-    def __str__(self) -> str:
-        return f"chain {self.chain_id} step {self.index} ({self.label!r})"
 
 
 _JSON = "application/json"
@@ -107,6 +70,12 @@ class MockLLM:
     ``limits`` bounds one reply's size, a scripted delay and the journal's bytes
     (``mockllm._limits``). ``recordings`` answers the requests it knows before any
     scripting (``mockllm._recording``: replay and record).
+    ``allow_fallback``, ``allow_unused_steps`` and
+    ``allow_undeclared_tools`` are the opt-outs ``verify()`` (and ``intercept()`` and
+    the pytest fixtures) apply to this mock; see ``mockllm._verdict``.
+
+    Used as a context manager (``with MockLLM() as mock:``) it verifies when the block
+    ends without an exception, as respx's router asserts all routes were called.
     """
 
     def __init__(
@@ -117,19 +86,27 @@ class MockLLM:
         journal_size: int = JOURNAL_SIZE,
         limits: Limits | None = None,
         recordings: RecordedAnswers | None = None,
+        allow_fallback: bool = False,
+        allow_unused_steps: bool = False,
+        allow_undeclared_tools: bool = False,
     ) -> None:
         self.recordings = recordings
         self.seed = seed
         self.lenient = lenient
         self.limits = limits if limits is not None else Limits()
+        self.allowances = Allowances(
+            allow_fallback=bool(allow_fallback),
+            allow_unused_steps=bool(allow_unused_steps),
+            allow_undeclared_tools=bool(allow_undeclared_tools),
+        )
+        """The opt-outs ``verify()`` applies unless told otherwise."""
         self._journal: ByteBoundedLog[JournalEntry] = ByteBoundedLog(
-            journal_size, self.limits.journal_bytes, _entry_bytes
+            journal_size, self.limits.journal_bytes, entry_bytes
         )
         self._counter = itertools.count()
         self._lock = threading.Lock()
-        # chain id -> (step labels, turn indexes served): what unused_steps() reports.
-        self._chains: dict[str, tuple[tuple[str, ...], set[int]]] = {}
-        self._chain_bytes = 0
+        self._steps = StepTable()
+        self._tally = Tally()
         self._attempts = AttemptCounter()
         self._threads = ThreadStore()
         self._responses = ResponseStore()
@@ -147,27 +124,28 @@ class MockLLM:
         for ``unused_steps`` from now on."""
         entry = self.scripts.add(chain, match)
         with self._lock:
-            self._table_chain(entry.script.fingerprint, entry.step_labels)
+            self._steps.row(entry.script.fingerprint, entry.step_labels)
         return entry
 
-    # -- journal ---------------------------------------------------------------------
+    # -- journal and verdict -----------------------------------------------------------
 
     @property
-    def journal(self) -> list[JournalEntry]:
-        """Received requests with the selection made for each, newest last."""
+    def journal(self) -> Journal:
+        """Received requests with the selection made for each, newest last (a bounded
+        ring: ``findings()`` is what never forgets)."""
         with self._lock:
-            return list(self._journal)
+            return Journal(self._journal)
 
     def reset(self) -> None:
-        """Forget the journal, which scripted steps were used, the registered scripts, the
-        parsed scripts, the repeat counts and the conversations held for threads."""
+        """Forget the journal, the findings, which scripted steps were used, the registered
+        scripts, the parsed scripts, the repeat counts and the conversations held for threads."""
         self._attempts.clear()
         self._threads.clear()
         self._responses.clear()
         with self._lock:
             self._journal.clear()
-            self._chains.clear()
-            self._chain_bytes = 0
+            self._steps.clear()
+            self._tally.clear()
             self.scripts.clear()
             self._counter = itertools.count()
         clear_script_cache()
@@ -175,36 +153,52 @@ class MockLLM:
     def unused_steps(self) -> list[UnusedStep]:
         """Scripted instructions of the chains this mock has seen that no request reached."""
         with self._lock:
-            chains = [(cid, labels, set(served)) for cid, (labels, served) in self._chains.items()]
-        return [
-            UnusedStep(cid, i, label)
-            for cid, labels, served in chains
-            for i, label in enumerate(labels)
-            if i not in served
-        ]
+            return self._steps.unused()
+
+    def findings(self) -> Findings:
+        """Every problem this mock saw that the verdict judges (``mockllm._verdict``):
+        fallback replies, unscripted 4xx, unused steps, undeclared tool calls."""
+        scripts = [entry.describe() for entry in self.scripts]
+        with self._lock:
+            unused = [*self._steps.dropped, *self._steps.unused()]
+            more = [Problem(kind=ProblemKind.UNUSED_STEP, summary=str(step)) for step in unused]
+            findings = self._tally.findings(more, scripts)
+            hidden = self._steps.dropped_count - len(self._steps.dropped)
+        if hidden:
+            findings.counts[ProblemKind.UNUSED_STEP] = findings.counts.get(ProblemKind.UNUSED_STEP, 0) + hidden
+        return findings
+
+    def verify(
+        self,
+        *,
+        allow_fallback: bool | None = None,
+        allow_unused_steps: bool | None = None,
+        allow_undeclared_tools: bool | None = None,
+        opt_out: OptOut = constructor_opt_out,
+    ) -> None:
+        """Raise ``StrictnessError`` listing every request no script answered, every
+        scripted step no request reached and every tool call the request did not
+        declare, unless allowed (here, or by the constructor's arguments)."""
+        __tracebackhide__ = True
+        given = {"allow_fallback": allow_fallback, "allow_unused_steps": allow_unused_steps}
+        given["allow_undeclared_tools"] = allow_undeclared_tools
+        allowances = replace(self.allowances, **{k: v for k, v in given.items() if v is not None})
+        verify_findings(self.findings(), allowances, opt_out=opt_out)
+
+    def __enter__(self) -> MockLLM:
+        return self
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        if exc_type is None:
+            self.verify()
 
     def _note_step(self, selection: Selection) -> None:
         if selection.chain_id is None:
             return
         with self._lock:
-            labels, served = self._table_chain(selection.chain_id, selection.step_labels)
-            if selection.turn_index is not None and selection.turn_index < len(labels):
-                served.add(selection.turn_index)
+            self._steps.served(selection.chain_id, selection.step_labels, selection.turn_index)
 
-    def _table_chain(self, chain_id: str, step_labels: tuple[str, ...]) -> tuple[tuple[str, ...], set[int]]:
-        """The unused-step table's row for ``chain_id``, added if new; the oldest rows go
-        past ``CHAIN_TABLE_SIZE`` chains or ``CHAIN_TABLE_BYTES``. Called under the lock."""
-        row = self._chains.get(chain_id)
-        if row is not None:
-            return row
-        labels = tuple(clip_text(label, 200) for label in step_labels)
-        row = self._chains[chain_id] = (labels, set())
-        self._chain_bytes += _row_bytes(labels)
-        while len(self._chains) > 1 and (len(self._chains) > CHAIN_TABLE_SIZE or self._chain_bytes > CHAIN_TABLE_BYTES):
-            self._chain_bytes -= _row_bytes(self._chains.pop(next(iter(self._chains)))[0])
-        return row
-
-    def _record(self, **fields: Any) -> None:
+    def _record(self, outcome: Outcome, body_bytes: int = 0, **fields: Any) -> None:
         # Everything a request sent is clipped (and made encodable) before it is kept:
         # the journal is bounded in bytes, and its route must always render.
         for name, value in fields.items():
@@ -213,7 +207,19 @@ class MockLLM:
         if "warnings" in fields:
             fields["warnings"] = [clip_text(w, _JOURNAL_TEXT_MAX) for w in fields["warnings"][:_JOURNAL_WARNINGS_MAX]]
         with self._lock:
-            self._journal.append(JournalEntry(index=next(self._counter), **fields))
+            entry = JournalEntry(index=next(self._counter), outcome=outcome, **fields)
+            if entry.reply is not None:
+                for call in entry.reply.tool_calls:
+                    call.request_index = entry.index
+            if entry.request is not None and 2 * body_bytes > self.limits.journal_bytes // 4:
+                # A body this large would push the rest of the journal out: keep its outline.
+                outline: dict[str, Any] = {"model": entry.model, "messages": [], "tools": [], "parameters": {}}
+                entry.request = entry.request.model_copy(update=outline)
+                entry.warnings.append(f"request body of {body_bytes} bytes not kept (over the journal's budget)")
+            else:
+                entry._weight = body_bytes
+            self._journal.append(entry)
+            self._tally.note(entry)
 
     # -- handling --------------------------------------------------------------------
 
@@ -233,8 +239,9 @@ class MockLLM:
         if self.recordings is not None:
             replayed = self.recordings.answer(method, path, headers, body)
             if replayed is not None:
-                self._record(method=method, path=path, **replayed[1])
-                return replayed[0]
+                response, fields = replayed
+                self._record(_recorded_outcome(response.status, fields), method=method, path=path, **fields)
+                return response
         # ------------------------------------------------------------------------------
         try:
             return self._handle(method, path, headers, body, query)
@@ -248,7 +255,7 @@ class MockLLM:
                 f"mockllm failed on this request ({type(exc).__name__}: {clip_text(exc, 300)}); "
                 f"this is a bug in mockllm, please report it with request id {request_id}."
             )
-            self._record(method=method, path=path, protocol=codec.name, status=500, error=message)
+            self._record(Outcome.MOCK_FAILURE, method=method, path=path, protocol=codec.name, status=500, error=message)
             return self._error_response(codec, 500, None, message, None, extra)
 
     def too_large(self, method: str, path: str, size: int, *, at_least: bool = False) -> MockResponse:
@@ -261,7 +268,7 @@ class MockLLM:
             f"of {cap} bytes per request; send less, or raise it with serve --max-body-bytes "
             "(Limits(max_body_bytes=...))."
         )
-        self._record(method=method, path=path, protocol=codec.name, status=413, error=message)
+        self._record(Outcome.REJECTED, method=method, path=path, protocol=codec.name, status=413, error=message)
         # Not derived from the body, which the server may not have read whole.
         return self._error_response(
             codec, 413, None, message, None, _rejection_headers(codec, f"{method} {path} {size}".encode())
@@ -285,7 +292,7 @@ class MockLLM:
                 f"The request holds a lone UTF-16 surrogate{where}, which is not valid "
                 "Unicode; send well-formed UTF-8 text (pair surrogates in \\u escapes)."
             )
-        self._record(method=method, path=path, protocol=codec.name, status=400, error=message)
+        self._record(Outcome.REJECTED, method=method, path=path, protocol=codec.name, status=400, error=message)
         return self._error_response(
             codec, 400, "invalid_request_error", message, param, _rejection_headers(codec, body)
         )
@@ -293,12 +300,19 @@ class MockLLM:
     def _handle(self, method: str, path: str, headers: Mapping[str, str], body: bytes, query: str) -> MockResponse:
         endpoint = answer_endpoint(method, path, headers, body, lenient=self.lenient)
         if endpoint is not None:
-            self._record(method=method, path=path, protocol=None, status=endpoint.status, error=endpoint.error)
+            self._record(
+                _served_or_rejected(endpoint.status),
+                method=method,
+                path=path,
+                protocol=None,
+                status=endpoint.status,
+                error=endpoint.error,
+            )
             ids = {endpoint.request_id_header: "req_" + hashlib.blake2b(body, digest_size=12).hexdigest()}
             return MockResponse(endpoint.status, _with_headers(ids, content_type=_JSON), endpoint.body)
         if method == "POST" and path.endswith("/conversations"):
             status, answer = self._responses.create_conversation(body)
-            self._record(method=method, path=path, protocol=None, status=status)
+            self._record(_served_or_rejected(status), method=method, path=path, protocol=None, status=status)
             ids = _rejection_headers(codec_named("openai-responses"), body)
             return MockResponse(status, _with_headers(ids, content_type=_JSON), answer)
         codec = codec_for_path(path)
@@ -307,7 +321,7 @@ class MockLLM:
         codec = codec.for_request(path, query_params(query))
         if method != "POST":
             message = f"{method} is not allowed on {path}; send a POST request."
-            self._record(method=method, path=path, protocol=codec.name, status=405, error=message)
+            self._record(Outcome.REJECTED, method=method, path=path, protocol=codec.name, status=405, error=message)
             return self._error_response(
                 codec, 405, "invalid_request_error", message, None, _rejection_headers(codec, body)
             )
@@ -315,10 +329,11 @@ class MockLLM:
             parsed = json.loads(body, parse_constant=_reject_constant)
         except ValueError as exc:
             message = f"The request body is not valid JSON: {exc}. Send a JSON object with the request parameters."
-            self._record(method=method, path=path, protocol=codec.name, status=400, error=message)
+            self._record(Outcome.REJECTED, method=method, path=path, protocol=codec.name, status=400, error=message)
             return self._error_response(
                 codec, 400, "invalid_request_error", message, None, _rejection_headers(codec, body)
             )
+        body_sent = parsed  # what the journal shows: the body as sent, before a held history
         held = self._held.get(codec.name)
         rebuilt_from, hold = None, False
         if held is not None:
@@ -326,6 +341,7 @@ class MockLLM:
                 parsed, rebuilt_from, hold = held.expand(parsed)
             except HeldNotFound as exc:
                 self._record(
+                    Outcome.REJECTED,
                     method=method,
                     path=path,
                     protocol=codec.name,
@@ -341,12 +357,15 @@ class MockLLM:
             conversation = codec.read_request(parsed, lenient=self.lenient)
         except RequestRejected as exc:
             self._record(
+                Outcome.REJECTED,
                 method=method,
                 path=path,
                 protocol=codec.name,
                 status=exc.status,
                 error=exc.message,
                 model=_model_of(parsed),
+                request=recorded_request(body_sent, body),
+                body_bytes=len(body),
             )
             return self._error_response(
                 codec, exc.status, exc.type, exc.message, exc.param, _rejection_headers(codec, body)
@@ -371,11 +390,13 @@ class MockLLM:
             input_tokens=prompt_tokens(parsed, codec.prompt_fields),
         )
         plan, warnings = self._within_delay_cap(plan)
+        answered = Outcome.FALLBACK if selection.fallback_reason is not None else Outcome.SCRIPTED
+        reply_record = recorded_reply(plan, _JOURNAL_TEXT_MAX)
         mock_headers = dict(plan.headers)
         mock_headers["x-mockllm-protocol"] = codec.name
         request_id = f"req_{plan.response_id}"
         mock_headers[codec.request_id_header] = request_id
-        record = dict(
+        record: dict[str, Any] = dict(
             method=method,
             path=path,
             protocol=codec.name,
@@ -392,6 +413,11 @@ class MockLLM:
             script_id=script.id if script is not None else None,
             explanation=selection.describe() if selection.fallback_reason is not None else None,
             rebuilt_from=rebuilt_from,
+            request=recorded_request(body_sent, body),
+            body_bytes=len(body),
+            undeclared_tool_calls=undeclared_tool_calls(plan.tool_calls, codec.declared_tools(parsed))
+            if plan.tool_calls
+            else [],
         )
 
         error = plan.error
@@ -400,7 +426,7 @@ class MockLLM:
             if error.retry_after_ms is not None:
                 extra["retry-after-ms"] = str(error.retry_after_ms)
                 extra["retry-after"] = str(max(1, -(-error.retry_after_ms // 1000)))
-            self._record(status=error.status, error=f"scripted error {error.status}", **record)
+            self._record(Outcome.SCRIPTED_ERROR, status=error.status, error=f"scripted error {error.status}", **record)
             return self._error_response(codec, error.status, error.type, error.message, None, extra)
 
         if held is not None and hold and error is None:
@@ -425,10 +451,12 @@ class MockLLM:
                 on_failure=failed,
             )
             scripted = f"scripted mid-stream error after {error.after_chunks} events" if error else None
-            self._record(status=200, error=scripted, **record)
+            self._record(
+                Outcome.SCRIPTED_ERROR if error else answered, status=200, error=scripted, reply=reply_record, **record
+            )
             return reply
         rendered = codec.render_json(plan, parsed)
-        self._record(status=200, **record)
+        self._record(answered, status=200, reply=reply_record, **record)
         return MockResponse(200, _with_headers(mock_headers, content_type=_JSON), rendered)
 
     def _within_output_cap(self, selection: Selection, stream: bool, body: Any) -> Selection:
@@ -479,7 +507,7 @@ class MockLLM:
     def _not_found(self, method: str, path: str) -> MockResponse:
         routes = [route for codec in CODECS for route in codec.routes] + list(ENDPOINT_ROUTES)
         message = f"Unknown route {method} {path}. The mock serves {', '.join(routes)}."
-        self._record(method=method, path=path, protocol=None, status=404, error=message)
+        self._record(Outcome.REJECTED, method=method, path=path, protocol=None, status=404, error=message)
         # OpenAI's shape for an unknown URL: ``code`` is null (its 404 default,
         # ``model_not_found``, would send the reader after the wrong problem).
         body = dumps(
@@ -498,27 +526,8 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number (JSON numbers are finite)")
 
 
-def _entry_bytes(entry: JournalEntry) -> int:
-    """A journal entry's weight for the byte budget: its text and the object, roughly."""
-    texts = (
-        entry.method,
-        entry.path,
-        entry.model,
-        entry.error,
-        entry.fallback_reason,
-        entry.instruction_id,
-        entry.chain_id,
-        entry.script_id,
-        entry.explanation,
-        entry.rebuilt_from,
-        *entry.warnings,
-    )
-    return 1024 + sum(len(t) + 64 for t in texts if t)
-
-
-def _row_bytes(labels: tuple[str, ...]) -> int:
-    """An unused-step table row's weight for ``CHAIN_TABLE_BYTES``."""
-    return 256 + sum(len(label) + _LABEL_OVERHEAD for label in labels)
+def _served_or_rejected(status: int) -> Outcome:
+    return Outcome.SERVED if status < 400 else Outcome.REJECTED
 
 
 def _model_of(body: Any) -> str | None:
@@ -534,3 +543,15 @@ def _with_headers(
     if extra:
         headers.extend(extra)
     return headers
+
+
+def _recorded_outcome(status: int, fields: dict[str, Any]) -> Outcome:
+    """A recording's answer as the verdict reads it: a recorded exchange (or one being
+    recorded) is what the test set up, as a script is; a request no recording answers is
+    a 4xx nobody scripted (``x-mockllm-replay: miss``), and a proxy that could not reach
+    its upstream is the mock's failure."""
+    if fields.pop("replay_miss", False):
+        return Outcome.REJECTED
+    if status >= 500 and fields.get("script_id") is None:
+        return Outcome.MOCK_FAILURE
+    return Outcome.SCRIPTED_ERROR if status >= 400 else Outcome.SCRIPTED

@@ -13,8 +13,11 @@
     │                              problem a line (also pydantic's ValidationError)
     ├── ScriptLimitReached         ``MockLLM.script`` past ``Limits.max_scripts`` or
     │                              ``Limits.scripts_bytes`` (reset or remove scripts)
-    ├── UnmockedRequestError       ``intercept(block_unmocked=True)`` saw a request to a
-    │                              host it does not serve (also an AssertionError)
+    ├── StrictnessError            a test's verdict cannot be trusted: a fallback reply, an
+    │   │                          unscripted 4xx, an unused step, an undeclared tool call
+    │   │                          (``mockllm._verdict``; also an AssertionError)
+    │   └── UnmockedRequestError   a request to a host the mock does not serve, refused
+    │                              (``intercept(block_unmocked=True)``, the pytest fixtures)
     ├── RecordingError             a recording file that cannot be used, naming its file
     │                              and line (mockllm._recording.format; also a ValueError)
     ├── SecretInRecording          a recording about to be written holds a key-shaped
@@ -40,6 +43,7 @@ __all__ = [
     "RequestRejected",
     "ScriptLimitReached",
     "ScriptValidationError",
+    "StrictnessError",
     "UnknownProtocol",
     "UnmockedRequestError",
 ]
@@ -90,5 +94,13 @@ class ScriptLimitReached(MockLLMError):
     ``MockLLM.reset`` or removing scripts makes room."""
 
 
-class UnmockedRequestError(MockLLMError, AssertionError):
-    """A request went to a host no interception serves while ``block_unmocked`` was on."""
+class StrictnessError(MockLLMError, AssertionError):
+    """The mock saw something that makes a passing test untrustworthy (a fallback reply,
+    an unscripted 4xx, a scripted step never reached, a tool call the request did not
+    declare, a request to a provider host it does not serve); the message lists each
+    one and names the opt-out (``mockllm._verdict``)."""
+
+
+class UnmockedRequestError(StrictnessError):
+    """A request went to a host no interception serves while ``block_unmocked`` was on,
+    or to a provider host while a pytest fixture refuses them."""

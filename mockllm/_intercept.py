@@ -31,6 +31,14 @@ to the original method, so a respx or pytest-httpx mock of the same client still
 it. ``httpx2`` is optional: where it is not installed there is no httpx2 client to
 catch, and only ``httpx`` is patched.
 
+Leaving the block applies the verdict's rule (``mockllm._verdict``), as respx's
+``assert_all_mocked``/``assert_all_called`` do: a request that got the fallback reply
+or an unscripted 4xx, a scripted step never reached, or a tool call the request did not
+declare raises ``StrictnessError`` listing each one (``allow_fallback=True`` and the
+others opt out). ``intercept(mockllm)`` takes the pytest fixture too. ``refuse_hosts``
+is the other half: it refuses the providers' hosts outright (the pytest fixtures use it
+so that a client not pointed at the mock never reaches a real provider).
+
 Interceptions nest and may be entered from several threads: the patches go in when the
 first one starts and come out when the last one ends, and a request is served by the
 most recently entered interception that covers its host. The state is per process, so
@@ -43,17 +51,18 @@ import importlib.util
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import ModuleType
 from typing import Any
 
 import httpx
 
 from mockllm._engine import MockLLM
-from mockllm._exceptions import UnmockedRequestError
+from mockllm._exceptions import StrictnessError, UnmockedRequestError
 from mockllm._transports import HTTPX2Transport, HTTPXTransport, import_httpx2
+from mockllm._verdict import Problem, ProblemKind, verify_findings
 
-__all__ = ["CLIENT_LIBRARIES", "DEFAULT_HOSTS", "UnmockedRequestError", "intercept"]
+__all__ = ["CLIENT_LIBRARIES", "DEFAULT_HOSTS", "UnmockedRequestError", "intercept", "refuse_hosts"]
 
 DEFAULT_HOSTS: tuple[str, ...] = ("api.openai.com", "api.anthropic.com")
 CLIENT_LIBRARIES: tuple[str, ...] = ("httpx", "httpx2")
@@ -62,18 +71,32 @@ CLIENT_LIBRARIES: tuple[str, ...] = ("httpx", "httpx2")
 
 @dataclass(eq=False)
 class _Interception:
-    mock: MockLLM
+    mock: MockLLM | None
+    """None for a refusal (``refuse_hosts``): its hosts are refused, not served."""
     hosts: frozenset[str]
     clients: frozenset[str]
     """The client libraries it covers: "httpx", "httpx2"."""
     block_unmocked: bool = False
     blocked: list[str] = field(default_factory=list)
+    refusal: Callable[[str], str] | None = None
+    """For a refusal: the message for a refused request, given ``METHOD URL``."""
     transports: dict[str, Any] = field(init=False)
 
     def __post_init__(self) -> None:
-        self.transports = {"httpx": HTTPXTransport(self.mock)}
-        if "httpx2" in self.clients:
-            self.transports["httpx2"] = HTTPX2Transport(self.mock)
+        self.transports = {}
+        if self.mock is not None:
+            self.transports["httpx"] = HTTPXTransport(self.mock)
+            if "httpx2" in self.clients:
+                self.transports["httpx2"] = HTTPX2Transport(self.mock)
+
+    def serve(self, request: Any, library: str) -> Any:
+        """The in-process transport for ``request``, or raise if this entry refuses it."""
+        if self.mock is None:
+            shown = f"{request.method} {request.url}"
+            self.blocked.append(shown)
+            assert self.refusal is not None
+            raise UnmockedRequestError(self.refusal(shown))
+        return self.transports[library]
 
 
 class _Registry:
@@ -154,14 +177,14 @@ class _TransportPatch:
             if entry is None:
                 registry.refuse(request.method, request.url, library=library)
                 return original_sync(transport, request)
-            return entry.transports[library].handle_request(request)
+            return entry.serve(request, library).handle_request(request)
 
         async def handle_async_request(transport: Any, request: Any) -> Any:
             entry = registry.find(request.url.host, library=library)
             if entry is None:
                 registry.refuse(request.method, request.url, library=library)
                 return await original_async(transport, request)
-            return await entry.transports[library].handle_async_request(request)
+            return await entry.serve(request, library).handle_async_request(request)
 
         module.HTTPTransport.handle_request = handle_request
         module.AsyncHTTPTransport.handle_async_request = handle_async_request
@@ -208,41 +231,100 @@ def _checked_clients(clients: Any) -> frozenset[str]:
     return checked
 
 
+def _as_mock(mock: Any) -> MockLLM:
+    """``mock`` itself, or the ``MockLLM`` a fixture wraps (the ``mockllm`` fixture)."""
+    if mock is None:
+        return MockLLM()
+    if isinstance(mock, MockLLM):
+        return mock
+    inner = getattr(mock, "mock", None)
+    if isinstance(inner, MockLLM):
+        return inner
+    if isinstance(getattr(mock, "base_url", None), str):
+        raise TypeError(
+            f"intercept() serves requests in process from a MockLLM; {mock!r} is a mock server on "
+            f"{mock.base_url}. Point the client at its base_url, or use the in-process mockllm fixture."
+        )
+    raise TypeError(f"mock must be a MockLLM, the mockllm fixture or None, not {mock!r}.")
+
+
+def _intercept_opt_out(name: str) -> str:
+    if name == "allow_real_providers":
+        return "intercept(block_unmocked=False)"
+    return f"intercept(..., {name}=True) (or MockLLM({name}=True))"
+
+
 @contextmanager
 def intercept(
-    mock: MockLLM | None = None,
+    mock: Any = None,
     *,
     hosts: Iterable[str] = DEFAULT_HOSTS,
     clients: Iterable[str] = CLIENT_LIBRARIES,
     block_unmocked: bool = False,
+    allow_fallback: bool | None = None,
+    allow_unused_steps: bool | None = None,
+    allow_undeclared_tools: bool | None = None,
 ) -> Iterator[MockLLM]:
-    """Serve every request to ``hosts`` from ``mock`` (a new ``MockLLM`` if None) while
-    the block runs, for the client libraries named in ``clients`` (``"httpx"``,
-    ``"httpx2"``, both by default; httpx2 where it is installed); yield the mock in use
-    so that the test can read ``mock.journal``.
+    """Serve every request to ``hosts`` from ``mock`` (a ``MockLLM``, the ``mockllm``
+    pytest fixture, or None for a new ``MockLLM``) while the block runs, for the client
+    libraries named in ``clients`` (``"httpx"``, ``"httpx2"``, both by default; httpx2
+    where it is installed); yield the mock in use so that the test can read
+    ``mock.journal``.
+
+    When the block ends without an exception, the verdict's rule applies
+    (``mockllm._verdict``), as respx's ``assert_all_mocked``/``assert_all_called`` do:
+    a ``StrictnessError`` lists every request that got the fallback reply or an
+    unscripted 4xx, every scripted step never reached, every tool call the request did
+    not declare. ``allow_fallback``, ``allow_unused_steps``, ``allow_undeclared_tools``
+    opt out (None: the mock's own settings, ``MockLLM(allow_fallback=True)``).
 
     ``block_unmocked=True`` refuses a request to any other host with an
     ``UnmockedRequestError`` that shows it, and, in case the code under test caught that
     (the SDKs turn it into a connection error), raises it again when the block ends."""
-    if mock is None:
-        mock = MockLLM()
-    elif not isinstance(mock, MockLLM):
-        raise TypeError(f"mock must be a MockLLM or None, not {mock!r}.")
+    mock = _as_mock(mock)
     covered = _checked_clients(clients)
     # Without httpx2 installed no httpx2 client exists, so there is nothing to catch.
     if "httpx2" in covered and importlib.util.find_spec("httpx2") is None:
         if covered == {"httpx2"}:
             import_httpx2('intercept(clients=("httpx2",))')  # says how to install it
         covered -= {"httpx2"}
+    given = {"allow_fallback": allow_fallback, "allow_unused_steps": allow_unused_steps}
+    given["allow_undeclared_tools"] = allow_undeclared_tools
+    allowances = replace(mock.allowances, **{k: bool(v) for k, v in given.items() if v is not None})
     entry = _Interception(mock, _checked_hosts(hosts), covered, block_unmocked=bool(block_unmocked))
     _registry.add(entry)
     try:
         yield mock
     finally:
         _registry.remove(entry)
-    if entry.blocked:
-        listing = "\n".join(f"  - {shown}" for shown in entry.blocked)
-        raise UnmockedRequestError(
-            f"{len(entry.blocked)} request(s) went to hosts the mock does not serve "
-            f"(intercept(block_unmocked=True) serves {', '.join(sorted(entry.hosts))}):\n{listing}"
-        )
+    served = ", ".join(sorted(entry.hosts))
+    blocked = [
+        Problem(kind=ProblemKind.UNMOCKED_HOST, summary=f"{shown} (intercept(block_unmocked=True) serves {served})")
+        for shown in entry.blocked
+    ]
+    findings = mock.findings().plus(blocked)
+    verify_findings(
+        findings, allowances, opt_out=_intercept_opt_out, error=UnmockedRequestError if blocked else StrictnessError
+    )
+
+
+@contextmanager
+def refuse_hosts(
+    message: Callable[[str], str], hosts: Iterable[str] = DEFAULT_HOSTS, clients: Iterable[str] = CLIENT_LIBRARIES
+) -> Iterator[list[str]]:
+    """Refuse every request to ``hosts`` (the providers' default hosts) with an
+    ``UnmockedRequestError`` of ``message(\"METHOD URL\")``, before any connection, while
+    the block runs; yield the list of refused requests (``METHOD URL``), which the
+    caller reports when the block ends (the SDKs turn the error into a connection
+    error the app may swallow). An ``intercept()`` entered inside the block serves its
+    hosts as usual: the most recent one wins. The pytest fixtures use this so that a
+    client not pointed at the mock never reaches a real provider."""
+    covered = _checked_clients(clients)
+    if "httpx2" in covered and importlib.util.find_spec("httpx2") is None:
+        covered -= {"httpx2"}
+    entry = _Interception(None, _checked_hosts(hosts), covered, refusal=message)
+    _registry.add(entry)
+    try:
+        yield entry.blocked
+    finally:
+        _registry.remove(entry)

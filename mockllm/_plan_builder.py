@@ -24,8 +24,13 @@ DEFAULT_CHUNK_WORDS = 1
 RECOVERED_WORDS = 12
 
 
+FALLBACK_PREFIX = "mockllm fallback reply:"
+"""How every fallback reply's text starts: what a golden file, which holds text only, is
+searched for (the journal and the findings say it by type)."""
+
+
 def fallback_text(reason: str) -> str:
-    return f"mockllm fallback reply: {reason}."
+    return f"{FALLBACK_PREFIX} {reason}."
 
 
 def _content(spec: ContentSpec, *key: object) -> str:

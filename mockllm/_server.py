@@ -9,6 +9,7 @@ This is the only module that imports Starlette. Routes:
 - ``POST /_mockllm/reset`` — forget the journal, used steps and registered scripts
   (of that mock: a session's reset is its own, and the server's leaves sessions be);
 - ``GET /_mockllm/unused`` — scripted steps no request reached;
+- ``GET /_mockllm/findings`` — what the verdict judges (``mockllm._verdict.Findings``);
 - ``POST /_mockllm/scripts`` (a chain and a ``match``; 201 with its ``id``), ``GET
   /_mockllm/scripts``, ``GET``/``DELETE /_mockllm/scripts/{id}`` — registered scripts
   for conversations without instruction tags (``mockllm._registered``);
@@ -272,7 +273,12 @@ def _engine_routes(engine_of: Callable[[Request], MockLLM | None]) -> list[Route
             )
 
     async def requests(request: Request, engine: MockLLM) -> Response:
-        return JSONResponse([entry.model_dump(mode="json") for entry in engine.journal])
+        # ASCII-escaped: a kept request body may hold a lone surrogate, which UTF-8 cannot carry.
+        entries = [entry.model_dump(mode="json") for entry in engine.journal]
+        return Response(json.dumps(entries, ensure_ascii=True), media_type="application/json")
+
+    async def findings(request: Request, engine: MockLLM) -> Response:
+        return JSONResponse(engine.findings().model_dump(mode="json"))
 
     async def reset(request: Request, engine: MockLLM) -> Response:
         engine.reset()
@@ -306,6 +312,7 @@ def _engine_routes(engine_of: Callable[[Request], MockLLM | None]) -> list[Route
         Route("/_mockllm/requests", bound(requests), methods=["GET"]),
         Route("/_mockllm/reset", bound(reset), methods=["POST"]),
         Route("/_mockllm/unused", bound(unused), methods=["GET"]),
+        Route("/_mockllm/findings", bound(findings), methods=["GET"]),
         Route("/_mockllm/scripts", bound(add_script), methods=["POST"]),
         Route("/_mockllm/scripts", bound(list_scripts), methods=["GET"]),
         Route("/_mockllm/scripts/{script_id}", bound(one_script), methods=["GET", "DELETE"]),

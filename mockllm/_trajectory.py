@@ -136,12 +136,8 @@ def _entry_calls(entries: list[Any]) -> list[Any] | None:
     # A journal entry has a method, path and status; an event or a call has none of these.
     if not entries or not all(hasattr(e, "status") and hasattr(e, "path") for e in entries):
         return None if entries else []
-    if not any(hasattr(e, "tool_calls") for e in entries):
-        raise TypeError(
-            "this mock's journal records no tool calls (its entries have no tool_calls field); pass the run's "
-            'events or a list of {"name": ..., "args": ...} dicts to assert_trajectory instead.'
-        )
-    return [call for e in entries for call in (getattr(e, "tool_calls", None) or [])]
+    # The journal's entries (``mockllm.JournalEntry``): each reply's tool calls, in order.
+    return [call for e in entries for call in (e.reply.tool_calls if getattr(e, "reply", None) else [])]
 
 
 def tool_calls_of(source: Any) -> list[ToolCall]:

@@ -19,12 +19,15 @@ outside ``__all__`` is private and may change without notice.
     RecordedTurn, read_reply       what a recorded reply said (text, reasoning, tool calls, error)
     Upstreams, DEFAULT_IGNORE      where a recording proxy sends each protocol; the fields
                                    replay matching ignores by default
+    failures(findings, allowances) the problems a verdict fails on, counted per kind
+    FALLBACK_PREFIX                how a fallback reply's text starts (for text-only files: goldens)
 """
 
 from __future__ import annotations
 
 from mockllm._instructions import INSTRUCTION_BLOCK
 from mockllm._optional import MissingExtraError
+from mockllm._plan_builder import FALLBACK_PREFIX
 from mockllm._recording.format import Recording, load_recording
 from mockllm._recording.matching import DEFAULT_IGNORE
 from mockllm._recording.proxy import Upstreams
@@ -33,9 +36,11 @@ from mockllm._registered import as_chain, as_match
 from mockllm._selection import Selection
 from mockllm._server import bind_socket, run_until_signalled
 from mockllm._transports import import_httpx2, transport_for
+from mockllm._verdict import failures
 
 __all__ = [
     "DEFAULT_IGNORE",
+    "FALLBACK_PREFIX",
     "INSTRUCTION_BLOCK",
     "MissingExtraError",
     "RecordedTurn",
@@ -45,6 +50,7 @@ __all__ = [
     "as_chain",
     "as_match",
     "bind_socket",
+    "failures",
     "import_httpx2",
     "load_recording",
     "read_reply",

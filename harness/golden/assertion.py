@@ -1,17 +1,18 @@
 """The ``golden`` assertion: syrupy's ``SnapshotAssertion`` that refuses to freeze a
 mock fallback reply.
 
-The mock answers a model call nobody scripted with its fallback reply (text starting
-``mockllm fallback reply:``; the request journal records ``fallback_reason``). A golden
-of such a run would freeze a reply the test never asked for, so the assertion fails
-instead, saying which event and which request, unless the test allows fallbacks
-(``@pytest.mark.mockllm(allow_fallback=True)``; ``allow_fallback: true`` in a scenario).
+The mock answers a model call nobody scripted with its fallback reply; its findings
+(``mockllm._verdict``, counted apart from the journal) and each journal entry's typed
+``outcome`` say so. A golden of such a run would freeze a reply the test never asked
+for, so the assertion fails instead, saying which request, unless the test allows
+fallbacks (``@pytest.mark.mockllm(allow_fallback=True)``; ``allow_fallback: true`` in a
+scenario). It reads the typed record only: no reply text is searched for a prefix.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,33 +20,16 @@ from typing import Any
 from syrupy.assertion import SnapshotAssertion
 
 from harness.exceptions import HarnessError
-from mockllm import JournalEntry
+from mockllm import Findings, JournalEntry, Outcome, ProblemKind
 
-__all__ = ["FALLBACK_PREFIX", "FallbackRefused", "GoldenAssertion", "fallback_evidence", "moved_golden"]
-
-FALLBACK_PREFIX = "mockllm fallback reply:"
+__all__ = ["FallbackRefused", "GoldenAssertion", "fallback_evidence", "moved_golden"]
 
 Journal = Callable[[], Sequence[JournalEntry]]
+FindingsSource = Callable[[], "Findings | None"]
 
 
 class FallbackRefused(HarnessError, AssertionError):
     """A golden would have recorded a mock fallback reply."""
-
-
-def _fallback_texts(data: Any, path: str = "") -> list[str]:
-    if isinstance(data, str):
-        return [f"{path}: {data!r}"] if data.startswith(FALLBACK_PREFIX) else []
-    if hasattr(data, "model_dump"):
-        data = data.model_dump(mode="json", by_alias=True)
-    elif hasattr(data, "__dataclass_fields__"):
-        data = {name: getattr(data, name) for name in data.__dataclass_fields__}
-    elif hasattr(data, "events") and not isinstance(data, (Mapping, list, tuple)):
-        data = data.events
-    if isinstance(data, Mapping):
-        return [t for k, v in data.items() for t in _fallback_texts(v, f"{path}.{k}" if path else str(k))]
-    if isinstance(data, (list, tuple)):
-        return [t for i, v in enumerate(data) for t in _fallback_texts(v, f"{path}.{i}" if path else f"event {i}")]
-    return []
 
 
 def moved_golden(extension: Any, test_location: Any, location: str) -> list[str]:
@@ -69,15 +53,21 @@ def moved_golden(extension: Any, test_location: Any, location: str) -> list[str]
     ]
 
 
-def fallback_evidence(data: Any, journal: Sequence[JournalEntry] = ()) -> list[str]:
-    """Where ``data`` holds a fallback reply, and which requests of ``journal`` got one."""
-    evidence = [f"  {where}" for where in _fallback_texts(data)]
-    evidence += [
-        f"  request {e.index} ({e.method} {e.path}): fallback_reason={e.fallback_reason!r}"
+def fallback_evidence(journal: Sequence[JournalEntry] = (), findings: Findings | None = None) -> list[str]:
+    """Which requests got the fallback reply: from ``findings`` (which never forget)
+    when given, else from the ``journal`` entries' outcome."""
+    if findings is not None:
+        shown = [p for p in findings.problems if p.kind is ProblemKind.FALLBACK]
+        evidence = [f"  {p.summary}" for p in shown]
+        hidden = findings.counts.get(ProblemKind.FALLBACK, 0) - len(shown)
+        if hidden > 0:
+            evidence.append(f"  ... and {hidden} more")
+        return evidence
+    return [
+        f"  request {e.index} ({e.method} {e.path}): fallback reply, {e.fallback_reason}"
         for e in journal
-        if e.fallback_reason is not None
+        if e.outcome is Outcome.FALLBACK
     ]
-    return evidence
 
 
 @dataclass(eq=False, order=False, repr=False)
@@ -85,6 +75,7 @@ class GoldenAssertion(SnapshotAssertion):
     """``SnapshotAssertion`` plus the fallback refusal (see the module docstring)."""
 
     journal: Journal | None = None
+    findings: FindingsSource | None = None
     allow_fallback: bool = False
 
     @classmethod
@@ -94,6 +85,7 @@ class GoldenAssertion(SnapshotAssertion):
         extension_class: type,
         *,
         journal: Journal | None = None,
+        findings: FindingsSource | None = None,
         allow_fallback: bool = False,
     ) -> GoldenAssertion:
         """``snapshot`` (syrupy's fixture) with ``extension_class`` and the refusal."""
@@ -104,13 +96,14 @@ class GoldenAssertion(SnapshotAssertion):
             update_new_snapshots_only=snapshot.update_new_snapshots_only,
             extension_class=extension_class,
             journal=journal,
+            findings=findings,
             allow_fallback=allow_fallback,
         )
 
     def with_defaults(self, **options: Any) -> SnapshotAssertion:
         made = super().with_defaults(**options)
         if isinstance(made, GoldenAssertion):
-            made.journal, made.allow_fallback = self.journal, self.allow_fallback
+            made.journal, made.findings, made.allow_fallback = self.journal, self.findings, self.allow_fallback
         return made
 
     def get_assert_diff(self, **options: Any) -> list[str]:
@@ -124,7 +117,8 @@ class GoldenAssertion(SnapshotAssertion):
 
     def _serialize(self, data: Any) -> Any:
         if not self.allow_fallback:
-            evidence = fallback_evidence(data, self.journal() if self.journal else ())
+            found = self.findings() if self.findings else None
+            evidence = fallback_evidence(self.journal() if self.journal else (), found)
             if evidence:
                 raise FallbackRefused(
                     "golden refused: the run got the mock's fallback reply, so the golden would freeze a reply "

@@ -2,6 +2,7 @@
 
 Precedence, lowest first: the defaults, ``[tool.pytest.ini_options]`` (``mockllm_seed``,
 ``mockllm_lenient``, ``mockllm_allow_fallback``, ``mockllm_allow_unused_steps``,
+``mockllm_allow_undeclared_tools``, ``mockllm_allow_real_providers``,
 ``mockllm_golden_dir``, ``mockllm_scenario_dirs``), the ``--mockllm-*`` flags, then the
 marker on the test. Flags default to None so that an unset flag leaves the ini's value.
 """
@@ -37,6 +38,8 @@ class Settings:
     allow_fallback: bool = False
     allow_unused_steps: bool = False
     record: bool = False
+    allow_undeclared_tools: bool = False
+    allow_real_providers: bool = False
 
 
 _HELP = {
@@ -45,6 +48,10 @@ _HELP = {
     "allow_fallback": "do not fail a test whose requests got the fallback reply or an unscripted 4xx",
     "allow_unused_steps": "do not fail a test whose scripted instructions were not all used",
     "record": "answer tests from their recording files (see --mockllm-record-mode)",
+    "allow_undeclared_tools": "do not fail a test whose script calls a tool the request did not declare "
+    "(or with arguments its schema refuses)",
+    "allow_real_providers": "let requests to the providers' hosts (api.openai.com, api.anthropic.com) "
+    "through instead of refusing them",
 }
 
 

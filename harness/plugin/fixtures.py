@@ -23,25 +23,30 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from harness.exceptions import HarnessError
-from harness.plugin.strict import assert_all_requests_scripted
+from harness.plugin.config import Settings
+from harness.plugin.strict import UnusedStepsError, verify_test
 from harness.systems.llm import ModelClient, http_library, model_client, require_sdk, sdk_for
-from mockllm import HTTPX2Transport, HTTPXTransport, JournalEntry, MockLLM, UnusedStep, explain
+from mockllm import (
+    Findings,
+    HTTPX2Transport,
+    HTTPXTransport,
+    Journal,
+    JournalEntry,
+    MockLLM,
+    UnusedStep,
+    explain,
+)
 from mockllm.testing import as_chain, as_match, import_httpx2
 
 if TYPE_CHECKING:
     from mockllm.testing import Selection
 
-__all__ = ["MockLLMFixture", "MockLLMServer", "UnusedStepsError", "start_server"]
+__all__ = ["MockLLMFixture", "MockLLMServer", "UnusedStepsError", "refusing_provider_hosts", "start_server"]
 
 API_KEY = "test"
 """The key ``patch_env`` sets: the mock accepts any key."""
 
 SERVER_START_TIMEOUT_S = 30
-
-
-class UnusedStepsError(HarnessError, AssertionError):
-    """Scripted instructions were never reached by any request."""
 
 
 class _Clients:
@@ -71,7 +76,7 @@ class _Clients:
         monkeypatch.setenv("ANTHROPIC_API_KEY", API_KEY)
 
     @property
-    def journal(self) -> list[JournalEntry]:
+    def journal(self) -> Journal:
         raise NotImplementedError
 
     def unused_steps(self) -> list[UnusedStep]:
@@ -80,20 +85,17 @@ class _Clients:
     def script_descriptions(self) -> list[str]:
         raise NotImplementedError
 
-    def assert_all_steps_used(self) -> None:
-        """Fail listing every scripted step no request reached."""
-        unused = self.unused_steps()
-        if unused:
-            listing = "\n".join(f"  - {step}" for step in unused)
-            raise UnusedStepsError(
-                f"{len(unused)} scripted instruction step(s) were never used:\n{listing}\n"
-                "The code under test made fewer model calls than the script expects. Shorten "
-                "the script, or allow it with @pytest.mark.mockllm(allow_unused_steps=True)."
-            )
+    def findings(self) -> Findings:
+        """What the verdict judges: every problem the mock saw (``mockllm._verdict``)."""
+        raise NotImplementedError
 
-    def assert_all_requests_scripted(self) -> None:
-        """Fail listing every request that got the fallback reply or an unscripted 4xx."""
-        assert_all_requests_scripted(self.journal, self.script_descriptions())
+    def verify(self, settings: Settings | None = None, refused: list[str] | None = None) -> None:
+        """Fail (a ``StrictnessError``) listing every request no script answered, every
+        scripted step never reached, every tool call the request did not declare and
+        each request to a provider host the fixture ``refused``, unless ``settings``
+        allow it: what the fixtures do at teardown."""
+        __tracebackhide__ = True
+        verify_test(self.findings(), settings or Settings(), refused or ())
 
     def _transport(self, module: Any) -> Any:
         return None
@@ -165,12 +167,15 @@ class MockLLMFixture(_Clients):
         return HTTPXTransport(self.mock) if module is httpx else HTTPX2Transport(self.mock)
 
     @property
-    def journal(self) -> list[JournalEntry]:
+    def journal(self) -> Journal:
         """Requests received, with the selection made for each, newest last."""
         return self.mock.journal
 
     def unused_steps(self) -> list[UnusedStep]:
         return self.mock.unused_steps()
+
+    def findings(self) -> Findings:
+        return self.mock.findings()
 
     def script(self, chain: Any, match: Any = None) -> str:
         """Answer requests without instruction tags that fit ``match`` with ``chain``
@@ -187,7 +192,17 @@ class MockLLMFixture(_Clients):
             from mockllm import intercept
 
             self._interception = contextlib.ExitStack()
-            self._interception.enter_context(intercept(self.mock, hosts=(self.host,)))
+            # The verdict is the fixture's own (at teardown) or the scenario item's: the
+            # interception serving its host gives none of its own, so it is said once.
+            self._interception.enter_context(
+                intercept(
+                    self.mock,
+                    hosts=(self.host,),
+                    allow_fallback=True,
+                    allow_unused_steps=True,
+                    allow_undeclared_tools=True,
+                )
+            )
         super().patch_env(monkeypatch)
 
     def close(self) -> None:
@@ -211,11 +226,16 @@ class MockLLMServer(_Clients):
         self.pid = pid
 
     @property
-    def journal(self) -> list[JournalEntry]:
+    def journal(self) -> Journal:
         """The server's journal (read over HTTP), newest last."""
         with httpx.Client() as client:
             entries = client.get(f"{self.base_url}/_mockllm/requests").json()
-        return [JournalEntry.model_validate(e) for e in entries]
+        return Journal(JournalEntry.model_validate(e) for e in entries)
+
+    def findings(self) -> Findings:
+        """The server-side mock's findings (``GET /_mockllm/findings``)."""
+        with httpx.Client() as client:
+            return Findings.model_validate(client.get(f"{self.base_url}/_mockllm/findings").raise_for_status().json())
 
     def unused_steps(self) -> list[UnusedStep]:
         with httpx.Client() as client:
@@ -262,6 +282,29 @@ class MockLLMServer(_Clients):
             session.close()
             with httpx.Client() as client:
                 client.delete(session.base_url)
+
+
+@contextlib.contextmanager
+def refusing_provider_hosts(settings: Settings, fixture: str) -> Iterator[list[str]]:
+    """Refuse requests to the providers' default hosts while a test runs (unless
+    ``allow_real_providers``): a client the test forgot to point at the mock fails the
+    test naming the host, before any connection, instead of spending real money."""
+    if settings.allow_real_providers:
+        yield []
+        return
+    from mockllm import refuse_hosts
+
+    def message(shown: str) -> str:
+        return (
+            f"mockllm refused {shown} before it left the process: this test uses the {fixture} fixture, "
+            "but this client is not pointed at the mock and would reach the real provider. Build the "
+            f"client from the fixture ({fixture}.openai(), {fixture}.anthropic()), call "
+            f"{fixture}.patch_env(monkeypatch), or serve the host with intercept(mockllm); or allow it "
+            "with @pytest.mark.mockllm(allow_real_providers=True)."
+        )
+
+    with refuse_hosts(message) as refused:
+        yield refused
 
 
 @contextlib.contextmanager

@@ -6,7 +6,10 @@ Fixtures:
   (``mockllm.openai()``, ``mockllm.anthropic()``, async with ``is_async=True``), plain
   ``httpx``/``httpx2`` clients, base URLs, ``patch_env``, ``script``, the request
   journal and ``explain``. At teardown the test fails if a request got the fallback
-  reply or an unscripted 4xx (``harness.plugin.strict``), or a scripted step was never used.
+  reply or an unscripted 4xx, a scripted step was never used, or a scripted tool call
+  was not declared by the request (the verdict's rule, ``mockllm._verdict``; see
+  docs/strictness.md). While it runs, a request to a provider's default host
+  (api.openai.com, api.anthropic.com) is refused and fails the test, naming the host.
 - ``mockllm_server`` — the same over sockets: one loopback server (``python -m mockllm
   serve``) per session, a server-side session per test; ``mockllm_server_process`` is
   the shared server itself.
@@ -20,11 +23,13 @@ collected as test items (see ``harness.plugin.scenario_collection``).
 
 Configure a test with the marker of the same name::
 
-    @pytest.mark.mockllm(seed=3, lenient=True, allow_fallback=True, allow_unused_steps=True)
+    @pytest.mark.mockllm(seed=3, lenient=True, allow_fallback=True, allow_unused_steps=True,
+                         allow_undeclared_tools=True, allow_real_providers=True)
 
 Options (all prefixed, each also an ini option; see ``harness.plugin.config``):
 ``--mockllm-seed``, ``--mockllm-lenient``, ``--mockllm-allow-fallback``,
-``--mockllm-allow-unused-steps``, ``--mockllm-golden-dir``, ``--mockllm-review-report``, and the scenario options
+``--mockllm-allow-unused-steps``, ``--mockllm-allow-undeclared-tools``,
+``--mockllm-allow-real-providers``, ``--mockllm-golden-dir``, ``--mockllm-review-report``, and the scenario options
 of ``harness.plugin.scenario_collection``.
 
 pytest imports this module in every run of every project that has the package
@@ -35,6 +40,7 @@ startup").
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -42,7 +48,7 @@ import pytest
 
 from harness.exceptions import missing_extra, not_installed
 from harness.plugin import hookspecs
-from harness.plugin.config import MARKER, Settings, add_options, base_settings, settings_for
+from harness.plugin.config import MARKER, add_options, base_settings, settings_for
 from harness.plugin.recording import add_recording_options, mockllm_recording_config, recording_session
 from harness.plugin.review_report import add_review_report_option, register_review_report
 from harness.plugin.scenario_collection import (
@@ -80,34 +86,46 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        f"{MARKER}(seed=0, lenient=False, allow_fallback=False, allow_unused_steps=False, record=False): "
+        f"{MARKER}(seed=0, lenient=False, allow_fallback=False, allow_unused_steps=False, "
+        "allow_undeclared_tools=False, allow_real_providers=False, record=False): "
         "configure the mockllm and mockllm_server fixtures for this test.",
     )
     show_goldens_to_syrupy(config)
     register_review_report(config)
 
 
-def _check(fixture: MockLLMFixture | MockLLMServer, settings: Settings) -> None:
-    if not settings.allow_fallback:
-        fixture.assert_all_requests_scripted()
-    if not settings.allow_unused_steps:
-        fixture.assert_all_steps_used()
-
-
 @pytest.fixture
 def mockllm(request: pytest.FixtureRequest) -> Iterator[MockLLMFixture]:
-    """An in-process mock LLM for this test (see ``MockLLMFixture``)."""
-    from harness.plugin.fixtures import MockLLMFixture
+    """An in-process mock LLM for this test (see ``MockLLMFixture``); the providers'
+    default hosts are refused while it runs (unless it records from them), and the
+    verdict's rule applies at teardown."""
+    from harness.plugin.fixtures import MockLLMFixture, refusing_provider_hosts
     from mockllm import MockLLM
 
     settings = settings_for(request.node)
     recording = recording_session(request, settings.record)
-    fixture = MockLLMFixture(MockLLM(seed=settings.seed, lenient=settings.lenient, recordings=recording))
+    mock = MockLLM(
+        seed=settings.seed,
+        lenient=settings.lenient,
+        allow_fallback=settings.allow_fallback,
+        allow_unused_steps=settings.allow_unused_steps,
+        allow_undeclared_tools=settings.allow_undeclared_tools,
+        recordings=recording,
+    )
+    fixture = MockLLMFixture(mock)
+    # A test that records reaches its upstream on purpose: the recording session is the
+    # one door to it, and it writes nothing a real key could leak into.
+    guard = (
+        dataclasses.replace(settings, allow_real_providers=True)
+        if recording is not None and recording.records
+        else settings
+    )
     try:
-        yield fixture
+        with refusing_provider_hosts(guard, "mockllm") as refused:
+            yield fixture
         if recording is not None:
             recording.save()
-        _check(fixture, settings)
+        fixture.verify(settings, refused)
     finally:
         fixture.close()
 
@@ -134,10 +152,13 @@ def mockllm_server_process(
 def mockllm_server(mockllm_server_process: MockLLMServer, request: pytest.FixtureRequest) -> Iterator[MockLLMServer]:
     """This test's mock on the session's loopback server: a server-side session of its
     own (journal, scripts, the marker's settings), checked at teardown like ``mockllm``."""
+    from harness.plugin.fixtures import refusing_provider_hosts
+
     settings = settings_for(request.node)
     with mockllm_server_process.session(seed=settings.seed, lenient=settings.lenient) as server:
-        yield server
-        _check(server, settings)
+        with refusing_provider_hosts(settings, "mockllm_server") as refused:
+            yield server
+        server.verify(settings, refused)
 
 
 @pytest.fixture
@@ -163,8 +184,8 @@ def mockllm_agent(mockllm: MockLLMFixture) -> Iterator[Callable[..., AgentRunner
 @pytest.fixture
 def golden(request: pytest.FixtureRequest) -> GoldenAssertion:
     """syrupy's ``snapshot`` storing event tables under ``golden/``; it refuses a run
-    that got the mock's fallback reply (in the events or in this test's ``mockllm``
-    journal) unless ``@pytest.mark.mockllm(allow_fallback=True)``. Needs the ``golden``
+    that got the mock's fallback reply (the findings of this test's ``mockllm`` or
+    ``mockllm_server``) unless ``@pytest.mark.mockllm(allow_fallback=True)``. Needs the ``golden``
     extra (syrupy); without it the test errors with the install command."""
     __tracebackhide__ = True  # the message says it all; the fixture's source would not
     try:
@@ -174,17 +195,19 @@ def golden(request: pytest.FixtureRequest) -> GoldenAssertion:
             raise
         raise missing_extra("syrupy", needed_by="the golden fixture") from None
     from harness.golden.location import golden_extension
-    from harness.plugin.fixtures import MockLLMFixture
+    from harness.plugin.fixtures import MockLLMFixture, MockLLMServer
 
     snapshot = request.getfixturevalue("snapshot")  # syrupy's, asked for once syrupy is known
 
-    def journal() -> Any:
-        mock = request.node.funcargs.get("mockllm") if hasattr(request.node, "funcargs") else None
-        return mock.journal if isinstance(mock, MockLLMFixture) else ()
+    def findings() -> Any:
+        # The mock's typed findings, which never forget a fallback (the journal's ring may).
+        funcargs = getattr(request.node, "funcargs", {})
+        mock = funcargs.get("mockllm") or funcargs.get("mockllm_server")
+        return mock.findings() if isinstance(mock, (MockLLMFixture, MockLLMServer)) else None
 
     return GoldenAssertion.wrap(
         snapshot,
         golden_extension(request.config),
-        journal=journal,
+        findings=findings,
         allow_fallback=settings_for(request.node).allow_fallback,
     )

@@ -24,13 +24,12 @@ from harness.golden.assertion import GoldenAssertion
 from harness.golden.extension import ScenarioGoldenExtension
 from harness.golden.location import golden_extension
 from harness.plugin.config import base_settings
-from harness.plugin.fixtures import MockLLMFixture, MockLLMServer, UnusedStepsError
-from harness.plugin.strict import UnscriptedRequestsError
+from harness.plugin.fixtures import MockLLMFixture, MockLLMServer
 from harness.scenarios.contract import ScenarioRunner, spoken_protocols
 from harness.scenarios.model import Scenario, ScenarioError, field_line, load_scenario
 from harness.scenarios.playback import check_expectations, run_scenario, scenario_golden
 from harness.scenarios.registry import RunnerNotFound, resolve_runner
-from mockllm import MockLLM
+from mockllm import Allowances, MockLLM, StrictnessError, verify_findings
 from mockllm.testing import MissingExtraError
 
 __all__ = ["ScenarioFile", "ScenarioItem", "replay_scenario", "unscripted_play"]
@@ -116,32 +115,28 @@ def _differs_across_protocols(
     return f"{protocol} behaves differently from {first[0]}:\n{diff}"
 
 
-_SCENARIO_OPT_OUT = (
-    "In a scenario file, allow_fallback: true accepts fallback replies and unscripted 4xx, and "
-    "allow_unused_steps: true accepts unreached steps."
-)
+def _scenario_opt_out(name: str) -> str:
+    """An opt-out as a scenario file says it."""
+    if name in ("allow_fallback", "allow_unused_steps"):
+        return f"{name}: true in the scenario file"
+    return f"no scenario field allows this ({name} exists for the pytest fixtures): fix the script or the runner"
 
 
 def unscripted_play(mock: MockLLMFixture | MockLLMServer, scenario: Scenario) -> str | None:
     """Why what the mock served this scenario's run is not what the scenario scripted, or
-    None: a request got the fallback reply or an unscripted 4xx, or a scripted step was never
-    reached — unless the scenario allows it (``allow_fallback``, ``allow_unused_steps``).
+    None: mockllm's one verdict rule (``mockllm.verify_findings``: a fallback reply, an
+    unscripted 4xx, a scripted step never reached, a tool call the request did not
+    declare), less what the scenario allows (``allow_fallback``, ``allow_unused_steps``).
 
-    The one verdict of a scenario item, checked before its expectations and its golden, so
-    that a run nobody scripted neither passes nor writes a golden. It asks the mock's
-    journal and unused-step table the questions the ``mockllm`` fixture asks at teardown."""
-    checks = []
-    if not scenario.allow_fallback:
-        checks.append(mock.assert_all_requests_scripted)
-    if not scenario.allow_unused_steps:
-        checks.append(mock.assert_all_steps_used)
-    problems = []
-    for check in checks:
-        try:
-            check()
-        except (UnscriptedRequestsError, UnusedStepsError) as exc:
-            problems.append(str(exc))
-    return "\n".join([*problems, _SCENARIO_OPT_OUT]) if problems else None
+    Checked before the scenario's expectations and its golden, so that a run nobody
+    scripted neither passes nor writes a golden. The findings are counted apart from the
+    journal, so a long run forgets none."""
+    allowances = Allowances(allow_fallback=scenario.allow_fallback, allow_unused_steps=scenario.allow_unused_steps)
+    try:
+        verify_findings(mock.findings(), allowances, opt_out=_scenario_opt_out)
+    except StrictnessError as exc:
+        return str(exc)
+    return None
 
 
 async def _play(
@@ -175,7 +170,11 @@ def replay_scenario(snapshot: Any, request: pytest.FixtureRequest) -> None:
             pytest.fail(f"{title}: {problem}", pytrace=False)
         extension = golden_extension(request.config, ScenarioGoldenExtension)
         golden = GoldenAssertion.wrap(
-            snapshot, extension, journal=lambda: mock.journal, allow_fallback=scenario.allow_fallback
+            snapshot,
+            extension,
+            journal=lambda: mock.journal,
+            findings=mock.findings,
+            allow_fallback=scenario.allow_fallback,
         )
         data = scenario_golden(scenario, run)
         serialized = golden.extension.serialize(data)  # text, though syrupy's type allows bytes

@@ -1,63 +1,64 @@
-"""Strict mode: a test fails when the mock answered a request nobody scripted.
+"""Strict mode: the verdict's rule (``mockllm._verdict``) at the plugin's doors.
 
-The mock answers a request it has no instruction for with a 200 fallback reply (no
-chain, past the end of the chain, a malformed chain, an invalid instruction) and answers
-a request a real provider would refuse with a 4xx. Outside pytest that is what a client
-should get; inside a test it means the test is not testing what it scripted, so the
-plugin fails the test at teardown listing each such request, the way pytest-httpx fails
-on "no response can be found for … amongst: …". The journal already records why each
-request was answered as it was; this module only reads it.
+The mock answers a request it has no instruction for with a 200 fallback reply and a
+request a real provider would refuse with a 4xx; a script may call a tool the app never
+declared; the app may make fewer calls than scripted. Outside pytest that is what a
+client should get; inside a test it means the test is not testing what it scripted, so
+the fixtures fail the test at teardown listing each problem, the way pytest-httpx fails
+on "no response can be found for … amongst: …". The rule lives in mockllm, read from
+typed journal fields and counted apart from the journal; this module only chooses the
+error class and says the opt-outs in pytest's words (marker, flag, ini option).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 from harness.exceptions import HarnessError
-from mockllm import JournalEntry
+from harness.plugin.config import Settings
+from mockllm import Allowances, Findings, Problem, ProblemKind, StrictnessError, verify_findings
+from mockllm.testing import failures
 
-__all__ = ["UnscriptedRequestsError", "assert_all_requests_scripted", "unscripted"]
-
-
-class UnscriptedRequestsError(HarnessError, AssertionError):
-    """Requests got the mock's fallback reply or an unscripted 4xx."""
-
-
-def unscripted(journal: Iterable[JournalEntry]) -> list[JournalEntry]:
-    """The entries answered by no script: fallbacks and unscripted 4xx rejections."""
-    return [
-        entry
-        for entry in journal
-        if entry.fallback_reason is not None
-        or (400 <= entry.status < 500 and not (entry.error or "").startswith("scripted"))
-    ]
+__all__ = [
+    "UnscriptedRequestsError",
+    "UnusedStepsError",
+    "allowances_of",
+    "pytest_opt_out",
+    "verify_test",
+]
 
 
-def _describe(entry: JournalEntry) -> str:
-    turn = f", turn {entry.turn_index}" if entry.turn_index is not None else ""
-    head = f"  - {entry.method} {entry.path} (request {entry.index}{turn})"
-    if entry.fallback_reason is not None:
-        lines = [f"{head}: fallback reply, {entry.fallback_reason}"]
-        explanation = entry.explanation or ""
-        lines.extend(f"      {line}" for line in explanation.splitlines())
-        return "\n".join(lines)
-    return f"{head}: rejected with {entry.status}: {entry.error}"
+class UnscriptedRequestsError(HarnessError, StrictnessError):
+    """Requests got the mock's fallback reply or an unscripted 4xx, a scripted tool call
+    was not declared, or a request went to a provider host (with whatever else failed)."""
 
 
-def assert_all_requests_scripted(journal: Iterable[JournalEntry], scripts: Sequence[str] = ()) -> None:
-    """Fail listing every request no script answered; ``scripts`` names the registered
-    scripts, shown as the candidates."""
-    missed = unscripted(journal)
-    if not missed:
-        return
-    listing = "\n".join(_describe(entry) for entry in missed)
-    if scripts:
-        candidates = "No registered script matched them, amongst:\n" + "\n".join(f"  - {s}" for s in scripts)
-    else:
-        candidates = "No script is registered (mockllm._parsing) to answer requests without instruction tags."
-    raise UnscriptedRequestsError(
-        f"{len(missed)} request(s) to the mock were answered by no script:\n{listing}\n{candidates}\n"
-        "Script every model call the code makes (an instruction chain in a user message, or "
-        "mockllm.script(chain, match=...)), or allow this with "
-        "@pytest.mark.mockllm(allow_fallback=True)."
+class UnusedStepsError(HarnessError, StrictnessError):
+    """Scripted instructions were never reached by any request (and nothing else failed)."""
+
+
+def pytest_opt_out(name: str) -> str:
+    """An opt-out as a pytest user sets it: the marker, the flag, the ini option."""
+    flag = "--mockllm-" + name.replace("_", "-")
+    return f"@pytest.mark.mockllm({name}=True) (or {flag}, or the ini option mockllm_{name})"
+
+
+def allowances_of(settings: Settings) -> Allowances:
+    """The rule's opt-outs from a test's settings."""
+    return Allowances(
+        allow_fallback=settings.allow_fallback,
+        allow_unused_steps=settings.allow_unused_steps,
+        allow_undeclared_tools=settings.allow_undeclared_tools,
+        allow_real_providers=settings.allow_real_providers,
     )
+
+
+def verify_test(findings: Findings, settings: Settings, refused: Sequence[str] = ()) -> None:
+    """Fail the test on every problem of ``findings`` (and each request to a provider
+    host the fixture ``refused``) that ``settings`` does not allow."""
+    __tracebackhide__ = True
+    findings = findings.plus(Problem(kind=ProblemKind.UNMOCKED_HOST, summary=shown) for shown in refused)
+    allowances = allowances_of(settings)
+    failing = failures(findings, allowances)
+    error = UnusedStepsError if set(failing) == {ProblemKind.UNUSED_STEP} else UnscriptedRequestsError
+    verify_findings(findings, allowances, opt_out=pytest_opt_out, error=error)

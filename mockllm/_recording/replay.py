@@ -190,6 +190,7 @@ class RecordingLibrary:
             **_journal(path, body),
             "status": 404,
             "error": message,
+            "replay_miss": True,
         }
 
     def explain_miss(self, method: str, path: str, body: Any) -> str:

@@ -19,7 +19,16 @@ from typing import Any
 from mockllm._conversation import Conversation, Row, text_of
 from mockllm._generation import TOOL_CALL_ID
 from mockllm._plan import ReplyPlan, TextPart, slice_batches, word_batches
-from mockllm._wire.base import EventBatches, RequestRejected, StreamRenderer, dumps, first_events, sse_event
+from mockllm._wire.base import (
+    DeclaredTools,
+    EventBatches,
+    RequestRejected,
+    StreamRenderer,
+    dumps,
+    first_events,
+    sse_event,
+    tools_declared,
+)
 from mockllm._wire.parameter_types import Kind, wrong_type
 
 __all__ = ["AnthropicMessagesCodec", "anthropic_messages"]
@@ -370,6 +379,10 @@ class AnthropicMessagesCodec(StreamRenderer):
 
     def wants_stream(self, body: dict[str, Any]) -> bool:
         return body.get("stream") is True
+
+    def declared_tools(self, body: dict[str, Any]) -> DeclaredTools:
+        """``tools[]`` by ``name``, with ``input_schema`` (server tools have none)."""
+        return tools_declared(body.get("tools"), "input_schema")
 
     def render_json(self, plan: ReplyPlan, body: dict[str, Any]) -> bytes:
         """The non-streaming ``Message``."""

@@ -52,6 +52,28 @@ def sse_event(data: Any, event: str | None = None) -> bytes:
     return f"event: {event}\ndata: {payload}\n\n".encode()
 
 
+DeclaredTools = dict[str, Any]
+"""A request's declared tools: name -> the JSON schema of its arguments (None: no schema)."""
+
+
+def tools_declared(items: Any, schema_field: str, *, nested: str | None = None) -> DeclaredTools:
+    """The named tools of a request's ``tools`` list: each item's ``name`` and
+    ``schema_field`` (inside ``item[nested]`` when the item has that object)."""
+    declared: DeclaredTools = {}
+    if not isinstance(items, list):
+        return declared
+    for item in items:
+        if not isinstance(item, dict):
+            continue
+        if nested is not None and isinstance(item.get(nested), dict):
+            item = item[nested]
+        name = item.get("name")
+        if isinstance(name, str):
+            schema = item.get(schema_field)
+            declared[name] = schema if isinstance(schema, dict) else None
+    return declared
+
+
 class WireCodec(Protocol):
     """One provider protocol, and the one owner of everything about it.
 
@@ -75,6 +97,8 @@ class WireCodec(Protocol):
       ``RequestRejected`` for what the real provider rejects (missing required fields,
       and, unless lenient, bad tool-call pairing checked on that reading).
     - ``wants_stream(body)``: whether the client asked for SSE.
+    - ``declared_tools(body)``: the tools the request declares, by name, each with its
+      JSON schema (None when it gives none); what a scripted tool call is checked against.
     - ``render_json(plan, body)``: the non-streaming response body.
     - ``render_stream(plan, body)``: the streamed response, rendered as it is consumed:
       batches (lists) of complete SSE events (framing included), each batch a few tens
@@ -110,6 +134,8 @@ class WireCodec(Protocol):
     def read_request(self, body: Any, *, lenient: bool) -> Conversation: ...
 
     def wants_stream(self, body: dict[str, Any]) -> bool: ...
+
+    def declared_tools(self, body: dict[str, Any]) -> DeclaredTools: ...
 
     def render_json(self, plan: ReplyPlan, body: dict[str, Any]) -> bytes: ...
 

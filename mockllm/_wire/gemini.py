@@ -32,7 +32,15 @@ from typing import Any
 
 from mockllm._conversation import Conversation, Row
 from mockllm._plan import ReplyPlan, TextPart, word_batches
-from mockllm._wire.base import SSE_MEDIA_TYPE, EventBatches, RequestRejected, StreamRenderer, dumps, first_events
+from mockllm._wire.base import (
+    SSE_MEDIA_TYPE,
+    DeclaredTools,
+    EventBatches,
+    RequestRejected,
+    StreamRenderer,
+    dumps,
+    first_events,
+)
 
 __all__ = ["GEMINI_PATH", "GeminiCodec", "gemini", "gemini_error_body"]
 
@@ -84,6 +92,15 @@ def gemini_error_body(status: int, type: str | None, message: str | None) -> byt
 
 def _reject(message: str) -> RequestRejected:
     return RequestRejected(message, status=400, type="INVALID_ARGUMENT")
+
+
+def _json_schema(schema: Any) -> Any:
+    """Gemini's OpenAPI-style schema as JSON Schema: ``"type": "OBJECT"`` -> ``"object"``."""
+    if isinstance(schema, dict):
+        return {k: v.lower() if k == "type" and isinstance(v, str) else _json_schema(v) for k, v in schema.items()}
+    if isinstance(schema, list):
+        return [_json_schema(item) for item in schema]
+    return schema
 
 
 def field(obj: dict[str, Any], name: str) -> Any:
@@ -196,6 +213,23 @@ class GeminiCodec(StreamRenderer):
             if texts or not results:
                 out.append(("user", "\n".join(texts), (), (), position))
         return Conversation(tuple(out))
+
+    def declared_tools(self, body: dict[str, Any]) -> DeclaredTools:
+        """``tools[].functionDeclarations[]`` by ``name``, with ``parametersJsonSchema`` (a
+        JSON schema) or ``parameters`` (Gemini's OpenAPI subset, whose upper-case type
+        names are read as JSON Schema's)."""
+        declared: DeclaredTools = {}
+        tools = field(body, "tools")
+        for tool in tools if isinstance(tools, list) else []:
+            functions = field(tool, "functionDeclarations") if isinstance(tool, dict) else None
+            for function in functions if isinstance(functions, list) else []:
+                if not isinstance(function, dict) or not isinstance(function.get("name"), str):
+                    continue
+                schema = field(function, "parametersJsonSchema")
+                if schema is None:
+                    schema = _json_schema(field(function, "parameters"))
+                declared[function["name"]] = schema if isinstance(schema, dict) else None
+        return declared
 
     def read_request(self, body: Any, *, lenient: bool) -> Conversation:
         """Reject what Gemini answers with a 400 ``INVALID_ARGUMENT``; else ``read(body)``.

@@ -22,7 +22,16 @@ from typing import Any
 from mockllm._conversation import Conversation, Row, text_of
 from mockllm._pairing import PairingProblem, find_pairing_problem
 from mockllm._plan import ReplyPlan, TextPart, Usage, slice_batches, word_batches
-from mockllm._wire.base import EventBatches, RequestRejected, StreamRenderer, dumps, first_events, sse_event
+from mockllm._wire.base import (
+    DeclaredTools,
+    EventBatches,
+    RequestRejected,
+    StreamRenderer,
+    dumps,
+    first_events,
+    sse_event,
+    tools_declared,
+)
 from mockllm._wire.openai_errors import check_openai_types, openai_error_body, openai_error_fields
 from mockllm._wire.parameter_types import Kind, json_type
 
@@ -217,6 +226,13 @@ class OpenAIChatCodec(StreamRenderer):
     def wants_stream(self, body: dict[str, Any]) -> bool:
         """Whether the client asked for server-sent events (``"stream": true``)."""
         return body.get("stream") is True
+
+    def declared_tools(self, body: dict[str, Any]) -> DeclaredTools:
+        """``tools[].function`` (``parameters``), custom tools, and the legacy ``functions``."""
+        declared = tools_declared(body.get("functions"), "parameters")
+        declared.update(tools_declared(body.get("tools"), "parameters", nested="function"))
+        declared.update(tools_declared(body.get("tools"), "parameters", nested="custom"))
+        return declared
 
     def render_json(self, plan: ReplyPlan, body: dict[str, Any]) -> bytes:
         """The ``chat.completion`` object."""

@@ -19,7 +19,16 @@ from typing import Any
 from mockllm._conversation import Conversation, Row, text_of
 from mockllm._pairing import find_pairing_problem
 from mockllm._plan import ReplyPlan, TextPart, count_words, slice_batches, word_batches
-from mockllm._wire.base import EventBatches, RequestRejected, StreamRenderer, dumps, first_events, sse_event
+from mockllm._wire.base import (
+    DeclaredTools,
+    EventBatches,
+    RequestRejected,
+    StreamRenderer,
+    dumps,
+    first_events,
+    sse_event,
+    tools_declared,
+)
 from mockllm._wire.openai_errors import check_openai_types, openai_error_body, openai_error_fields
 from mockllm._wire.parameter_types import Kind, json_type
 
@@ -141,6 +150,10 @@ class OpenAIResponsesCodec(StreamRenderer):
 
     def wants_stream(self, body: dict[str, Any]) -> bool:
         return body.get("stream") is True
+
+    def declared_tools(self, body: dict[str, Any]) -> DeclaredTools:
+        """Function and custom tools of ``tools[]`` by ``name``, with ``parameters``."""
+        return tools_declared(body.get("tools"), "parameters")
 
     # -- replies ------------------------------------------------------------------
 

@@ -76,7 +76,8 @@ def test_unused_scripted_steps_fail_the_test_at_teardown(project: pytest.Pyteste
         f"E             - chain {chain} step 1 ('step-1')\n"
         f"E             - chain {chain} step 2 ('step-2')\n"
         "E           The code under test made fewer model calls than the script expects. Shorten the script, "
-        "or allow it with @pytest.mark.mockllm(allow_unused_steps=True)."
+        "or allow this with @pytest.mark.mockllm(allow_unused_steps=True) (or --mockllm-allow-unused-steps, "
+        "or the ini option mockllm_allow_unused_steps)."
     ) in out
 
 
@@ -139,7 +140,8 @@ def test_the_marker_sets_the_seed_and_rejects_unknown_options(project: pytest.Py
     result.assert_outcomes(passed=3, errors=1)
     assert (
         "UsageError: @pytest.mark.mockllm got an unknown argument sead=2; it takes seed=a whole number (int), "
-        "lenient=True or False, allow_fallback=True or False, allow_unused_steps=True or False, record=True or False"
+        "lenient=True or False, allow_fallback=True or False, allow_unused_steps=True or False, record=True or False, "
+        "allow_undeclared_tools=True or False, allow_real_providers=True or False"
     ) in result.stdout.str()
 
 

@@ -34,13 +34,16 @@ def test_a_refusal_the_app_swallowed_still_fails_when_the_block_ends() -> None:
         with intercept(block_unmocked=True):
             app_that_hides_errors()
     assert str(info.value) == (
-        "1 request(s) went to hosts the mock does not serve (intercept(block_unmocked=True) serves "
-        "api.anthropic.com, api.openai.com):\n  - GET http://elsewhere.invalid/v1/models"
+        "1 request(s) went to hosts the mock does not serve:\n"
+        "  - GET http://elsewhere.invalid/v1/models (intercept(block_unmocked=True) serves "
+        "api.anthropic.com, api.openai.com)\n"
+        "The request was refused before any connection. Point the client at the mock (patch_env, base_url, "
+        "an http_client from the fixture, or intercept()), or allow this with intercept(block_unmocked=False)."
     )
 
 
 def test_the_mocked_hosts_are_still_served_and_others_pass_without_the_flag() -> None:
-    with intercept(block_unmocked=True) as mock, httpx2.Client() as client:
+    with intercept(block_unmocked=True, allow_fallback=True) as mock, httpx2.Client() as client:
         client.post(
             "https://api.openai.com/v1/chat/completions",
             json={"model": "m", "messages": [{"role": "user", "content": "hi"}]},

@@ -17,9 +17,9 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from mockllm import Limits, MockLLM, MockLLMError, ScriptLimitReached, _engine, _parsing
-from mockllm._engine import CHAIN_TABLE_BYTES
+from mockllm import Limits, MockLLM, MockLLMError, ScriptLimitReached, _parsing, _steps
 from mockllm._parsing import MAX_VALUES, clear_script_cache, parse_script
+from mockllm._steps import CHAIN_TABLE_BYTES
 from tests.http_support import follow_up
 from tests.mockllm.server_support import PATHS, PROTOCOLS, ServerProcess, launch, script, user_body
 from tests.mockllm.test_server_faults import threaded_server
@@ -91,14 +91,14 @@ def test_a_chain_that_cannot_be_written_as_json_is_refused_as_a_script() -> None
 
 
 def test_the_unused_step_table_is_bounded_in_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
-    # A quarter of the real cap (4 MiB), read by the engine at each new chain: the same
+    # A quarter of the real cap (4 MiB), read by the step table at each new chain: the same
     # eviction, met after 12 chains of 1,000 steps instead of 48 (a quarter of the work).
-    monkeypatch.setattr(_engine, "CHAIN_TABLE_BYTES", CHAIN_TABLE_BYTES // 4)
-    table_bytes = _engine.CHAIN_TABLE_BYTES
+    monkeypatch.setattr(_steps, "CHAIN_TABLE_BYTES", CHAIN_TABLE_BYTES // 4)
+    table_bytes = _steps.CHAIN_TABLE_BYTES
     mock = MockLLM()
     steps = 1000  # each labelled with 200 characters: ~260 KB a chain in the table
     chains = table_bytes // (steps * 260) * 3
-    assert chains < _engine.CHAIN_TABLE_SIZE  # the byte cap evicts, not the count cap
+    assert chains < _steps.CHAIN_TABLE_SIZE  # the byte cap evicts, not the count cap
     for n in range(chains):
         chain = [
             {"id": f"{n:04d}-{i:04d}-" + "x" * 190, "messages": [{"text_message": {"length": 1}}]} for i in range(steps)

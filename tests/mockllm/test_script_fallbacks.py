@@ -32,7 +32,7 @@ def test_a_match_that_fits_nothing_shows_the_first_user_message(clients: Any) ->
     )
     assert "What time is it?" in reply.headers["x-mockllm-fallback"]
     with pytest.raises(UnscriptedRequestsError) as failure:
-        clients.assert_all_requests_scripted()
+        clients.verify()
     assert "none fits the first user message 'What time is it?'" in str(failure.value)
     assert "match text='weather'" in str(failure.value)  # the candidates it was compared with
 
@@ -54,7 +54,7 @@ def test_a_registered_script_run_past_its_end_says_so(clients: Any) -> None:
     assert reason.startswith("the script has 1 step and this is turn 2: ")
     assert again.headers["x-mockllm-fallback"].startswith("the script has 1 step and this is turn 2")
     with pytest.raises(UnscriptedRequestsError, match="fallback reply, the script has 1 step and this is turn 2"):
-        clients.assert_all_requests_scripted()
+        clients.verify()
 
 
 def test_explain_says_a_tagged_chain_ran_past_its_end() -> None:

@@ -29,14 +29,15 @@ def _app_turns(clients: Any, question: str, model: str = "gpt-mock") -> tuple[li
         {"role": "user", "content": f"Question: {question}"},
     ]
     bodies = []
-    first = http.post("/v1/chat/completions", json={"model": model, "messages": messages})
+    tools = [{"type": "function", "function": {"name": "weather", "parameters": {"type": "object"}}}]
+    first = http.post("/v1/chat/completions", json={"model": model, "messages": messages, "tools": tools})
     bodies.append(first.content)
     call = first.json()["choices"][0]["message"]["tool_calls"][0]
     messages += [
         first.json()["choices"][0]["message"],
         {"role": "tool", "tool_call_id": call["id"], "content": "sunny"},
     ]
-    second = http.post("/v1/chat/completions", json={"model": model, "messages": messages})
+    second = http.post("/v1/chat/completions", json={"model": model, "messages": messages, "tools": tools})
     bodies.append(second.content)
     return bodies, second.json()
 
@@ -50,7 +51,7 @@ def test_a_script_answers_an_untagged_app_turn_by_turn_and_the_journal_names_it(
         (script_id, "answer", 1),
     ]
     assert clients.unused_steps() == []
-    clients.assert_all_requests_scripted()
+    clients.verify()
 
 
 def test_the_same_request_gives_the_same_bytes_in_process_and_over_the_socket(mock_server_url: str) -> None:

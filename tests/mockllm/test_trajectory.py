@@ -3,6 +3,7 @@ mode, from events, plain calls and the mock's journal; and the modes' lattice.""
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from dataclasses import dataclass
 from types import SimpleNamespace
@@ -155,24 +156,22 @@ def test_plain_call_objects_of_the_users_own() -> None:
     assert_trajectory([Call("fetch", {"id": "V-9"})], [FETCH])
 
 
-def test_the_mocks_journal_with_tool_calls_on_its_entries() -> None:
-    # The shape a journal that records tool calls has: entries with method, path,
-    # status and tool_calls (read defensively, by attribute).
-    entry = SimpleNamespace(method="POST", path="/v1/chat/completions", status=200, tool_calls=[SEARCH])
-    bare = SimpleNamespace(method="POST", path="/v1/chat/completions", status=200, tool_calls=[])
-    mock = SimpleNamespace(journal=[entry, bare])
-    assert_trajectory(mock, [SEARCH])
-    assert_trajectory([entry, bare], [SEARCH])
+def test_anything_with_a_tool_calls_method_is_read_as_a_journal() -> None:
     assert_trajectory(SimpleNamespace(tool_calls=lambda: [FETCH]), [FETCH])
 
 
-def test_a_journal_without_tool_calls_says_what_to_pass() -> None:
+def test_the_mocks_journal_is_the_trajectory_of_the_calls_it_scripted() -> None:
     mock = MockLLM()
-    mock.handle("POST", "/v1/chat/completions", {}, b'{"model": "m", "messages": [{"role": "user", "content": "hi"}]}')
-    if any(hasattr(entry, "tool_calls") for entry in mock.journal):
-        pytest.skip("this mockllm's journal records tool calls")  # then the test above covers it
-    with pytest.raises(TypeError, match="journal records no tool calls .* pass the run's events"):
-        assert_trajectory(mock, [])
+    calls = [{"name": "search", "args": {"q": "a"}}, {"name": "fetch", "args": {"url": "u"}}]
+    chain = InstructionChain(instruction_chain=[{"messages": [{"tool_call": calls}]}]).tagged("go")
+    tools = [{"type": "function", "function": {"name": c["name"], "parameters": {"type": "object"}}} for c in calls]
+    body = {"model": "m", "messages": [{"role": "user", "content": chain}], "tools": tools}
+    assert mock.handle("POST", "/v1/chat/completions", {}, json.dumps(body).encode()).status == 200
+    for source in (mock, mock.journal, list(mock.journal)):
+        assert_trajectory(source, calls)
+        assert_trajectory(source, ["fetch"], mode="superset")
+    with pytest.raises(AssertionError, match="call 1 differs"):
+        assert_trajectory(mock, [{"name": "fetch", "args": {"url": "u"}}, {"name": "search", "args": {"q": "a"}}])
 
 
 def test_not_a_trajectory() -> None:

@@ -21,10 +21,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from harness.exceptions import HarnessError
-from harness.golden.assertion import FALLBACK_PREFIX, FallbackRefused
+from harness.golden.assertion import FallbackRefused
 from harness.golden.review.changes import GoldenChange
 from harness.golden.review.rows import Pair, pair_rows, parse_golden
 from harness.golden.review.wording import count
+from mockllm.testing import FALLBACK_PREFIX
 
 __all__ = ["ACCEPT", "DECISIONS", "REJECT", "GoldenDecisions", "Hunk", "ReviewConflict", "open_decisions"]
 

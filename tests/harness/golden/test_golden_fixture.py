@@ -82,8 +82,11 @@ def test_a_golden_that_would_record_a_fallback_reply_is_refused(strict_pytester:
     result.assert_outcomes(passed=1, failed=2, errors=2)
     out = result.stdout.str()
     assert "golden refused: the run got the mock's fallback reply" in out
-    assert "event 1.content: 'mockllm fallback reply: " in out
-    assert "request 1 (POST /v1/chat/completions): fallback_reason=" in out
+    # The evidence is the mock's typed record (the findings), never the reply's text.
+    assert (
+        "POST /v1/chat/completions (request 1, turn 1): fallback reply, the script has 1 step and this is turn 2: "
+        "turn index 1 is past" in out
+    )
     assert "@pytest.mark.mockllm(allow_fallback=True)" in out
     goldens = strict_pytester.path / "golden" / "test_fallback"
     assert sorted(p.name for p in goldens.iterdir()) == ["test_allowed.golden"]

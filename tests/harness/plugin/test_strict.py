@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import textwrap
 
 import pytest
 
@@ -59,7 +60,7 @@ def _error_text(output: str, test: str) -> str:
     """The message of one test's teardown error, as the test's author reads it."""
     section = output.split(f"ERROR at teardown of {test} ", 1)[1]
     section = re.split(r"ERROR at teardown of |short test summary info", section)[0]
-    return "\n".join(line[8:] for line in section.splitlines() if line.startswith("E       "))
+    return textwrap.dedent("\n".join(line[1:] for line in section.splitlines() if line.startswith("E   ")))
 
 
 def test_fallbacks_and_unscripted_rejections_fail_at_teardown(project: pytest.Pytester) -> None:
@@ -70,14 +71,15 @@ def test_fallbacks_and_unscripted_rejections_fail_at_teardown(project: pytest.Py
     untagged = _error_text(out, "test_untagged")
     assert untagged.startswith(
         "harness.plugin.strict.UnscriptedRequestsError: "
-        "1 request(s) to the mock were answered by no script:\n"
+        "1 request(s) to the mock got the fallback reply:\n"
         "  - POST /v1/chat/completions (request 0): fallback reply, "
         "no user message holds an instruction block\n"
         "      protocol: openai-chat\n"
         "      chain: none (no user message holds an instruction block)\n"
-        "No script is registered (mockllm._parsing) to answer requests without instruction tags.\n"
+        "No script is registered to answer requests without instruction tags.\n"
         "Script every model call the code makes (an instruction chain in a user message, or "
-        "mockllm.script(chain, match=...)), or allow this with @pytest.mark.mockllm(allow_fallback=True)."
+        "mock.script(chain, match=...)), or allow this with @pytest.mark.mockllm(allow_fallback=True) "
+        "(or --mockllm-allow-fallback, or the ini option mockllm_allow_fallback)."
     ), untagged
 
     too_many = _error_text(out, "test_one_too_many")

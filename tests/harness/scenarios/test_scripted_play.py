@@ -108,7 +108,7 @@ def test_a_fallback_reply_fails_the_item(project: pytest.Pytester, mode: list[st
     user_scenario(project, "twice")
     result = project.runpytest("scenarios", "--snapshot-update", *mode)
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*1 request(s) to the mock were answered by no script:*", "*fallback reply*"])
+    result.stdout.fnmatch_lines(["*1 request(s) to the mock got the fallback reply:*", "*fallback reply*"])
     assert goldens(project) == []
 
 
@@ -117,7 +117,7 @@ def test_an_unscripted_4xx_fails_the_item(project: pytest.Pytester, mode: list[s
     user_scenario(project, "bad_request")
     result = project.runpytest("scenarios", "--snapshot-update", *mode)
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*answered by no script:*", "*rejected with 400*"])
+    result.stdout.fnmatch_lines(["*rejected with a 4xx no script asked for:*", "*rejected with 400*"])
     assert goldens(project) == []
 
 

@@ -1,0 +1,266 @@
+"""The request journal: what the mock received and what it answered, one entry a request.
+
+Each ``JournalEntry`` carries typed fields a reader tests, never prose to parse:
+
+- ``outcome`` (an ``Outcome``): scripted, scripted error, fallback, rejected (a 4xx no
+  script asked for), mock failure (the mock's own 500) or served (an endpoint that is
+  not a model call: models, token counting, embeddings).
+- ``request``: the parsed request (``RecordedRequest``: model, messages, tools and the
+  other parameters), as respx's ``calls[i].request`` lets a test assert what was sent.
+- ``reply``: the reply's text and tool calls (``RecordedReply``).
+- ``undeclared_tool_calls``: the reply's scripted tool calls that the request did not
+  declare, or whose arguments break the declared JSON schema.
+
+``Journal`` is the list ``MockLLM.journal`` returns (newest last) with a small query API:
+``journal.requests(model=...)``, ``journal.tool_calls(name=...)``. The journal is a ring
+(bounded by count and bytes); what strictness needs is counted apart
+(``mockllm._verdict``), so a test's verdict never depends on the ring's size.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from enum import Enum
+from typing import Any
+
+from pydantic import BaseModel, PrivateAttr
+
+from mockllm._attempts import AttemptRule
+from mockllm._limits import clip_text
+from mockllm._plan import ReplyPlan
+
+__all__ = [
+    "Journal",
+    "JournalEntry",
+    "Outcome",
+    "RecordedReply",
+    "RecordedRequest",
+    "RecordedToolCall",
+    "UndeclaredToolCall",
+    "entry_bytes",
+    "recorded_reply",
+    "recorded_request",
+]
+
+
+class Outcome(str, Enum):
+    """How the mock answered one request."""
+
+    SCRIPTED = "scripted"
+    """A scripted step answered (an instruction chain or a registered script)."""
+    SCRIPTED_ERROR = "scripted_error"
+    """A scripted fault: an HTTP error or an error cut into the stream."""
+    FALLBACK = "fallback"
+    """No step answered: the mock's fallback reply (``fallback_reason`` says why)."""
+    REJECTED = "rejected"
+    """A 4xx that no script asked for: what a real provider would refuse."""
+    MOCK_FAILURE = "mock_failure"
+    """The mock failed on the request (a 500 naming a bug in mockllm)."""
+    SERVED = "served"
+    """An endpoint that is not a model call (models, token counts, embeddings)."""
+
+    @property
+    def scripted(self) -> bool:
+        """Whether a script chose this answer."""
+        return self in (Outcome.SCRIPTED, Outcome.SCRIPTED_ERROR)
+
+
+class RecordedToolCall(BaseModel):
+    """One tool call of a reply: ``arguments`` parsed from its JSON text."""
+
+    id: str
+    name: str
+    arguments: Any = None
+    request_index: int = -1
+    """The journal index of the request whose reply made it."""
+
+
+class UndeclaredToolCall(BaseModel):
+    """A scripted tool call the request did not allow: ``reason`` says how (the name
+    is not among ``declared``, or the arguments break the declared schema)."""
+
+    name: str
+    reason: str
+    declared: list[str] = []
+
+
+class RecordedRequest(BaseModel):
+    """What the app sent, parsed: ``messages`` is the request's message list (``input``
+    for the Responses API, a string made one user message), ``tools`` its declared
+    tools as sent, ``parameters`` every other field (``temperature``, ``stream``,
+    ``system``, ``tool_choice``...)."""
+
+    model: str | None = None
+    messages: list[Any] = []
+    tools: list[Any] = []
+    parameters: dict[str, Any] = {}
+
+    @property
+    def tool_names(self) -> list[str]:
+        """The names of the declared tools, in order."""
+        names = []
+        for tool in self.tools:
+            if isinstance(tool, dict):
+                function = tool.get("function")
+                inner = function if isinstance(function, dict) else tool
+                name = inner.get("name")
+                if isinstance(name, str):
+                    names.append(name)
+        return names
+
+
+class RecordedReply(BaseModel):
+    """What the reply said: its text and its tool calls."""
+
+    text: str = ""
+    tool_calls: list[RecordedToolCall] = []
+
+
+class JournalEntry(BaseModel):
+    """What the mock received and what it chose, for one request."""
+
+    index: int
+    method: str
+    path: str
+    protocol: str | None
+    outcome: Outcome = Outcome.SERVED
+    """How the request was answered: the field strictness reads."""
+    model: str | None = None
+    stream: bool = False
+    status: int
+    attempt: int = 0
+    attempt_rule: AttemptRule | None = None
+    """How ``attempt`` was counted: ``header`` (``x-stainless-retry-count``) or ``repeat``
+    (the Nth identical request); see ``mockllm._attempts``."""
+    chain_id: str | None = None
+    chain_length: int = 0
+    turn_index: int | None = None
+    instruction_id: str | None = None
+    fallback_reason: str | None = None
+    error: str | None = None
+    """Why the request was rejected, or which scripted fault it got (for reading)."""
+    warnings: list[str] = []
+    script_id: str | None = None
+    """The registered script that answered (``MockLLM.script``), if one did."""
+    explanation: str | None = None
+    """``explain()``'s report, for a request that got the fallback reply."""
+    rebuilt_from: str | None = None
+    """The held id whose history the request was rebuilt from (an Anthropic thread's
+    ``previous_message_id``, a Responses ``previous_response_id`` or ``conversation``);
+    None when the client sent the whole history. See ``mockllm._held``."""
+    request: RecordedRequest | None = None
+    """The parsed request, for a model call whose body was JSON."""
+    reply: RecordedReply | None = None
+    """The reply's text and tool calls, for a reply that was not an error."""
+    undeclared_tool_calls: list[UndeclaredToolCall] = []
+    """Scripted tool calls the request did not declare or whose arguments break the schema."""
+    _weight: int = PrivateAttr(default=0)
+
+
+class Journal(list[JournalEntry]):
+    """The journal's entries, newest last, with queries a test asserts on."""
+
+    def requests(
+        self, *, model: str | None = None, protocol: str | None = None, path: str | None = None
+    ) -> list[RecordedRequest]:
+        """The parsed requests of the model calls, oldest first, of ``model``,
+        ``protocol`` and ``path`` where given."""
+        return [
+            entry.request
+            for entry in self
+            if entry.request is not None
+            and (model is None or entry.model == model)
+            and (protocol is None or entry.protocol == protocol)
+            and (path is None or entry.path == path)
+        ]
+
+    def tool_calls(self, name: str | None = None) -> list[RecordedToolCall]:
+        """The tool calls the mock's replies made, oldest first (those named ``name``)."""
+        return [
+            call
+            for entry in self
+            if entry.reply is not None
+            for call in entry.reply.tool_calls
+            if name is None or call.name == name
+        ]
+
+    def with_outcome(self, *outcomes: Outcome) -> list[JournalEntry]:
+        """The entries answered with one of ``outcomes``."""
+        return [entry for entry in self if entry.outcome in outcomes]
+
+
+_MESSAGE_FIELDS = ("messages", "input")
+
+
+_SURROGATE_ESCAPE = re.compile(rb"\\[uU][dD][89a-fA-F]")
+
+
+def _encodable(value: Any) -> Any:
+    """``value`` with every string made encodable as UTF-8 (lone surrogates escaped)."""
+    if isinstance(value, str):
+        return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    if isinstance(value, dict):
+        return {_encodable(k): _encodable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_encodable(v) for v in value]
+    return value
+
+
+def recorded_request(body: Any, raw: bytes = b"") -> RecordedRequest | None:
+    """The ``RecordedRequest`` of a parsed JSON body (None if it is not an object);
+    ``raw`` is its text, where a ``\\uD800``-style escape means a lone surrogate may
+    hide inside, which the journal escapes so that it always renders."""
+    if not isinstance(body, dict):
+        return None
+    if _SURROGATE_ESCAPE.search(raw):
+        body = _encodable(body)
+    messages: Any = []
+    for field in _MESSAGE_FIELDS:
+        if field in body:
+            messages = body[field]
+            break
+    if isinstance(messages, str):
+        messages = [{"role": "user", "content": messages}]
+    tools = body.get("tools")
+    model = body.get("model")
+    return RecordedRequest.model_construct(
+        model=model if isinstance(model, str) else None,
+        messages=messages if isinstance(messages, list) else [],
+        tools=tools if isinstance(tools, list) else [],
+        parameters={k: v for k, v in body.items() if k not in ("model", "tools", *_MESSAGE_FIELDS)},
+    )
+
+
+def recorded_reply(plan: ReplyPlan, text_max: int) -> RecordedReply:
+    """What the journal keeps of a reply: its text (clipped) and its tool calls."""
+    calls = []
+    for call in plan.tool_calls:
+        try:
+            arguments = json.loads(call.arguments)
+        except ValueError:
+            arguments = call.arguments
+        calls.append(
+            RecordedToolCall.model_construct(id=call.id, name=call.name, arguments=arguments, request_index=-1)
+        )
+    # Built from the plan's own typed fields: nothing to validate.
+    return RecordedReply.model_construct(text=clip_text(plan.text, text_max), tool_calls=calls)
+
+
+def entry_bytes(entry: JournalEntry) -> int:
+    """A journal entry's weight for the byte budget: its text and the object, roughly."""
+    texts = (
+        entry.method,
+        entry.path,
+        entry.model,
+        entry.error,
+        entry.fallback_reason,
+        entry.instruction_id,
+        entry.chain_id,
+        entry.script_id,
+        entry.explanation,
+        entry.rebuilt_from,
+        *entry.warnings,
+    )
+    # A kept request body weighs its JSON text twice over: parsed, it takes more.
+    return 1024 + 2 * entry._weight + sum(len(t) + 64 for t in texts if t)

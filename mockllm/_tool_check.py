@@ -1,0 +1,128 @@
+"""Scripted tool calls checked against the tools the request declared.
+
+A real provider only calls a tool the request declared (OpenAI ``tools[].function``,
+Anthropic ``tools[]``, Responses ``tools[]``) and, with a schema, with arguments that fit
+it. A script may say anything; a test whose script calls a tool the app never offered
+passes while the app would never see that call in production. The engine records each
+such call on the journal entry (``undeclared_tool_calls``) and strictness fails on it.
+
+Arguments are validated with ``jsonschema`` (imported only when a request declares a
+tool with a schema and the reply calls it).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterable
+from typing import Any
+
+from mockllm._journal import UndeclaredToolCall
+from mockllm._limits import clip_text
+from mockllm._plan import ToolCallPart
+from mockllm._wire.base import DeclaredTools
+
+__all__ = ["undeclared_tool_calls"]
+
+
+def undeclared_tool_calls(calls: Iterable[ToolCallPart], declared: DeclaredTools) -> list[UndeclaredToolCall]:
+    """The calls of ``calls`` the request's ``declared`` tools do not allow."""
+    found = []
+    names = sorted(declared)
+    for call in calls:
+        if call.name not in declared:
+            offered = f"it declared {', '.join(map(repr, names))}" if names else "it declared no tools"
+            found.append(
+                UndeclaredToolCall(
+                    name=call.name,
+                    reason=f"the request did not declare a tool named {call.name!r} ({offered})",
+                    declared=names,
+                )
+            )
+            continue
+        schema = declared[call.name]
+        if schema is None:
+            continue
+        problem = _schema_problem(call.arguments, schema)
+        if problem is not None:
+            found.append(
+                UndeclaredToolCall(
+                    name=call.name,
+                    reason=f"the arguments of {call.name!r} break its declared schema: {problem}",
+                    declared=names,
+                )
+            )
+    return found
+
+
+_VALIDATORS: dict[str, Any] = {}
+"""Checked schemas by their JSON text -> a validator, or the text of why the schema is
+invalid. Checking a schema against its metaschema costs milliseconds, and an agent loop
+sends the same tools with every request."""
+_VALIDATORS_MAX = 256
+_CACHE_LOCK = threading.Lock()  # the server answers from several threads
+
+
+def _validator(schema: dict[str, Any]) -> Any:
+    """A validator for ``schema`` (cached), or a string saying why the schema is invalid."""
+    import jsonschema  # only requests that declare a schema pay for the import
+
+    try:
+        key = json.dumps(schema, sort_keys=True)
+    except (TypeError, ValueError):
+        key = None
+    found = _VALIDATORS.get(key) if key is not None else None
+    if found is not None:
+        return found
+    try:
+        validator_class = jsonschema.validators.validator_for(schema)
+        validator_class.check_schema(schema)
+        found = validator_class(schema)
+    except jsonschema.SchemaError as exc:
+        found = clip_text(f"the declared schema itself is invalid: {exc.message}", 300)
+    if key is not None:
+        with _CACHE_LOCK:
+            if len(_VALIDATORS) >= _VALIDATORS_MAX:
+                _VALIDATORS.pop(next(iter(_VALIDATORS)))
+            _VALIDATORS[key] = found
+    return found
+
+
+_VERDICTS: dict[tuple[str, str], str | None] = {}
+_VERDICTS_MAX = 1024
+
+
+def _schema_problem(arguments: str, schema: dict[str, Any]) -> str | None:
+    """Why ``arguments`` (JSON text) does not fit ``schema``; None when it does. The
+    answers are cached: the same request (a retry, a replayed test) asks again."""
+    try:
+        key = (json.dumps(schema, sort_keys=True), arguments)
+    except (TypeError, ValueError):
+        return _checked(arguments, schema)
+    if key in _VERDICTS:
+        return _VERDICTS[key]
+    found = _checked(arguments, schema)
+    with _CACHE_LOCK:
+        if len(_VERDICTS) >= _VERDICTS_MAX:
+            _VERDICTS.pop(next(iter(_VERDICTS)))
+        _VERDICTS[key] = found
+    return found
+
+
+def _checked(arguments: str, schema: dict[str, Any]) -> str | None:
+    import jsonschema
+
+    try:
+        value = json.loads(arguments)
+    except ValueError as exc:
+        return f"they are not JSON ({exc})"
+    validator = _validator(schema)
+    if isinstance(validator, str):
+        return validator
+    if validator.is_valid(value):
+        return None
+    error = jsonschema.exceptions.best_match(validator.iter_errors(value))
+    if error is None:
+        return None
+    where = "".join(f"[{p!r}]" for p in error.absolute_path) or "(the arguments)"
+    return clip_text(f"{where}: {error.message}", 300)

@@ -1,0 +1,281 @@
+"""The verdict: one rule, at every door, for when a test that used the mock may pass.
+
+A mock that answers anything is a test that passes anything. A test that used the mock
+fails when any of these happened, unless the test opted out explicitly:
+
+====================  =========================================================  ======================
+problem (``ProblemKind``)     what it means                                              opt-out
+====================  =========================================================  ======================
+``fallback``           a request got the fallback reply (nothing scripted it)      ``allow_fallback``
+``rejected``           a 4xx no script asked for (a real provider refuses it)      ``allow_fallback``
+``mock_failure``       the mock failed on a request (its own 500)                  ``allow_fallback``
+``unused_step``        a scripted step no request reached                          ``allow_unused_steps``
+``undeclared_tool``    a scripted tool call the request did not declare, or        ``allow_undeclared_tools``
+                       whose arguments break the declared JSON schema
+``unmocked_host``      a request to a provider host the mock does not serve        ``allow_real_providers``
+====================  =========================================================  ======================
+
+The engine counts problems as it answers (``Tally``), apart from the journal's ring,
+so a problem is never forgotten however many requests follow it; the first
+``KEPT_PER_KIND`` of each kind are kept to show. ``MockLLM.findings()`` returns them
+(``Findings``, JSON over the server's ``GET /_mockllm/findings``); ``verify_findings``
+applies the rule and raises ``StrictnessError`` listing each problem with ``explain()``'s report, the
+candidates, and the opt-out in the words of the door the test used (``OptOut``).
+
+The doors: ``MockLLM.verify()`` and ``with MockLLM() as mock:``, ``intercept()``'s exit,
+the pytest fixtures' teardown, scenario items and ``harness replay``.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from enum import Enum
+
+from pydantic import BaseModel
+
+from mockllm._exceptions import StrictnessError
+from mockllm._journal import JournalEntry, Outcome
+
+__all__ = [
+    "KEPT_PER_KIND",
+    "Allowances",
+    "Findings",
+    "ProblemKind",
+    "OptOut",
+    "Problem",
+    "StrictnessError",
+    "Tally",
+    "constructor_opt_out",
+    "failures",
+    "report",
+    "verify_findings",
+]
+
+KEPT_PER_KIND = 20
+"""How many problems of each kind are kept to show; every one is counted."""
+
+
+class ProblemKind(str, Enum):
+    """A way a test could pass without the app doing what the test says."""
+
+    FALLBACK = "fallback"
+    REJECTED = "rejected"
+    MOCK_FAILURE = "mock_failure"
+    UNUSED_STEP = "unused_step"
+    UNDECLARED_TOOL = "undeclared_tool"
+    UNMOCKED_HOST = "unmocked_host"
+
+    @property
+    def allowance(self) -> str:
+        """The name of the opt-out that allows this kind."""
+        return _ALLOWANCE[self]
+
+
+_ALLOWANCE = {
+    ProblemKind.FALLBACK: "allow_fallback",
+    ProblemKind.REJECTED: "allow_fallback",
+    ProblemKind.MOCK_FAILURE: "allow_fallback",
+    ProblemKind.UNUSED_STEP: "allow_unused_steps",
+    ProblemKind.UNDECLARED_TOOL: "allow_undeclared_tools",
+    ProblemKind.UNMOCKED_HOST: "allow_real_providers",
+}
+
+_PROBLEM_OUTCOMES = {
+    Outcome.FALLBACK: ProblemKind.FALLBACK,
+    Outcome.REJECTED: ProblemKind.REJECTED,
+    Outcome.MOCK_FAILURE: ProblemKind.MOCK_FAILURE,
+}
+
+
+class Problem(BaseModel):
+    """One problem: ``summary`` is one line naming the request or step; ``detail``
+    holds more lines (``explain()``'s report for a fallback)."""
+
+    kind: ProblemKind
+    summary: str
+    detail: str = ""
+    request_index: int | None = None
+
+
+class Findings(BaseModel):
+    """What a mock saw that the rule judges: ``counts`` of every problem, the first
+    ``KEPT_PER_KIND`` of each kind in ``problems``, and the registered scripts (the
+    candidates a fallback request could have matched)."""
+
+    counts: dict[ProblemKind, int] = {}
+    problems: list[Problem] = []
+    scripts: list[str] = []
+
+    def plus(self, extra: Iterable[Problem]) -> Findings:
+        """These findings and ``extra`` problems a door found itself (refused hosts)."""
+        extra = list(extra)
+        counts = Counter(self.counts)
+        counts.update(p.kind for p in extra)
+        return Findings(counts=dict(counts), problems=[*self.problems, *extra], scripts=self.scripts)
+
+
+@dataclass(frozen=True)
+class Allowances:
+    """The opt-outs in force; each is off by default."""
+
+    allow_fallback: bool = False
+    allow_unused_steps: bool = False
+    allow_undeclared_tools: bool = False
+    allow_real_providers: bool = False
+
+    def allows(self, kind: ProblemKind) -> bool:
+        return bool(getattr(self, kind.allowance))
+
+
+OptOut = Callable[[str], str]
+"""How a door says an opt-out (given its name, ``allow_fallback``...) in a failure message."""
+
+
+def constructor_opt_out(name: str) -> str:
+    """The opt-out as a bare ``MockLLM`` takes it."""
+    return f"MockLLM({name}=True) (or mock.verify({name}=True))"
+
+
+def _where(entry: JournalEntry) -> str:
+    turn = f", turn {entry.turn_index}" if entry.turn_index is not None else ""
+    return f"{entry.method} {entry.path} (request {entry.index}{turn})"
+
+
+def problems_of(entry: JournalEntry) -> list[Problem]:
+    """The problems one journal entry shows, read from its typed fields."""
+    found = []
+    kind = _PROBLEM_OUTCOMES.get(entry.outcome)
+    if kind is ProblemKind.FALLBACK:
+        found.append(
+            Problem(
+                kind=kind,
+                summary=f"{_where(entry)}: fallback reply, {entry.fallback_reason}",
+                detail=entry.explanation or "",
+                request_index=entry.index,
+            )
+        )
+    elif kind is not None:
+        verb = "the mock failed with" if kind is ProblemKind.MOCK_FAILURE else "rejected with"
+        found.append(
+            Problem(
+                kind=kind, summary=f"{_where(entry)}: {verb} {entry.status}: {entry.error}", request_index=entry.index
+            )
+        )
+    for call in entry.undeclared_tool_calls:
+        step = f" (instruction {entry.instruction_id!r})" if entry.instruction_id is not None else ""
+        found.append(
+            Problem(
+                kind=ProblemKind.UNDECLARED_TOOL,
+                summary=f"{_where(entry)}{step}: tool call {call.name!r}: {call.reason}",
+                request_index=entry.index,
+            )
+        )
+    return found
+
+
+class Tally:
+    """The problems of the requests a mock answered, counted apart from the journal.
+    Not thread-safe: the engine calls it under its lock."""
+
+    def __init__(self) -> None:
+        self.counts: Counter[ProblemKind] = Counter()
+        self.kept: dict[ProblemKind, list[Problem]] = {}
+
+    def note(self, entry: JournalEntry) -> None:
+        if entry.outcome not in _PROBLEM_OUTCOMES and not entry.undeclared_tool_calls:
+            return
+        for problem in problems_of(entry):
+            self.add(problem)
+
+    def add(self, problem: Problem) -> None:
+        self.counts[problem.kind] += 1
+        kept = self.kept.setdefault(problem.kind, [])
+        if len(kept) < KEPT_PER_KIND:
+            kept.append(problem)
+
+    def findings(self, more: Iterable[Problem] = (), scripts: Sequence[str] = ()) -> Findings:
+        """The findings so far, with ``more`` problems known elsewhere (unused steps)."""
+        counts = Counter(self.counts)
+        problems = [p for kept in self.kept.values() for p in kept]
+        for problem in more:
+            counts[problem.kind] += 1
+            problems.append(problem)
+        return Findings(counts=dict(counts), problems=problems, scripts=list(scripts))
+
+    def clear(self) -> None:
+        self.counts.clear()
+        self.kept.clear()
+
+
+# -- the rule --------------------------------------------------------------------------
+
+
+def failures(findings: Findings, allowances: Allowances = Allowances()) -> dict[ProblemKind, int]:
+    """The kinds of problem the rule fails on, with their counts."""
+    return {kind: n for kind, n in findings.counts.items() if n and not allowances.allows(ProblemKind(kind))}
+
+
+_ADVICE = {
+    ProblemKind.FALLBACK: "Script every model call the code makes (an instruction chain in a user message, or "
+    "mock.script(chain, match=...))",
+    ProblemKind.REJECTED: "Fix the request the code sends (the mock answers what the real provider would refuse "
+    "with a 4xx), or script the error ({'error': {'status': ...}})",
+    ProblemKind.MOCK_FAILURE: "This is a bug in mockllm; please report it with the request id",
+    ProblemKind.UNUSED_STEP: "The code under test made fewer model calls than the script expects. Shorten the script",
+    ProblemKind.UNDECLARED_TOOL: "A real provider only calls a tool the request declares, with arguments that fit its "
+    "schema. Declare the tool in the request's tools, or fix the script's tool name or arguments",
+    ProblemKind.UNMOCKED_HOST: "The request was refused before any connection. Point the client at the mock "
+    "(patch_env, base_url, an http_client from the fixture, or intercept())",
+}
+
+_HEADINGS = {
+    ProblemKind.FALLBACK: "request(s) to the mock got the fallback reply",
+    ProblemKind.REJECTED: "request(s) to the mock were rejected with a 4xx no script asked for",
+    ProblemKind.MOCK_FAILURE: "request(s) made the mock fail",
+    ProblemKind.UNUSED_STEP: "scripted instruction step(s) were never used",
+    ProblemKind.UNDECLARED_TOOL: "scripted tool call(s) were not allowed by the request's declared tools",
+    ProblemKind.UNMOCKED_HOST: "request(s) went to hosts the mock does not serve",
+}
+
+
+def report(findings: Findings, allowances: Allowances = Allowances(), *, opt_out: OptOut = constructor_opt_out) -> str:
+    """The failure message for ``findings`` under ``allowances``; empty when the test may pass."""
+    failing = failures(findings, allowances)
+    sections = []
+    for kind in ProblemKind:
+        count = failing.get(kind)
+        if not count:
+            continue
+        shown = [p for p in findings.problems if p.kind is kind]
+        lines = [f"{count} {_HEADINGS[kind]}:"]
+        for problem in shown:
+            lines.append(f"  - {problem.summary}")
+            lines.extend(f"      {line}" for line in problem.detail.splitlines())
+        if count > len(shown):
+            lines.append(f"  ... and {count - len(shown)} more (the first {len(shown)} are shown)")
+        if kind is ProblemKind.FALLBACK:
+            if findings.scripts:
+                lines.append("No registered script matched them, amongst:")
+                lines.extend(f"  - {s}" for s in findings.scripts)
+            else:
+                lines.append("No script is registered to answer requests without instruction tags.")
+        lines.append(f"{_ADVICE[kind]}, or allow this with {opt_out(kind.allowance)}.")
+        sections.append("\n".join(lines))
+    return "\n".join(sections)
+
+
+def verify_findings(
+    findings: Findings,
+    allowances: Allowances = Allowances(),
+    *,
+    opt_out: OptOut = constructor_opt_out,
+    error: type[StrictnessError] = StrictnessError,
+) -> None:
+    """Raise ``error`` (a ``StrictnessError``) listing every problem of ``findings`` that
+    ``allowances`` does not allow, each opt-out said as ``opt_out`` says it."""
+    __tracebackhide__ = True
+    message = report(findings, allowances, opt_out=opt_out)
+    if message:
+        raise error(message)
