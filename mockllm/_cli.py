@@ -3,6 +3,7 @@
 python -m mockllm serve [--host 127.0.0.1] [--port 8000] [--seed 0] [--lenient]
                         [--max-output-bytes N] [--max-delay-ms MS] [--max-body-bytes N]
                         [--max-scripts N] [--max-scripts-bytes N] [--max-sessions N]
+                        [--stream-shape JSON]
 python -m mockllm explain request.json [--protocol openai-chat]
 """
 
@@ -73,6 +74,14 @@ def _parser() -> argparse.ArgumentParser:
         help="most sessions open at once; past it a 409 (default 256)",
     )
 
+    serve.add_argument(
+        "--stream-shape",
+        default=None,
+        metavar="JSON",
+        help='the stream shape of every streamed reply whose instruction has none, e.g. \'{"text": {"size": 1}, '
+        '"writes": {"seed": 3}}\' (docs/stream-shapes.md; default: the mock\'s usual shape)',
+    )
+
     explain_ = verbs.add_parser("explain", help="say which instruction a request body would run")
     explain_.add_argument("body", help="a JSON request body file, or - for standard input")
     explain_.add_argument(
@@ -122,8 +131,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             max_sessions=args.max_sessions,
         )
         try:
+            mock = MockLLM(seed=args.seed, lenient=args.lenient, limits=limits, stream=args.stream_shape)
+        except ValueError as exc:
+            print(f"mockllm: --stream-shape: {exc}", file=sys.stderr)
+            return 2
+        try:
             serve(
-                MockLLM(seed=args.seed, lenient=args.lenient, limits=limits),
+                mock,
                 host=args.host,
                 port=args.port,
                 on_ready=_announce,

@@ -24,6 +24,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from mockllm._attempts import AttemptCounter, AttemptRule
+from mockllm._cutting import cut_problem
+from mockllm._delivery import delivery_for
 from mockllm._held import HeldConversations, HeldNotFound
 from mockllm._limits import ByteBoundedLog, Limits, clip_text, estimated_output_bytes, header_value, surrogate_path
 from mockllm._mock_response import MockResponse
@@ -33,6 +35,7 @@ from mockllm._plan_builder import build_reply_plan
 from mockllm._registered import MatchLike, RegisteredScript, ScriptRegistry
 from mockllm._responses_state import ResponseStore
 from mockllm._selection import Selection, select_in_conversation
+from mockllm._shapes import StreamFaults, StreamShape, as_stream_shape
 from mockllm._threads import ThreadStore
 from mockllm._usage import prompt_tokens
 from mockllm._wire.base import RequestRejected, WireCodec, dumps
@@ -105,13 +108,21 @@ class MockLLM:
     ``seed`` varies the generated words (the same seed gives the same words);
     ``lenient=True`` turns off the tool-call pairing checks that real providers make.
     ``limits`` bounds one reply's size, a scripted delay and the journal's bytes
-    (``mockllm._limits``).
+    (``mockllm._limits``). ``stream`` is the stream shape of every streamed reply whose
+    instruction has no ``stream`` block of its own (``mockllm._shapes``).
     """
 
     def __init__(
-        self, *, seed: int = 0, lenient: bool = False, journal_size: int = JOURNAL_SIZE, limits: Limits | None = None
+        self,
+        *,
+        seed: int = 0,
+        lenient: bool = False,
+        journal_size: int = JOURNAL_SIZE,
+        limits: Limits | None = None,
+        stream: StreamShape | Mapping[str, Any] | str | None = None,
     ) -> None:
         self.seed = seed
+        self.stream = as_stream_shape(stream)
         self.lenient = lenient
         self.limits = limits if limits is not None else Limits()
         self._journal: ByteBoundedLog[JournalEntry] = ByteBoundedLog(
@@ -133,11 +144,20 @@ class MockLLM:
         self.scripts = ScriptRegistry(self.limits)
         """Chains for conversations without instruction tags (see ``script``)."""
 
-    def script(self, chain: Any, match: MatchLike = None) -> RegisteredScript:
+    def script(
+        self,
+        chain: Any,
+        match: MatchLike = None,
+        *,
+        stream: StreamShape | Mapping[str, Any] | None = None,
+        stream_faults: StreamFaults | Mapping[str, Any] | None = None,
+    ) -> RegisteredScript:
         """Answer conversations that carry no instruction tags (and fit ``match``) with
         ``chain``, as if it were tagged into their first user message. Its steps count
-        for ``unused_steps`` from now on."""
-        entry = self.scripts.add(chain, match)
+        for ``unused_steps`` from now on. ``stream`` / ``stream_faults`` go to every
+        instruction without its own (``mockllm._shapes``); registering the same chain
+        and match again replaces the earlier one (a property test re-scripts per example)."""
+        entry = self.scripts.add(chain, match, stream=stream, stream_faults=stream_faults)
         with self._lock:
             self._table_chain(entry.script.fingerprint, entry.step_labels)
         return entry
@@ -351,7 +371,17 @@ class MockLLM:
             seed=self.seed,
             attempt=attempt,
             input_tokens=prompt_tokens(parsed, codec.prompt_fields),
+            default_stream=self.stream,
         )
+        problem = cut_problem(plan)
+        if problem is not None:  # a shape the reply's texts cannot take: the fallback says why
+            selection = replace(selection, instruction=None, fallback_reason=problem)
+            plan = build_reply_plan(
+                selection,
+                tool_call_prefix=codec.tool_call_prefix,
+                seed=self.seed,
+                input_tokens=plan.usage.input_tokens,
+            )
         plan, warnings = self._within_delay_cap(plan)
         mock_headers = dict(plan.headers)
         mock_headers["x-mockllm-protocol"] = codec.name
@@ -404,6 +434,7 @@ class MockLLM:
                 pacing=plan.pacing,
                 on_failure=failed,
             )
+            reply.delivery = delivery_for(plan, self.limits.max_delay_ms / 1000)
             scripted = f"scripted mid-stream error after {error.after_chunks} events" if error else None
             self._record(status=200, error=scripted, **record)
             return reply

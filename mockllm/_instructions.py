@@ -13,8 +13,9 @@ object with no ``instruction_chain`` key; it scripts the reply to the message th
 carries it, exactly like a chain of one.
 
 Beyond the seed's format, an instruction may carry ``error`` (an HTTP or mid-stream
-fault), ``timing`` (streaming pace), ``chunk_words`` (words per streamed delta) and
-``stop_reason`` (override of the reported stop reason).
+fault), ``timing`` (streaming pace), ``chunk_words`` (words per streamed delta),
+``stop_reason`` (override of the reported stop reason), ``stream`` (a legal stream
+shape) and ``stream_faults`` (faults in the stream; both ``mockllm._shapes``).
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ import re
 from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, model_validator
+
+from mockllm._shapes import StreamFaults, StreamShape
 
 __all__ = [
     "ContentSpec",
@@ -186,6 +189,8 @@ class Instruction(_Model):
     timing: TimingSpec | None = None
     chunk_words: int | None = Field(default=None, ge=1)
     stop_reason: str | None = None
+    stream: StreamShape | None = None
+    stream_faults: StreamFaults | None = None
 
     @model_validator(mode="before")
     @classmethod
