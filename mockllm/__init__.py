@@ -13,12 +13,16 @@ The doors, all importable from here::
     create_app, serve                               the HTTP server (Starlette)
     explain                                         why a request got its reply
     assert_trajectory                               the tool calls an app made, as expected
+    StreamShape, StreamFaults                       how a stream is cut and delivered; faults in it
+    mockllm.strategies                              hypothesis strategies over them (imported when used)
     MockLLMError                                    the root of every exception raised here
 
 Everything else lives in ``_``-private modules and may change without notice.
 """
 
 from __future__ import annotations
+
+import typing as _typing
 
 from mockllm._engine import JournalEntry, MockLLM, UnusedStep
 from mockllm._exceptions import (
@@ -47,6 +51,7 @@ from mockllm._limits import Limits
 from mockllm._mock_response import MockResponse
 from mockllm._registered import RegisteredScript, ScriptMatch
 from mockllm._server import create_app, serve
+from mockllm._shapes import StreamFaults, StreamShape
 from mockllm._trajectory import assert_trajectory
 from mockllm._transports import HTTPX2Transport, HTTPXTransport
 from mockllm._wire.registry import PROTOCOLS
@@ -73,6 +78,8 @@ __all__ = [
     "RequestRejected",
     "ScriptLimitReached",
     "ScriptMatch",
+    "StreamFaults",
+    "StreamShape",
     "TextMessage",
     "TimingSpec",
     "ToolCallMessage",
@@ -87,3 +94,13 @@ __all__ = [
     "intercept",
     "serve",
 ]
+
+
+def __getattr__(name: str) -> _typing.Any:
+    # ``mockllm.strategies`` after a bare ``import mockllm``: imported on first use, so
+    # that ``import mockllm`` never needs hypothesis.
+    if name == "strategies":
+        import importlib
+
+        return importlib.import_module("mockllm.strategies")
+    raise AttributeError(f"module 'mockllm' has no attribute {name!r}")

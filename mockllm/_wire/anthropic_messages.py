@@ -331,6 +331,8 @@ class AnthropicMessagesCodec(StreamRenderer):
     request_id_header = "request-id"
     tool_call_prefix = "toolu"
     prompt_fields: tuple[str, ...] = ("system", "messages", "tools")
+    shape_knobs: tuple[str, ...] = ("usage_chunk", "ping_every")
+    """The protocol-specific stream-shape knobs this codec honours (``mockllm._shapes``)."""
 
     def read(self, body: Any) -> Conversation:
         """The neutral conversation: ``system``, then the request's ``messages``."""

@@ -99,6 +99,8 @@ class OpenAIChatCodec(StreamRenderer):
     request_id_header = "x-request-id"
     tool_call_prefix = "call"
     prompt_fields: tuple[str, ...] = ("messages", "tools")
+    shape_knobs: tuple[str, ...] = ("id_with_arguments", "usage_chunk")
+    """The protocol-specific stream-shape knobs this codec honours (``mockllm._shapes``)."""
 
     def read(self, body: Any) -> Conversation:
         """The neutral conversation of the request's ``messages``."""

@@ -74,6 +74,8 @@ class OpenAIResponsesCodec(StreamRenderer):
     request_id_header = "x-request-id"
     tool_call_prefix = "call"
     prompt_fields: tuple[str, ...] = ("instructions", "input", "tools")
+    shape_knobs: tuple[str, ...] = ()
+    """The protocol-specific stream-shape knobs this codec honours (``mockllm._shapes``)."""
 
     # -- requests -----------------------------------------------------------------
 
