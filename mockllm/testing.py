@@ -11,6 +11,7 @@ outside ``__all__`` is private and may change without notice.
     import_httpx2(feature)         httpx2, or a MissingExtraError naming the extra
     MissingExtraError              an optional dependency is missing (names the extra)
     as_chain(chain), as_match(m)   what MockLLM.script accepts, as its models
+    with_stream(chain, stream, f)  the chain with a stream shape / stream faults on every step lacking one
     Selection                      what ``mockllm.explain`` returns
     INSTRUCTION_BLOCK              a compiled pattern matching one instruction block, tags included
     bind_socket(host, port)        a listening loopback socket (port 0: a free one), with a clear OSError
@@ -21,7 +22,7 @@ from __future__ import annotations
 
 from mockllm._instructions import INSTRUCTION_BLOCK
 from mockllm._optional import MissingExtraError
-from mockllm._registered import as_chain, as_match
+from mockllm._registered import as_chain, as_match, with_stream
 from mockllm._selection import Selection
 from mockllm._server import bind_socket, run_until_signalled
 from mockllm._transports import import_httpx2, transport_for
@@ -36,4 +37,5 @@ __all__ = [
     "import_httpx2",
     "run_until_signalled",
     "transport_for",
+    "with_stream",
 ]

@@ -20,11 +20,12 @@ collected as test items (see ``harness.plugin.scenario_collection``).
 
 Configure a test with the marker of the same name::
 
-    @pytest.mark.mockllm(seed=3, lenient=True, allow_fallback=True, allow_unused_steps=True)
+    @pytest.mark.mockllm(seed=3, lenient=True, allow_fallback=True, allow_unused_steps=True,
+                         stream={"text": {"size": 1}})
 
 Options (all prefixed, each also an ini option; see ``harness.plugin.config``):
 ``--mockllm-seed``, ``--mockllm-lenient``, ``--mockllm-allow-fallback``,
-``--mockllm-allow-unused-steps``, ``--mockllm-golden-dir``, ``--mockllm-review-report``, and the scenario options
+``--mockllm-allow-unused-steps``, ``--mockllm-stream-shape``, ``--mockllm-golden-dir``, ``--mockllm-review-report``, and the scenario options
 of ``harness.plugin.scenario_collection``.
 
 pytest imports this module in every run of every project that has the package
@@ -67,7 +68,7 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        f"{MARKER}(seed=0, lenient=False, allow_fallback=False, allow_unused_steps=False): "
+        f"{MARKER}(seed=0, lenient=False, allow_fallback=False, allow_unused_steps=False, stream=None): "
         "configure the mockllm and mockllm_server fixtures for this test.",
     )
     show_goldens_to_syrupy(config)
@@ -88,7 +89,7 @@ def mockllm(request: pytest.FixtureRequest) -> Iterator[MockLLMFixture]:
     from mockllm import MockLLM
 
     settings = settings_for(request.node)
-    fixture = MockLLMFixture(MockLLM(seed=settings.seed, lenient=settings.lenient))
+    fixture = MockLLMFixture(MockLLM(seed=settings.seed, lenient=settings.lenient, stream=settings.stream))
     try:
         yield fixture
         _check(fixture, settings)
@@ -119,7 +120,7 @@ def mockllm_server(mockllm_server_process: MockLLMServer, request: pytest.Fixtur
     """This test's mock on the session's loopback server: a server-side session of its
     own (journal, scripts, the marker's settings), checked at teardown like ``mockllm``."""
     settings = settings_for(request.node)
-    with mockllm_server_process.session(seed=settings.seed, lenient=settings.lenient) as server:
+    with mockllm_server_process.session(seed=settings.seed, lenient=settings.lenient, stream=settings.stream) as server:
         yield server
         _check(server, settings)
 
