@@ -15,9 +15,7 @@ from typing import Any
 
 
 def _stream(client: Any, prompt: str) -> Any:
-    return client.chat.completions.create(
-        model="gpt-mock", messages=[{"role": "user", "content": prompt}], stream=True
-    )
+    return client.chat.completions.create(model="gpt-mock", messages=[{"role": "user", "content": prompt}], stream=True)
 
 
 def collect_tool_calls_naive(client: Any, prompt: str) -> list[dict[str, Any]]:

@@ -20,7 +20,10 @@ from tool_stream import collect_tool_calls, collect_tool_calls_naive  # noqa: E4
 
 sys.path.remove(str(EXAMPLE))
 
-CALLS = [{"name": "get_weather", "args": {"city": "Oslo", "unit": "celsius"}}, {"name": "get_time", "args": {"tz": "CET"}}]
+CALLS = [
+    {"name": "get_weather", "args": {"city": "Oslo", "unit": "celsius"}},
+    {"name": "get_time", "args": {"tz": "CET"}},
+]
 SCRIPT = [{"messages": [{"tool_call": CALLS}]}]
 
 
