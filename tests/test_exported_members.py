@@ -73,6 +73,7 @@ TESTING_EXPORTS = [
     "import_httpx2",
     "run_until_signalled",
     "transport_for",
+    "with_stream",
 ]
 
 HARNESS_EXPORTS = [

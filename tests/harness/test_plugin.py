@@ -139,7 +139,7 @@ def test_the_marker_sets_the_seed_and_rejects_unknown_options(project: pytest.Py
     result.assert_outcomes(passed=3, errors=1)
     assert (
         "TypeError: @pytest.mark.mockllm got unknown options ['sead']; "
-        "use ['allow_fallback', 'allow_unused_steps', 'lenient', 'seed']"
+        "use ['allow_fallback', 'allow_unused_steps', 'lenient', 'seed', 'stream']"
     ) in result.stdout.str()
 
 
