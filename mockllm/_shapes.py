@@ -161,14 +161,16 @@ def as_stream_shape(
 ) -> StreamShape | None:
     """``value`` as a ``StreamShape``: one already, a mapping, or its JSON text. Unknown
     keys are an error here (this is code or a command line, not a lenient script)."""
-    return _as_model(StreamShape, value, where)
+    shape: StreamShape | None = _as_model(StreamShape, value, where)
+    return shape
 
 
 def as_stream_faults(
     value: StreamFaults | Mapping[str, Any] | str | None, *, where: str = "stream_faults"
 ) -> StreamFaults | None:
     """``value`` as ``StreamFaults`` (as ``as_stream_shape`` does)."""
-    return _as_model(StreamFaults, value, where)
+    faults: StreamFaults | None = _as_model(StreamFaults, value, where)
+    return faults
 
 
 def _as_model(model: type[Any], value: Any, where: str) -> Any:
