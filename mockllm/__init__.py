@@ -20,12 +20,16 @@ The doors, all importable from here::
     explain                                         why a request got its reply
     assert_trajectory                               the tool calls an app made, as expected
     validation_problems, reject_unknown_keys        a script's problems, one a line
+    StreamShape, StreamFaults                       how a stream is cut and delivered; faults in it
+    mockllm.strategies                              hypothesis strategies over them (imported when used)
     MockLLMError                                    the root of every exception raised here
 
 Everything else lives in ``_``-private modules and may change without notice.
 """
 
 from __future__ import annotations
+
+import typing as _typing
 
 from mockllm._engine import MockLLM
 from mockllm._exceptions import (
@@ -72,6 +76,7 @@ from mockllm._recording.scrub import SecretInRecording
 from mockllm._recording.session import RecordingSession
 from mockllm._registered import RegisteredScript, ScriptMatch
 from mockllm._server import create_app, serve
+from mockllm._shapes import StreamFaults, StreamShape
 from mockllm._steps import UnusedStep
 from mockllm._trajectory import assert_trajectory
 from mockllm._transports import HTTPX2Transport, HTTPXTransport
@@ -118,6 +123,8 @@ __all__ = [
     "ScriptValidationError",
     "SecretInRecording",
     "StrictnessError",
+    "StreamFaults",
+    "StreamShape",
     "TextMessage",
     "TimingSpec",
     "ToolCallMessage",
@@ -137,3 +144,13 @@ __all__ = [
     "validation_problems",
     "verify_findings",
 ]
+
+
+def __getattr__(name: str) -> _typing.Any:
+    # ``mockllm.strategies`` after a bare ``import mockllm``: imported on first use, so
+    # that ``import mockllm`` never needs hypothesis.
+    if name == "strategies":
+        import importlib
+
+        return importlib.import_module("mockllm.strategies")
+    raise AttributeError(f"module 'mockllm' has no attribute {name!r}")

@@ -4,6 +4,7 @@ python -m mockllm serve [--host 127.0.0.1] [--port 8000] [--seed 0] [--lenient]
                         [--max-output-bytes N] [--max-delay-ms MS] [--max-body-bytes N]
                         [--max-scripts N] [--max-scripts-bytes N] [--max-sessions N]
                         [--recordings DIR [--replay-speed X] [--match-ignore FIELD] [--match-replace RE WITH]]
+                        [--stream-shape JSON]
 python -m mockllm explain request.json [--protocol openai-chat]
 python -m mockllm record --upstream [PROTOCOL=]URL ... --out DIR [--host H] [--port P] [--scrub REGEX]
 python -m mockllm import CASSETTE --out DIR
@@ -21,6 +22,7 @@ from mockllm._engine import MockLLM
 from mockllm._explain import explain
 from mockllm._limits import Limits
 from mockllm._recording import commands as recording
+from mockllm._shapes import as_stream_shape
 from mockllm._wire.registry import PROTOCOLS
 
 __all__ = ["main"]
@@ -79,6 +81,13 @@ def _parser() -> argparse.ArgumentParser:
     )
 
     recording.add_replay_options(serve)
+    serve.add_argument(
+        "--stream-shape",
+        default=None,
+        metavar="JSON",
+        help='the stream shape of every streamed reply whose instruction has none, e.g. \'{"text": {"size": 1}, '
+        '"writes": {"seed": 3}}\' (docs/stream-shapes.md; default: the mock\'s usual shape)',
+    )
 
     explain_ = verbs.add_parser("explain", help="say which instruction a request body would run")
     explain_.add_argument("body", help="a JSON request body file, or - for standard input")
@@ -133,8 +142,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             max_sessions=args.max_sessions,
         )
         try:
+            stream_shape = as_stream_shape(args.stream_shape)
+        except ValueError as exc:
+            print(f"mockllm: --stream-shape: {exc}", file=sys.stderr)
+            return 2
+        try:
             mock = MockLLM(
-                seed=args.seed, lenient=args.lenient, limits=limits, recordings=recording.library_from_args(args)
+                seed=args.seed,
+                lenient=args.lenient,
+                limits=limits,
+                recordings=recording.library_from_args(args),
+                stream=stream_shape,
             )
             recording.register_scripts(mock, args)
         except ValueError as exc:  # a bad recording (RecordingError) or scripts file names its line

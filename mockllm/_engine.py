@@ -23,6 +23,8 @@ from dataclasses import replace
 from typing import Any
 
 from mockllm._attempts import AttemptCounter
+from mockllm._cutting import cut_problem
+from mockllm._delivery import delivery_for
 from mockllm._held import HeldConversations, HeldNotFound
 from mockllm._journal import Journal, JournalEntry, Outcome, entry_bytes, recorded_reply, recorded_request
 from mockllm._limits import ByteBoundedLog, Limits, clip_text, estimated_output_bytes, header_value, surrogate_path
@@ -34,6 +36,7 @@ from mockllm._recording.source import RecordedAnswers
 from mockllm._registered import MatchLike, RegisteredScript, ScriptRegistry
 from mockllm._responses_state import ResponseStore
 from mockllm._selection import Selection, select_in_conversation
+from mockllm._shapes import StreamFaults, StreamShape, as_stream_shape
 from mockllm._steps import CHAIN_TABLE_BYTES, CHAIN_TABLE_SIZE, StepTable, UnusedStep
 from mockllm._threads import ThreadStore
 from mockllm._tool_check import undeclared_tool_calls
@@ -76,6 +79,8 @@ class MockLLM:
 
     Used as a context manager (``with MockLLM() as mock:``) it verifies when the block
     ends without an exception, as respx's router asserts all routes were called.
+    ``stream`` is the stream shape of every streamed reply whose
+    instruction has no ``stream`` block of its own (``mockllm._shapes``).
     """
 
     def __init__(
@@ -89,9 +94,11 @@ class MockLLM:
         allow_fallback: bool = False,
         allow_unused_steps: bool = False,
         allow_undeclared_tools: bool = False,
+        stream: StreamShape | Mapping[str, Any] | str | None = None,
     ) -> None:
         self.recordings = recordings
         self.seed = seed
+        self.stream = as_stream_shape(stream)
         self.lenient = lenient
         self.limits = limits if limits is not None else Limits()
         self.allowances = Allowances(
@@ -118,11 +125,20 @@ class MockLLM:
         self.scripts = ScriptRegistry(self.limits)
         """Chains for conversations without instruction tags (see ``script``)."""
 
-    def script(self, chain: Any, match: MatchLike = None) -> RegisteredScript:
+    def script(
+        self,
+        chain: Any,
+        match: MatchLike = None,
+        *,
+        stream: StreamShape | Mapping[str, Any] | None = None,
+        stream_faults: StreamFaults | Mapping[str, Any] | None = None,
+    ) -> RegisteredScript:
         """Answer conversations that carry no instruction tags (and fit ``match``) with
         ``chain``, as if it were tagged into their first user message. Its steps count
-        for ``unused_steps`` from now on."""
-        entry = self.scripts.add(chain, match)
+        for ``unused_steps`` from now on. ``stream`` / ``stream_faults`` go to every
+        instruction without its own (``mockllm._shapes``); registering the same chain
+        and match again replaces the earlier one (a property test re-scripts per example)."""
+        entry = self.scripts.add(chain, match, stream=stream, stream_faults=stream_faults)
         with self._lock:
             self._steps.row(entry.script.fingerprint, entry.step_labels)
         return entry
@@ -388,7 +404,17 @@ class MockLLM:
             seed=self.seed,
             attempt=attempt,
             input_tokens=prompt_tokens(parsed, codec.prompt_fields),
+            default_stream=self.stream,
         )
+        problem = cut_problem(plan)
+        if problem is not None:  # a shape the reply's texts cannot take: the fallback says why
+            selection = replace(selection, instruction=None, fallback_reason=problem)
+            plan = build_reply_plan(
+                selection,
+                tool_call_prefix=codec.tool_call_prefix,
+                seed=self.seed,
+                input_tokens=plan.usage.input_tokens,
+            )
         plan, warnings = self._within_delay_cap(plan)
         answered = Outcome.FALLBACK if selection.fallback_reason is not None else Outcome.SCRIPTED
         reply_record = recorded_reply(plan, _JOURNAL_TEXT_MAX)
@@ -450,6 +476,7 @@ class MockLLM:
                 pacing=plan.pacing,
                 on_failure=failed,
             )
+            reply.delivery = delivery_for(plan, self.limits.max_delay_ms / 1000)
             scripted = f"scripted mid-stream error after {error.after_chunks} events" if error else None
             self._record(
                 Outcome.SCRIPTED_ERROR if error else answered, status=200, error=scripted, reply=reply_record, **record

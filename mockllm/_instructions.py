@@ -13,8 +13,9 @@ object with no ``instruction_chain`` key; it scripts the reply to the message th
 carries it, exactly like a chain of one.
 
 Beyond the seed's format, an instruction may carry ``error`` (an HTTP or mid-stream
-fault), ``timing`` (streaming pace), ``chunk_words`` (words per streamed delta) and
-``stop_reason`` (override of the reported stop reason).
+fault), ``timing`` (streaming pace), ``chunk_words`` (words per streamed delta),
+``stop_reason`` (override of the reported stop reason), ``stream`` (a legal stream
+shape) and ``stream_faults`` (faults in the stream; both ``mockllm._shapes``).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from typing import Annotated, Any, Self
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Discriminator, Field, Tag, ValidationError, model_validator
 from pydantic_core import PydanticCustomError
 
+from mockllm._shapes import StreamFaults, StreamShape
 from mockllm._validation import did_you_mean, script_validation_error, unknown_keys_error
 
 __all__ = [
@@ -223,6 +225,8 @@ class Instruction(_Model):
     timing: TimingSpec | None = None
     chunk_words: int | None = Field(default=None, ge=1)
     stop_reason: str | None = None
+    stream: StreamShape | None = None
+    stream_faults: StreamFaults | None = None
 
     @model_validator(mode="before")
     @classmethod

@@ -12,9 +12,13 @@ are the same either way, through every door.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
 
 from mockllm._limits import STREAM_HEAD_EVENTS, STREAM_WRITE_BYTES
 from mockllm._plan import Pacing
+
+if TYPE_CHECKING:
+    from mockllm._delivery import Delivery
 
 __all__ = ["MockResponse"]
 
@@ -36,7 +40,7 @@ class MockResponse:
       transports deliver.
     """
 
-    __slots__ = ("status", "headers", "pacing", "_body", "_events", "_batches", "_render", "_on_failure")
+    __slots__ = ("status", "headers", "pacing", "delivery", "_body", "_events", "_batches", "_render", "_on_failure")
 
     def __init__(
         self,
@@ -50,6 +54,9 @@ class MockResponse:
         self.status = status
         self.headers = headers
         self.pacing = pacing
+        self.delivery: Delivery | None = None
+        """How a streamed reply's bytes go out when not as ``paced_chunks`` says: a
+        ``mockllm._delivery.Delivery`` (a stream shape's byte knobs, stream faults)."""
         self._body: bytes | None = body
         self._events = events if events is not None else []
         self._batches: Batches | None = None
@@ -95,7 +102,7 @@ class MockResponse:
 
     @property
     def length(self) -> int | None:
-        if self._body is None or (self.pacing is not None and self._events):
+        if self._body is None or (self._events and (self.pacing is not None or self.delivery is not None)):
             return None
         return len(self._body)
 
@@ -129,6 +136,10 @@ class MockResponse:
             for event in batch:
                 yield wait, event
                 wait = self.pacing.chunk_s
+
+    def event_batches(self) -> Batches:
+        """A streamed reply's events, in batches, rendered as they are taken."""
+        return self._all_batches()
 
     def _writes(self) -> Iterator[bytes]:
         pending: list[bytes] = []

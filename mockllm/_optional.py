@@ -8,6 +8,7 @@ the pytest plugin need. The rest comes with extras::
     agent     golden, openai, anthropic,    harness.systems.llm and the agent, chain and planner
               scim2-models
     service   agent, mcp, websockets        ``python -m harness serve``, MCP, SCIM
+    hypothesis  hypothesis                  ``mockllm.strategies`` (stream shapes and faults)
 
 A missing one fails where it is used, with the install command in the message
 (starlette's habit), never at ``import mockllm`` or at pytest's start.

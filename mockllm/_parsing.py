@@ -95,7 +95,22 @@ def _parse_entry(raw: Any, position: int, warnings: list[str], label: str) -> En
     return instruction
 
 
+SHAPE_KEYS = ("stream", "stream_faults")
+"""Keys that say how a reply is delivered, not what it says: left out of the
+fingerprint, so that a shaped stream carries the same ids as the default one."""
+
+
+def _without_shape(entry: Any) -> Any:
+    if isinstance(entry, dict) and any(key in entry for key in SHAPE_KEYS):
+        return {key: value for key, value in entry.items() if key not in SHAPE_KEYS}
+    return entry
+
+
 def _fingerprint(obj: Any) -> str:
+    if isinstance(obj, list):
+        obj = [_without_shape(entry) for entry in obj]
+    else:
+        obj = _without_shape(obj)
     canonical = json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
     return hashlib.sha256(canonical.encode()).hexdigest()[:8]
 

@@ -13,6 +13,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Union
 
+from mockllm._shapes import StreamFaults, StreamShape
+
 __all__ = [
     "ErrorPlan",
     "Pacing",
@@ -103,6 +105,10 @@ class ReplyPlan:
     reasoning_signature: str = ""
     headers: dict[str, str] = field(default_factory=dict)
     """``x-mockllm-*`` headers describing the selection; adapters add them to the reply."""
+    stream: StreamShape | None = None
+    """How the reply is cut and delivered (``mockllm._shapes``); None: the default shape."""
+    stream_faults: StreamFaults | None = None
+    """Faults to break the stream with; None: none."""
 
     @property
     def text(self) -> str:

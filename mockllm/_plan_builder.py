@@ -13,6 +13,7 @@ from mockllm._generation import generate_words, stable_hex, tool_call_id
 from mockllm._instructions import ContentSpec, Instruction, TextMessage
 from mockllm._plan import ErrorPlan, Pacing, ReplyPart, ReplyPlan, TextPart, ToolCallPart, Usage
 from mockllm._selection import Selection
+from mockllm._shapes import StreamShape
 from mockllm._usage import tokens_in_length
 
 __all__ = ["CREATED_EPOCH", "DEFAULT_CHUNK_WORDS", "build_reply_plan", "fallback_text"]
@@ -58,6 +59,7 @@ def build_reply_plan(
     seed: int = 0,
     attempt: int = 0,
     input_tokens: int = 1,
+    default_stream: StreamShape | None = None,
 ) -> ReplyPlan:
     """The reply for ``selection``.
 
@@ -66,6 +68,8 @@ def build_reply_plan(
     ``input_tokens`` is reported in usage (``mockllm._usage`` says how it is counted).
     ``tool_call_prefix`` starts the ids of tool calls the script leaves unnamed (each
     codec has its provider's: ``call`` for OpenAI, ``toolu`` for Anthropic).
+    ``default_stream`` is the shape of a reply whose instruction has no ``stream`` block;
+    the caller checks that its cuts fit the texts (``mockllm._cutting.cut_problem``).
     """
     turn = selection.turn_index if selection.turn_index is not None else 0
     chain = selection.chain_id or "nochain"
@@ -118,4 +122,6 @@ def build_reply_plan(
         error=error,
         reasoning_signature=stable_hex(*key, "signature", length=64) if reasoning is not None else "",
         headers=_headers(selection),
+        stream=instruction.stream if instruction.stream is not None else default_stream,
+        stream_faults=instruction.stream_faults,
     )

@@ -32,6 +32,7 @@ from mockllm._instructions import INSTRUCTION_END, INSTRUCTION_START, Instructio
 from mockllm._limits import Limits
 from mockllm._parsing import Script, parse_script
 from mockllm._selection import Selection, select_in_conversation
+from mockllm._shapes import as_stream_faults, as_stream_shape
 from mockllm._validation import script_validation_error
 
 __all__ = [
@@ -41,6 +42,7 @@ __all__ = [
     "ScriptRequest",
     "as_chain",
     "as_match",
+    "with_stream",
 ]
 
 
@@ -123,6 +125,25 @@ def as_chain(chain: Any) -> InstructionChain:
     raise InvalidScript(f"chain must be an InstructionChain, a list of instructions or a mapping; got {chain!r}.")
 
 
+def with_stream(chain: Any, stream: Any = None, stream_faults: Any = None) -> InstructionChain:
+    """``chain`` (as ``as_chain`` reads it) with ``stream`` and ``stream_faults`` set on
+    every instruction that has none of its own."""
+    checked = as_chain(chain)
+    shape = as_stream_shape(stream)
+    faults = as_stream_faults(stream_faults)
+    if shape is None and faults is None:
+        return checked
+    steps = []
+    for step in checked.instruction_chain:
+        update: dict[str, Any] = {}
+        if shape is not None and step.stream is None:
+            update["stream"] = shape
+        if faults is not None and step.stream_faults is None:
+            update["stream_faults"] = faults
+        steps.append(step.model_copy(update=update) if update else step)
+    return InstructionChain(instruction_chain=steps)
+
+
 @dataclass(frozen=True)
 class RegisteredScript:
     """One registered chain, its match and how it reads as an instruction block."""
@@ -174,9 +195,13 @@ class ScriptRegistry:
     def __iter__(self) -> Any:
         return iter(self._scripts)
 
-    def add(self, chain: Any, match: MatchLike = None) -> RegisteredScript:
-        """Register ``chain``; ``ScriptLimitReached`` when the registry is full."""
-        checked = as_chain(chain)
+    def add(
+        self, chain: Any, match: MatchLike = None, *, stream: Any = None, stream_faults: Any = None
+    ) -> RegisteredScript:
+        """Register ``chain`` (``stream``/``stream_faults``: see ``with_stream``);
+        ``ScriptLimitReached`` when the registry is full. The same chain (its stream
+        blocks aside) with the same match replaces the one registered before."""
+        checked = with_stream(chain, stream, stream_faults)
         try:
             block = checked.model_dump_json(exclude_none=True)
         except ValueError as exc:  # lone surrogates, nesting past pydantic's limit
@@ -187,9 +212,24 @@ class ScriptRegistry:
         script = parse_script(block)
         if not isinstance(script, Script):  # a validated chain only fails past MAX_VALUES
             raise ScriptLimitReached(f"This script is too large to register: {script.reason}.")
+        matching = as_match(match)
         with self._lock:
+            same = next(
+                (
+                    i
+                    for i, s in enumerate(self._scripts)
+                    if (s.script.fingerprint, s.match) == (script.fingerprint, matching)
+                ),
+                None,
+            )
+            if same is not None:
+                old = self._scripts[same]
+                entry = RegisteredScript(old.id, checked, matching, script, block)
+                self._scripts = (*self._scripts[:same], entry, *self._scripts[same + 1 :])
+                self._bytes += len(block) - len(old.block)
+                return entry
             self._make_room_for(len(block))
-            entry = RegisteredScript(f"script-{next(self._ids)}", checked, as_match(match), script, block)
+            entry = RegisteredScript(f"script-{next(self._ids)}", checked, matching, script, block)
             self._scripts = (*self._scripts, entry)
             self._bytes += len(block)
         return entry

@@ -13,7 +13,7 @@ This is the only module that imports Starlette. Routes:
 - ``POST /_mockllm/scripts`` (a chain and a ``match``; 201 with its ``id``), ``GET
   /_mockllm/scripts``, ``GET``/``DELETE /_mockllm/scripts/{id}`` — registered scripts
   for conversations without instruction tags (``mockllm._registered``);
-- ``POST /_mockllm/sessions`` (``{"seed": 0, "lenient": false}``) and ``DELETE
+- ``POST /_mockllm/sessions`` (``{"seed": 0, "lenient": false, "stream": {...}}``) and ``DELETE
   /_mockllm/sessions/{id}`` — a session is a mock of its own (journal, scripts, settings)
   served under ``/_mockllm/sessions/{id}/``, every route above included; the pytest
   plugin gives each test one, so that no test sees another's requests. At most
@@ -55,12 +55,14 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.types import Receive, Scope, Send
 
+from mockllm._delivery import StreamReset, deliver
 from mockllm._engine import MockLLM, MockResponse
 from mockllm._exceptions import ScriptLimitReached
 from mockllm._instructions import InstructionChain
 from mockllm._limits import nested_deeper_than, non_finite_path, surrogate_path
 from mockllm._parsing import MAX_NESTING
 from mockllm._registered import ScriptRequest
+from mockllm._shapes import StreamShape
 from mockllm._validation import validation_problems
 
 __all__ = ["create_app", "serve"]
@@ -77,6 +79,12 @@ class _PiecewiseResponse(Response):
         self.raw_headers = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in reply.headers]
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        delivery = self.reply.delivery
+        if delivery is not None:
+            if delivery.stall_s:
+                await anyio.sleep(delivery.stall_s)
+            if delivery.gzip:
+                self.raw_headers.append((b"content-encoding", b"gzip"))
         try:
             await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
             async with anyio.create_task_group() as group:
@@ -87,10 +95,15 @@ class _PiecewiseResponse(Response):
                     group.cancel_scope.cancel()
 
                 group.start_soon(watch_disconnect)
-                for wait, chunk in self.reply.paced_chunks():
-                    if wait:
-                        await anyio.sleep(wait)
-                    await send({"type": "http.response.body", "body": chunk, "more_body": True})
+                try:
+                    for wait, chunk in deliver(self.reply):
+                        if wait:
+                            await anyio.sleep(wait)
+                        await send({"type": "http.response.body", "body": chunk, "more_body": True})
+                except StreamReset:
+                    # The scripted reset: end without ending the body; uvicorn then drops the connection.
+                    group.cancel_scope.cancel()
+                    return
                 await send({"type": "http.response.body", "body": b"", "more_body": False})
                 group.cancel_scope.cancel()
         except OSError:
@@ -114,6 +127,7 @@ class _SessionRequest(BaseModel):
 
     seed: int = 0
     lenient: bool = False
+    stream: StreamShape | None = None
 
 
 def _refused(status: int, message: str, problems: list[str] | None = None) -> JSONResponse:
@@ -343,7 +357,9 @@ def create_app(mock: MockLLM | None = None) -> Starlette:
                 "session when the test ends).",
             )
         session = f"s{next(session_ids)}"
-        sessions[session] = MockLLM(seed=checked.seed, lenient=checked.lenient, limits=engine.limits)
+        sessions[session] = MockLLM(
+            seed=checked.seed, lenient=checked.lenient, limits=engine.limits, stream=checked.stream or engine.stream
+        )
         return JSONResponse({"id": session, "path": f"/_mockllm/sessions/{session}"}, status_code=201)
 
     async def delete_session(request: Request) -> Response:

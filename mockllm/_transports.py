@@ -29,24 +29,46 @@ from typing import Any
 import anyio
 import httpx
 
+from mockllm._delivery import StreamReset, deliver
 from mockllm._engine import MockLLM, MockResponse
+from mockllm._exceptions import InvalidScript
 from mockllm._optional import require
 
 __all__ = ["HTTPX2Transport", "HTTPXTransport", "import_httpx2", "response_for", "transport_for"]
 
 
-def _sync_chunks(reply: MockResponse) -> Iterator[bytes]:
-    for wait, chunk in reply.paced_chunks():
-        if wait:
-            time.sleep(wait)
-        yield chunk
+def _sync_chunks(reply: MockResponse, module: ModuleType) -> Iterator[bytes]:
+    try:
+        for wait, chunk in deliver(reply):
+            if wait:
+                time.sleep(wait)
+            yield chunk
+    except StreamReset:
+        raise module.ReadError("[Errno 104] Connection reset by peer (mockllm stream_faults.reset_at_event)") from None
 
 
-async def _async_chunks(reply: MockResponse) -> AsyncIterator[bytes]:
-    for wait, chunk in reply.paced_chunks():
-        if wait:
-            await anyio.sleep(wait)
-        yield chunk
+async def _async_chunks(reply: MockResponse, module: ModuleType) -> AsyncIterator[bytes]:
+    try:
+        for wait, chunk in deliver(reply):
+            if wait:
+                await anyio.sleep(wait)
+            yield chunk
+    except StreamReset:
+        raise module.ReadError("[Errno 104] Connection reset by peer (mockllm stream_faults.reset_at_event)") from None
+
+
+def _checked_delivery(reply: MockResponse) -> float:
+    """The stall to wait before answering; gzip cannot be served in process."""
+    delivery = reply.delivery
+    if delivery is None:
+        return 0.0
+    if delivery.gzip:
+        raise InvalidScript(
+            "stream.gzip: gzip content-encoding is served by the mock server only (python -m mockllm "
+            "serve, the mockllm_server fixture); an in-process transport cannot send it. Drop "
+            "'gzip' from the stream shape, or use the server."
+        )
+    return delivery.stall_s
 
 
 def _query(request: Any) -> str:
@@ -67,14 +89,14 @@ def _stream_classes(module: ModuleType) -> tuple[type, type]:
             self._reply = reply
 
         def __iter__(self) -> Iterator[bytes]:
-            return _sync_chunks(self._reply)
+            return _sync_chunks(self._reply, module)
 
     class AsyncStream(module.AsyncByteStream):  # type: ignore[name-defined,misc]
         def __init__(self, reply: MockResponse) -> None:
             self._reply = reply
 
         def __aiter__(self) -> AsyncIterator[bytes]:
-            return _async_chunks(self._reply)
+            return _async_chunks(self._reply, module)
 
     return SyncStream, AsyncStream
 
@@ -130,11 +152,17 @@ class _EngineTransport:
     def handle_request(self, request: Any) -> Any:
         body = request.read()
         reply = self.mock.handle(request.method, request.url.path, request.headers, body, _query(request))
+        stall = _checked_delivery(reply)
+        if stall:
+            time.sleep(stall)
         return response_for(self._module, reply, request, is_async=False)
 
     async def handle_async_request(self, request: Any) -> Any:
         body = await request.aread()
         reply = self.mock.handle(request.method, request.url.path, request.headers, body, _query(request))
+        stall = _checked_delivery(reply)
+        if stall:
+            await anyio.sleep(stall)
         return response_for(self._module, reply, request, is_async=True)
 
 

@@ -11,6 +11,7 @@ outside ``__all__`` is private and may change without notice.
     import_httpx2(feature)         httpx2, or a MissingExtraError naming the extra
     MissingExtraError              an optional dependency is missing (names the extra)
     as_chain(chain), as_match(m)   what MockLLM.script accepts, as its models
+    with_stream(chain, stream, f)  the chain with a stream shape / stream faults on every step lacking one
     Selection                      what ``mockllm.explain`` returns
     INSTRUCTION_BLOCK              a compiled pattern matching one instruction block, tags included
     bind_socket(host, port)        a listening loopback socket (port 0: a free one), with a clear OSError
@@ -32,7 +33,7 @@ from mockllm._recording.format import Recording, load_recording
 from mockllm._recording.matching import DEFAULT_IGNORE
 from mockllm._recording.proxy import Upstreams
 from mockllm._recording.replies import RecordedTurn, read_reply
-from mockllm._registered import as_chain, as_match
+from mockllm._registered import as_chain, as_match, with_stream
 from mockllm._selection import Selection
 from mockllm._server import bind_socket, run_until_signalled
 from mockllm._transports import import_httpx2, transport_for
@@ -56,4 +57,5 @@ __all__ = [
     "read_reply",
     "run_until_signalled",
     "transport_for",
+    "with_stream",
 ]

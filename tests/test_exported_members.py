@@ -62,6 +62,8 @@ MOCKLLM_EXPORTS = [
     "ScriptValidationError",
     "SecretInRecording",
     "StrictnessError",
+    "StreamFaults",
+    "StreamShape",
     "TextMessage",
     "TimingSpec",
     "ToolCallMessage",
@@ -101,6 +103,7 @@ TESTING_EXPORTS = [
     "read_reply",
     "run_until_signalled",
     "transport_for",
+    "with_stream",
 ]
 
 HARNESS_EXPORTS = [
@@ -237,9 +240,10 @@ def test_harness_exports_exactly_its_doors() -> None:
 def test_mockllm_exports_every_public_name_it_binds() -> None:
     """httpx's check: what ``mockllm/__init__`` binds without a ``_`` is in ``__all__``
     (less ``annotations`` from the future import, pytest's ``@py_`` rewrite helpers, and
-    ``testing``, which its import binds on the package: a module, not a door of it)."""
+    ``testing`` and ``strategies``, which their imports bind on the package: modules, not
+    doors of it)."""
     bound = {name for name in vars(mockllm) if not name.startswith(("_", "@")) and name != "annotations"}
-    assert bound - {"testing"} | {"__version__"} == set(mockllm.__all__)
+    assert bound - {"testing", "strategies"} | {"__version__"} == set(mockllm.__all__)
 
 
 @pytest.mark.parametrize("package", [mockllm, mockllm.testing, harness], ids=["mockllm", "mockllm.testing", "harness"])
@@ -303,9 +307,9 @@ def test_prompts_and_constants_stay_out_of_subpackage_exports(package_name: str)
         assert any(hasattr(importlib.import_module(module), name) for module in _modules(package)), name
 
 
-def test_mockllm_has_no_public_module_but_init_main_and_testing() -> None:
+def test_mockllm_has_no_public_module_but_init_main_testing_and_strategies() -> None:
     public = [name for name in _modules(mockllm) if not name.split(".")[1].startswith("_")]
-    assert public == ["mockllm.testing"]
+    assert sorted(public) == ["mockllm.strategies", "mockllm.testing"]
 
 
 # -- the exception trees -----------------------------------------------------------------

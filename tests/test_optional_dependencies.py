@@ -124,3 +124,16 @@ def test_without_the_golden_extra_a_scenario_file_is_a_collection_error_with_the
         'which is not installed. Install it with: pip install "mockllm-harness[golden]"'
     ) in result.stdout.str()
     assert "Traceback" not in result.stdout.str()
+
+
+def test_strategies_without_hypothesis_name_the_extra() -> None:
+    probe = (
+        "import sys; sys.modules['hypothesis'] = None\n"
+        "import mockllm\n"
+        "try:\n    mockllm.strategies\nexcept ImportError as exc:\n    print(exc)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == (
+        "mockllm.strategies needs the 'hypothesis' package, which is not installed. "
+        'Install it with: pip install "mockllm-harness[hypothesis]"'
+    )

@@ -3,7 +3,7 @@
 Precedence, lowest first: the defaults, ``[tool.pytest.ini_options]`` (``mockllm_seed``,
 ``mockllm_lenient``, ``mockllm_allow_fallback``, ``mockllm_allow_unused_steps``,
 ``mockllm_allow_undeclared_tools``, ``mockllm_allow_real_providers``,
-``mockllm_golden_dir``, ``mockllm_scenario_dirs``), the ``--mockllm-*`` flags, then the
+``mockllm_stream_shape``, ``mockllm_golden_dir``, ``mockllm_scenario_dirs``), the ``--mockllm-*`` flags, then the
 marker on the test. Flags default to None so that an unset flag leaves the ini's value.
 """
 
@@ -40,6 +40,8 @@ class Settings:
     record: bool = False
     allow_undeclared_tools: bool = False
     allow_real_providers: bool = False
+    stream: Any = None
+    """The default stream shape (a ``mockllm.StreamShape``, a mapping or its JSON text)."""
 
 
 _HELP = {
@@ -55,10 +57,17 @@ _HELP = {
 }
 
 
+_FLAGGED = [field for field in fields(Settings) if field.name != "stream"]
+_STREAM_HELP = (
+    "the stream shape of every streamed reply whose script has none, as JSON, e.g. "
+    '\'{"text": {"size": 1}}\' (docs/stream-shapes.md)'
+)
+
+
 def add_options(parser: pytest.Parser) -> None:
     """Register the ``--mockllm-*`` flags and the ``mockllm_*`` ini options."""
     group = parser.getgroup("mockllm", "mockllm: deterministic mock LLM and agent harness")
-    for field in fields(Settings):
+    for field in _FLAGGED:
         flag = "--mockllm-" + field.name.replace("_", "-")
         if field.type == "int":
             group.addoption(flag, type=int, default=None, metavar="N", help=_HELP[field.name])
@@ -66,6 +75,8 @@ def add_options(parser: pytest.Parser) -> None:
         else:
             group.addoption(flag, action="store_true", default=None, help=_HELP[field.name])
             parser.addini(f"mockllm_{field.name}", _HELP[field.name], type="bool", default=False)
+    group.addoption("--mockllm-stream-shape", default=None, metavar="JSON", help=_STREAM_HELP)
+    parser.addini("mockllm_stream_shape", _STREAM_HELP)
     group.addoption(
         "--mockllm-golden-dir", default=None, metavar="DIR", help="where golden files live (default: <rootdir>/golden)"
     )
@@ -80,8 +91,10 @@ def add_options(parser: pytest.Parser) -> None:
 
 def base_settings(config: pytest.Config) -> Settings:
     """The run's settings: defaults, then the ini, then the flags."""
-    values: dict[str, Any] = {}
-    for field in fields(Settings):
+    values: dict[str, Any] = {
+        "stream": config.getoption("--mockllm-stream-shape") or config.getini("mockllm_stream_shape") or None
+    }
+    for field in _FLAGGED:
         value = config.getoption("--mockllm-" + field.name.replace("_", "-"))
         if value is None:
             value = config.getini(f"mockllm_{field.name}")
@@ -113,6 +126,8 @@ def settings_for(node: pytest.Item) -> Settings:
     for name, value in marker.kwargs.items():
         if name not in types:
             raise pytest.UsageError(f"@pytest.mark.{MARKER} got an unknown argument {name}={value!r}; it takes {takes}")
+        if types[name] == "Any":  # the stream shape: mockllm checks it, naming the field
+            continue
         wanted = int if types[name] == "int" else bool
         if type(value) is not wanted:  # a bool is an int to isinstance: seed=True is a mistake
             raise pytest.UsageError(
@@ -124,7 +139,7 @@ def settings_for(node: pytest.Item) -> Settings:
 
 SCENARIO_DIR_OPTION = "--mockllm-scenario-dir"
 
-_EXPECTED = {"int": "a whole number (int)", "bool": "True or False"}
+_EXPECTED = {"int": "a whole number (int)", "bool": "True or False", "Any": "a stream shape"}
 
 
 def is_scenario_file(file_path: Path, config: pytest.Config) -> bool:

@@ -33,10 +33,11 @@ from mockllm import (
     Journal,
     JournalEntry,
     MockLLM,
+    StreamShape,
     UnusedStep,
     explain,
 )
-from mockllm.testing import as_chain, as_match, import_httpx2
+from mockllm.testing import as_chain, as_match, import_httpx2, with_stream
 
 if TYPE_CHECKING:
     from mockllm.testing import Selection
@@ -177,10 +178,19 @@ class MockLLMFixture(_Clients):
     def findings(self) -> Findings:
         return self.mock.findings()
 
-    def script(self, chain: Any, match: Any = None) -> str:
+    def script(self, chain: Any, match: Any = None, *, stream: Any = None, stream_faults: Any = None) -> str:
         """Answer requests without instruction tags that fit ``match`` with ``chain``
-        (see ``mockllm._registered``); returns the script's id, named in the journal."""
-        return self.mock.script(chain, match).id
+        (see ``mockllm._registered``); returns the script's id, named in the journal.
+        ``stream`` / ``stream_faults``: a stream shape and faults for every step without
+        its own (``mockllm.StreamShape``; gzip needs the server fixture)."""
+        scripted = with_stream(chain, stream, stream_faults)
+        gzipped = [i for i, step in enumerate(scripted.instruction_chain) if step.stream and step.stream.gzip]
+        if gzipped:
+            raise ValueError(
+                f"instruction_chain[{gzipped[0]}].stream.gzip: gzip content-encoding is sent by the mock "
+                "server only; use the mockllm_server fixture, or drop 'gzip' from the shape."
+            )
+        return self.mock.script(scripted, match).id
 
     def script_descriptions(self) -> list[str]:
         return [entry.describe() for entry in self.mock.scripts]
@@ -242,10 +252,12 @@ class MockLLMServer(_Clients):
             steps = client.get(f"{self.base_url}/_mockllm/unused").raise_for_status().json()
         return [UnusedStep(**step) for step in steps]
 
-    def script(self, chain: Any, match: Any = None) -> str:
+    def script(self, chain: Any, match: Any = None, *, stream: Any = None, stream_faults: Any = None) -> str:
         """Register ``chain`` on the server (``POST /_mockllm/scripts``) for requests
-        without instruction tags that fit ``match``; returns the script's id."""
+        without instruction tags that fit ``match``; returns the script's id.
+        ``stream`` / ``stream_faults`` as on the in-process fixture (gzip included)."""
         matching = as_match(match).model_dump(exclude_none=True)
+        chain = with_stream(chain, stream, stream_faults)
         body = {**as_chain(chain).model_dump(mode="json", exclude_none=True), "match": matching}
         with httpx.Client() as client:
             response = client.post(f"{self.base_url}/_mockllm/scripts", json=body)
@@ -266,15 +278,15 @@ class MockLLMServer(_Clients):
             client.post(f"{self.base_url}/_mockllm/reset").raise_for_status()
 
     @contextlib.contextmanager
-    def session(self, *, seed: int = 0, lenient: bool = False) -> Iterator[MockLLMServer]:
-        """A mock of its own on this server (journal, scripts, settings) until the block
-        ends: its clients and base URLs reach only it."""
+    def session(self, *, seed: int = 0, lenient: bool = False, stream: Any = None) -> Iterator[MockLLMServer]:
+        """A mock of its own on this server (journal, scripts, settings, default stream
+        shape) until the block ends: its clients and base URLs reach only it."""
+        settings: dict[str, Any] = {"seed": seed, "lenient": lenient}
+        if stream is not None:
+            shape = stream if isinstance(stream, StreamShape) else StreamShape.model_validate(stream)
+            settings["stream"] = shape.model_dump(mode="json", exclude_defaults=True)
         with httpx.Client() as client:
-            created = (
-                client.post(f"{self.base_url}/_mockllm/sessions", json={"seed": seed, "lenient": lenient})
-                .raise_for_status()
-                .json()
-            )
+            created = client.post(f"{self.base_url}/_mockllm/sessions", json=settings).raise_for_status().json()
         session = MockLLMServer(self.base_url + created["path"], self.pid)
         try:
             yield session

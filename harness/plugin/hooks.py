@@ -24,12 +24,13 @@ collected as test items (see ``harness.plugin.scenario_collection``).
 Configure a test with the marker of the same name::
 
     @pytest.mark.mockllm(seed=3, lenient=True, allow_fallback=True, allow_unused_steps=True,
-                         allow_undeclared_tools=True, allow_real_providers=True)
+                         allow_undeclared_tools=True, allow_real_providers=True,
+                         stream={"text": {"size": 1}})
 
 Options (all prefixed, each also an ini option; see ``harness.plugin.config``):
 ``--mockllm-seed``, ``--mockllm-lenient``, ``--mockllm-allow-fallback``,
 ``--mockllm-allow-unused-steps``, ``--mockllm-allow-undeclared-tools``,
-``--mockllm-allow-real-providers``, ``--mockllm-golden-dir``, ``--mockllm-review-report``, and the scenario options
+``--mockllm-allow-real-providers``, ``--mockllm-stream-shape``, ``--mockllm-golden-dir``, ``--mockllm-review-report``, and the scenario options
 of ``harness.plugin.scenario_collection``.
 
 pytest imports this module in every run of every project that has the package
@@ -87,7 +88,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
         f"{MARKER}(seed=0, lenient=False, allow_fallback=False, allow_unused_steps=False, "
-        "allow_undeclared_tools=False, allow_real_providers=False, record=False): "
+        "allow_undeclared_tools=False, allow_real_providers=False, record=False, stream=None): "
         "configure the mockllm and mockllm_server fixtures for this test.",
     )
     show_goldens_to_syrupy(config)
@@ -111,6 +112,7 @@ def mockllm(request: pytest.FixtureRequest) -> Iterator[MockLLMFixture]:
         allow_unused_steps=settings.allow_unused_steps,
         allow_undeclared_tools=settings.allow_undeclared_tools,
         recordings=recording,
+        stream=settings.stream,
     )
     fixture = MockLLMFixture(mock)
     # A test that records reaches its upstream on purpose: the recording session is the
@@ -155,7 +157,7 @@ def mockllm_server(mockllm_server_process: MockLLMServer, request: pytest.Fixtur
     from harness.plugin.fixtures import refusing_provider_hosts
 
     settings = settings_for(request.node)
-    with mockllm_server_process.session(seed=settings.seed, lenient=settings.lenient) as server:
+    with mockllm_server_process.session(seed=settings.seed, lenient=settings.lenient, stream=settings.stream) as server:
         with refusing_provider_hosts(settings, "mockllm_server") as refused:
             yield server
         server.verify(settings, refused)

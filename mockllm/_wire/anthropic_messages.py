@@ -17,8 +17,9 @@ from itertools import chain
 from typing import Any
 
 from mockllm._conversation import Conversation, Row, text_of
+from mockllm._cutting import argument_batches, text_batches
 from mockllm._generation import TOOL_CALL_ID
-from mockllm._plan import ReplyPlan, TextPart, slice_batches, word_batches
+from mockllm._plan import ReplyPlan, TextPart
 from mockllm._wire.base import (
     DeclaredTools,
     EventBatches,
@@ -282,18 +283,22 @@ def _content_blocks(plan: ReplyPlan) -> list[dict[str, Any]]:
     return blocks
 
 
-def _block_events(index: int, block: dict[str, Any], chunk_words: int) -> EventBatches:
+def _block_events(index: int, block: dict[str, Any], plan: ReplyPlan) -> EventBatches:
     """start / deltas / stop for one finished block, in batches."""
     start: dict[str, Any]
     if block["type"] == "thinking":
         start = {"type": "thinking", "thinking": "", "signature": ""}
-        kind, field, pieces = "thinking_delta", "thinking", word_batches(block["thinking"], chunk_words)
+        kind, field, pieces = "thinking_delta", "thinking", text_batches(block["thinking"], plan)
     elif block["type"] == "text":
         start = {"type": "text", "text": ""}
-        kind, field, pieces = "text_delta", "text", word_batches(block["text"], chunk_words)
+        kind, field, pieces = "text_delta", "text", text_batches(block["text"], plan)
     else:
         start = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
-        kind, field, pieces = "input_json_delta", "partial_json", slice_batches(dumps(block["input"]), JSON_SLICE)
+        kind, field, pieces = (
+            "input_json_delta",
+            "partial_json",
+            argument_batches(dumps(block["input"]), JSON_SLICE, plan),
+        )
     yield [_event({"type": "content_block_start", "index": index, "content_block": start})]
     for batch in pieces:
         yield [
@@ -311,6 +316,25 @@ def _event(data: dict[str, Any]) -> bytes:
     return sse_event(data, event=data["type"])
 
 
+_PING = _event({"type": "ping"})
+
+
+def _with_pings(batches: EventBatches, every: int) -> EventBatches:
+    """``batches`` with a ``ping`` after every ``every`` events (pings included in the
+    count are only the stream's own), before the terminal ``message_stop``."""
+    count = 0
+    for batch in batches:
+        out: list[bytes] = []
+        for event in batch:
+            out.append(event)
+            if event is _PING:
+                continue
+            count += 1
+            if count % every == 0 and not event.startswith(b"event: message_stop"):
+                out.append(_PING)
+        yield out
+
+
 class AnthropicMessagesCodec(StreamRenderer):
     """The Anthropic Messages protocol, as the ``anthropic`` SDK reads it."""
 
@@ -320,6 +344,8 @@ class AnthropicMessagesCodec(StreamRenderer):
     request_id_header = "request-id"
     tool_call_prefix = "toolu"
     prompt_fields: tuple[str, ...] = ("system", "messages", "tools")
+    shape_knobs: tuple[str, ...] = ("usage_chunk", "ping_every")
+    """The protocol-specific stream-shape knobs this codec honours (``mockllm._shapes``)."""
 
     def read(self, body: Any) -> Conversation:
         """The neutral conversation: ``system``, then the request's ``messages``."""
@@ -406,16 +432,25 @@ class AnthropicMessagesCodec(StreamRenderer):
         return _event(_error_object(status, type, message))
 
     def _events(self, plan: ReplyPlan, body: dict[str, Any]) -> EventBatches:
+        shape = plan.stream
+        if shape is not None and shape.ping_every:
+            return _with_pings(self._shaped_events(plan, body), shape.ping_every)
+        return self._shaped_events(plan, body)
+
+    def _shaped_events(self, plan: ReplyPlan, body: dict[str, Any]) -> EventBatches:
         start = _message(plan, body, [], None, min(1, plan.usage.output_tokens))
-        yield [_event({"type": "message_start", "message": start}), _event({"type": "ping"})]
+        yield [_event({"type": "message_start", "message": start}), _PING]
         for index, block in enumerate(_content_blocks(plan)):
-            yield from _block_events(index, block, plan.chunk_words)
+            yield from _block_events(index, block, plan)
+        usage: dict[str, int] = {"output_tokens": plan.usage.output_tokens}
+        if plan.stream is not None and plan.stream.usage_chunk:
+            usage = _usage(plan, plan.usage.output_tokens)  # the whole usage, as newer API versions send
         yield [
             _event(
                 {
                     "type": "message_delta",
                     "delta": {"stop_reason": _stop_reason(plan), "stop_sequence": None},
-                    "usage": {"output_tokens": plan.usage.output_tokens},
+                    "usage": usage,
                 }
             ),
             _event({"type": "message_stop"}),

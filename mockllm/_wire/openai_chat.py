@@ -20,8 +20,9 @@ from json.encoder import encode_basestring as encode_string
 from typing import Any
 
 from mockllm._conversation import Conversation, Row, text_of
+from mockllm._cutting import argument_batches, text_batches
 from mockllm._pairing import PairingProblem, find_pairing_problem
-from mockllm._plan import ReplyPlan, TextPart, Usage, slice_batches, word_batches
+from mockllm._plan import ReplyPlan, TextPart, Usage
 from mockllm._wire.base import (
     DeclaredTools,
     EventBatches,
@@ -105,6 +106,8 @@ class OpenAIChatCodec(StreamRenderer):
     request_id_header = "x-request-id"
     tool_call_prefix = "call"
     prompt_fields: tuple[str, ...] = ("messages", "tools")
+    shape_knobs: tuple[str, ...] = ("id_with_arguments", "usage_chunk")
+    """The protocol-specific stream-shape knobs this codec honours (``mockllm._shapes``)."""
 
     def read(self, body: Any) -> Conversation:
         """The neutral conversation of the request's ``messages``."""
@@ -300,6 +303,9 @@ class OpenAIChatCodec(StreamRenderer):
         # (a 200-word reply is 200 chunks; dumping each whole object dominated).
         options = body.get("stream_options")
         include_usage = isinstance(options, dict) and options.get("include_usage") is True
+        shape = plan.stream
+        if shape is not None and shape.usage_chunk:
+            include_usage = True
         base = (
             f'data: {{"id":{dumps(f"chatcmpl-{plan.response_id}")},"object":"chat.completion.chunk",'
             f'"created":{plan.created},"model":{dumps(body.get("model"))},'
@@ -318,12 +324,18 @@ class OpenAIChatCodec(StreamRenderer):
         out = [event(dumps({"role": "assistant", "content": "" if content is not None else None, "refusal": None}))]
         for key, text in (("reasoning_content", plan.reasoning or ""), ("content", plan.text)):
             before, after = f'{head}{{"{key}":', "}" + tail
-            for pieces in word_batches(text, plan.chunk_words):
+            for pieces in text_batches(text, plan):
                 out += [(before + encode_string(piece) + after).encode() for piece in pieces]
                 if len(out) >= _BATCH_EVENTS:
                     yield out
                     out = []
+        together = shape is not None and shape.id_with_arguments
         for index, call in enumerate(plan.tool_calls):
+            batches = iter(argument_batches(call.arguments, ARGUMENT_SLICE, plan))
+            first = ""
+            if together:  # the first piece rides in the delta that opens the call
+                opening = next(batches, [""])
+                first, batches = opening[0], chain([opening[1:]], batches)
             out.append(
                 event(
                     dumps(
@@ -333,14 +345,14 @@ class OpenAIChatCodec(StreamRenderer):
                                     "index": index,
                                     "id": call.id,
                                     "type": "function",
-                                    "function": {"name": call.name, "arguments": ""},
+                                    "function": {"name": call.name, "arguments": first},
                                 }
                             ]
                         }
                     )
                 )
             )
-            for pieces in slice_batches(call.arguments, ARGUMENT_SLICE):
+            for pieces in batches:
                 out += [
                     event(f'{{"tool_calls":[{{"index":{index},"function":{{"arguments":{encode_string(piece)}}}}}]}}')
                     for piece in pieces

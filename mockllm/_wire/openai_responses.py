@@ -17,8 +17,9 @@ from itertools import chain
 from typing import Any
 
 from mockllm._conversation import Conversation, Row, text_of
+from mockllm._cutting import argument_batches, text_batches
 from mockllm._pairing import find_pairing_problem
-from mockllm._plan import ReplyPlan, TextPart, count_words, slice_batches, word_batches
+from mockllm._plan import ReplyPlan, TextPart, count_words
 from mockllm._wire.base import (
     DeclaredTools,
     EventBatches,
@@ -93,6 +94,8 @@ class OpenAIResponsesCodec(StreamRenderer):
     request_id_header = "x-request-id"
     tool_call_prefix = "call"
     prompt_fields: tuple[str, ...] = ("instructions", "input", "tools")
+    shape_knobs: tuple[str, ...] = ()
+    """The protocol-specific stream-shape knobs this codec honours (``mockllm._shapes``)."""
 
     # -- requests -----------------------------------------------------------------
 
@@ -172,7 +175,7 @@ class OpenAIResponsesCodec(StreamRenderer):
                 {"type": "response.in_progress", "response": started},
             ]
             for index, item in enumerate(items):
-                yield from _item_events(item, index, plan.chunk_words)
+                yield from _item_events(item, index, plan)
 
         def terminal() -> Iterator[list[dict[str, Any]]]:
             final = self._final_response(plan, body, items)
@@ -348,7 +351,7 @@ def _output_items(plan: ReplyPlan) -> list[dict[str, Any]]:
     return items
 
 
-def _item_events(item: dict[str, Any], index: int, chunk_words: int) -> Iterator[list[dict[str, Any]]]:
+def _item_events(item: dict[str, Any], index: int, plan: ReplyPlan) -> Iterator[list[dict[str, Any]]]:
     """The added / delta / done events that build ``item`` at ``output_index`` index, in
     batches (the deltas made as they are consumed)."""
     where = {"item_id": item["id"], "output_index": index}
@@ -360,7 +363,7 @@ def _item_events(item: dict[str, Any], index: int, chunk_words: int) -> Iterator
             yield [
                 {"type": "response.reasoning_summary_part.added", **at, "part": {"type": "summary_text", "text": ""}}
             ]
-            for batch in word_batches(summary["text"], chunk_words):
+            for batch in text_batches(summary["text"], plan):
                 yield [{"type": "response.reasoning_summary_text.delta", **at, "delta": delta} for delta in batch]
             yield [
                 {"type": "response.reasoning_summary_text.done", **at, "text": summary["text"]},
@@ -378,12 +381,12 @@ def _item_events(item: dict[str, Any], index: int, chunk_words: int) -> Iterator
             at = {**where, "content_index": c}
             if part["type"] == "refusal":
                 yield [{"type": "response.content_part.added", **at, "part": {"type": "refusal", "refusal": ""}}]
-                for batch in word_batches(part["refusal"], chunk_words):
+                for batch in text_batches(part["refusal"], plan):
                     yield [{"type": "response.refusal.delta", **at, "delta": delta} for delta in batch]
                 done = {"type": "response.refusal.done", **at, "refusal": part["refusal"]}
             else:
                 yield [{"type": "response.content_part.added", **at, "part": {**part, "text": ""}}]
-                for batch in word_batches(part["text"], chunk_words):
+                for batch in text_batches(part["text"], plan):
                     yield [
                         {"type": "response.output_text.delta", **at, "delta": delta, "logprobs": []} for delta in batch
                     ]
@@ -397,7 +400,7 @@ def _item_events(item: dict[str, Any], index: int, chunk_words: int) -> Iterator
                 "item": {**item, "status": "in_progress", "arguments": ""},
             }
         ]
-        for batch in slice_batches(item["arguments"], _ARGUMENT_PIECE_CHARS):
+        for batch in argument_batches(item["arguments"], _ARGUMENT_PIECE_CHARS, plan):
             yield [{"type": "response.function_call_arguments.delta", **where, "delta": piece} for piece in batch]
         yield [{"type": "response.function_call_arguments.done", **where, "arguments": item["arguments"]}]
     yield [{"type": "response.output_item.done", "output_index": index, "item": item}]

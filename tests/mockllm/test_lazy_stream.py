@@ -122,7 +122,7 @@ def test_a_scripted_error_past_the_first_writes_cuts_a_long_stream_there(protoco
 
 
 def _failing_after(batches: int) -> Any:
-    """A stand-in for ``word_batches`` that makes ``batches`` batches, then fails."""
+    """A stand-in for ``text_batches`` (the codecs' cut of text) that makes ``batches`` batches, then fails."""
 
     def word_batches(text: str, words_per_chunk: int, *args: Any) -> Iterator[list[str]]:
         for _ in range(batches):
@@ -136,7 +136,7 @@ def _failing_after(batches: int) -> Any:
 def test_a_bug_mid_stream_ends_the_stream_with_the_protocols_error_event_and_request_id(
     protocol: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(sys.modules[CODEC_MODULES[protocol]], "word_batches", _failing_after(5))
+    monkeypatch.setattr(sys.modules[CODEC_MODULES[protocol]], "text_batches", _failing_after(5))
     reply = ask(MockLLM(), protocol, text(50))
     assert reply.status == 200 and reply.length is None  # the head went fine: headers are sent
     request_id = dict(reply.headers)["request-id" if protocol == "anthropic-messages" else "x-request-id"]
@@ -151,7 +151,7 @@ def test_a_bug_mid_stream_ends_the_stream_with_the_protocols_error_event_and_req
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 def test_a_bug_rendering_the_start_of_a_stream_is_a_json_500(protocol: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(sys.modules[CODEC_MODULES[protocol]], "word_batches", _failing_after(0))
+    monkeypatch.setattr(sys.modules[CODEC_MODULES[protocol]], "text_batches", _failing_after(0))
     mock = MockLLM()
     reply = ask(mock, protocol, text(50))
     assert reply.status == 500 and not reply.streaming

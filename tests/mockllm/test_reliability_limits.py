@@ -75,11 +75,11 @@ def test_past_max_scripts_registering_raises_and_reset_or_removal_makes_room() -
 def test_past_the_script_byte_budget_registering_raises() -> None:
     mock = MockLLM(limits=Limits(scripts_bytes=1500))
     long = [{"id": "x" * 900, "messages": [{"text_message": {"length": 2}}]}]
-    mock.script(long)
+    mock.script(long, match="a")
     with pytest.raises(ScriptLimitReached, match=r"bytes of scripts"):
-        mock.script(long)
+        mock.script(long, match="b")  # the same chain and match again would replace the first
     mock.reset()
-    mock.script(long)
+    mock.script(long, match="b")
 
 
 def test_a_chain_that_cannot_be_written_as_json_is_refused_as_a_script() -> None:
@@ -261,8 +261,10 @@ def test_past_max_scripts_the_server_answers_409_and_reset_makes_room(tmp_path: 
     try:
         server = started.wait_ready()
         chain = json.dumps({"instruction_chain": CHAIN}).encode()
+        other = json.dumps({"instruction_chain": CHAIN, "match": {"text": "other"}}).encode()
         assert post(server, "/_mockllm/scripts", chain)[0] == 201
-        status, refused = post(server, "/_mockllm/scripts", chain)
+        assert post(server, "/_mockllm/scripts", chain)[0] == 201  # the same again replaces it
+        status, refused = post(server, "/_mockllm/scripts", other)
         assert status == 409 and "--max-scripts" in refused["error"]["message"]
         assert post(server, "/_mockllm/reset")[0] == 200
         assert post(server, "/_mockllm/scripts", chain)[0] == 201

@@ -1,0 +1,193 @@
+"""Delivering a streamed reply's bytes as its shape says: one module for every door.
+
+The server (``mockllm._server``) and the in-process transports (``mockllm._transports``)
+both send ``deliver(reply)``: (seconds to wait, bytes) pairs. With no byte knobs and no
+faults that is ``reply.paced_chunks()`` untouched, so the default costs nothing more.
+Otherwise the events go through named stages:
+
+1. ``_events``: each event with its pacing delay;
+2. ``_faulted``: keep-alive comments between events, then the faults (the terminal
+   event dropped, the last event truncated, a reset in the middle of an event);
+3. ``_rewritten``: the bytes cut into HTTP writes (``writes``), and inside every
+   multi-byte UTF-8 character (``split_utf8``), wherever SSE lines fall;
+4. ``_gzipped``: each write compressed and flushed on its own, so the client can
+   decode as it reads.
+
+A reset ends ``deliver`` by raising ``StreamReset`` after the bytes before it: the
+server then drops the connection without ending the body, and a transport raises its
+library's ``ReadError``, as a reset socket would.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from mockllm._cutting import piece_sizes
+from mockllm._exceptions import MockLLMError
+from mockllm._limits import STREAM_WRITE_BYTES
+from mockllm._mock_response import MockResponse
+from mockllm._plan import ReplyPlan
+from mockllm._shapes import Cuts, StreamFaults, StreamShape
+
+__all__ = ["KEEP_ALIVE", "Delivery", "StreamReset", "deliver", "delivery_for"]
+
+KEEP_ALIVE = b": keep-alive\n\n"
+"""An SSE comment: every SSE decoder skips it (a blank line with no data dispatches nothing)."""
+
+_RESET = bytes(bytearray(b"reset"))  # the stages' marker for "reset here" (a unique object, compared by identity)
+_Pieces = Iterator[tuple[float, bytes]]
+
+
+class StreamReset(MockLLMError):
+    """The scripted connection reset (``stream_faults.reset_at_event``) is due now; the
+    doors turn it into a dropped connection, it never reaches a caller."""
+
+
+@dataclass(frozen=True)
+class Delivery:
+    """What ``deliver`` does beyond ``paced_chunks``: the shape's byte knobs, the faults,
+    and the stall before the first byte (already capped by ``Limits.max_delay_ms``)."""
+
+    shape: StreamShape | None
+    faults: StreamFaults | None
+    stall_s: float = 0.0
+
+    @property
+    def gzip(self) -> bool:
+        return self.shape is not None and self.shape.gzip
+
+
+def delivery_for(plan: ReplyPlan, max_delay_s: float) -> Delivery | None:
+    """The delivery a streamed ``plan`` asks for; None for the default one."""
+    shape = plan.stream if plan.stream is not None and plan.stream.shapes_bytes else None
+    faults = plan.stream_faults if plan.stream_faults is not None and plan.stream_faults.any else None
+    if shape is None and faults is None:
+        return None
+    stall = min((faults.stall_ms or 0) / 1000, max_delay_s) if faults is not None else 0.0
+    return Delivery(shape, faults, stall)
+
+
+def deliver(reply: MockResponse) -> _Pieces:
+    """(seconds to wait, bytes to send) pairs for ``reply``; may end by raising
+    ``StreamReset`` (see the module docstring). The stall is the door's to wait for,
+    before the status line (``Delivery.stall_s``)."""
+    delivery = reply.delivery
+    if delivery is None:
+        return reply.paced_chunks()
+    return _delivered(reply, delivery)
+
+
+def _delivered(reply: MockResponse, delivery: Delivery) -> _Pieces:
+    shape = delivery.shape
+    pieces = _faulted(_events(reply), shape.keep_alive_every if shape else None, delivery.faults)
+    pieces = _rewritten(pieces, shape.writes if shape else None, bool(shape and shape.split_utf8), reply.pacing is None)
+    if delivery.gzip:
+        pieces = _gzipped(pieces)
+    for wait, data in pieces:
+        if data is _RESET:
+            raise StreamReset
+        yield wait, data
+
+
+def _events(reply: MockResponse) -> _Pieces:
+    pacing = reply.pacing
+    wait = pacing.first_chunk_s if pacing is not None else 0.0
+    for batch in reply.event_batches():
+        for event in batch:
+            yield wait, event
+            wait = pacing.chunk_s if pacing is not None else 0.0
+
+
+def _faulted(events: _Pieces, keep_alive_every: int | None, faults: StreamFaults | None) -> _Pieces:
+    """Keep-alive comments, then the faults; one event is held back to know the last."""
+    reset_at = faults.reset_at_event if faults is not None else None
+    held: tuple[float, bytes] | None = None
+    count = 0
+    if keep_alive_every:
+        yield 0.0, KEEP_ALIVE
+    for wait, event in events:
+        if held is not None:
+            yield held
+            if keep_alive_every and count % keep_alive_every == 0:
+                yield 0.0, KEEP_ALIVE
+        if reset_at is not None and count == reset_at:
+            yield wait, event[: len(event) // 2]
+            yield 0.0, _RESET
+            return
+        held = (wait, event)
+        count += 1
+    if held is None:
+        return
+    wait, last = held
+    if reset_at is not None:  # past the end: the last event
+        yield wait, last[: len(last) // 2]
+        yield 0.0, _RESET
+    elif faults is not None and faults.drop_terminal:
+        return
+    elif faults is not None and faults.truncate_last:
+        yield wait, last[: len(last) // 2]
+    else:
+        yield held
+
+
+def _rewritten(pieces: _Pieces, writes: Cuts | None, split_utf8: bool, unpaced: bool) -> _Pieces:
+    """The bytes in writes of the sizes ``writes`` gives (unpaced and uncut: about
+    ``STREAM_WRITE_BYTES`` each), a wait always starting a write of its own."""
+    sizes = piece_sizes(writes) if writes is not None else None
+    room = next(sizes) if sizes is not None else None  # bytes left in this write; None: any
+    buffer = bytearray()
+    waited = 0.0
+
+    def flush() -> _Pieces:
+        nonlocal waited
+        if buffer:
+            yield from _split_utf8(waited, bytes(buffer)) if split_utf8 else [(waited, bytes(buffer))]
+            buffer.clear()
+            waited = 0.0
+
+    for wait, data in pieces:
+        if data is _RESET:
+            yield from flush()
+            yield 0.0, _RESET
+            return
+        if wait or (writes is None and not unpaced):
+            yield from flush()
+        waited += wait
+        view = memoryview(data)
+        while view:
+            if room is None:
+                buffer += view
+                if len(buffer) >= STREAM_WRITE_BYTES:
+                    yield from flush()
+                break
+            taken = view[:room]
+            buffer += taken
+            view = view[len(taken) :]
+            room -= len(taken)
+            if room == 0:
+                yield from flush()
+                assert sizes is not None
+                room = next(sizes)
+    yield from flush()
+
+
+def _split_utf8(wait: float, data: bytes) -> _Pieces:
+    """``data`` cut after the first byte of every multi-byte UTF-8 character."""
+    start = 0
+    for i, byte in enumerate(data):
+        if byte >= 0xC0 and i + 1 < len(data):
+            yield wait, data[start : i + 1]
+            wait, start = 0.0, i + 1
+    yield wait, data[start:]
+
+
+def _gzipped(pieces: _Pieces) -> _Pieces:
+    compressor = zlib.compressobj(wbits=31)  # gzip framing
+    for wait, data in pieces:
+        if data is _RESET:
+            yield 0.0, _RESET
+            return
+        yield wait, compressor.compress(data) + compressor.flush(zlib.Z_SYNC_FLUSH)
+    yield 0.0, compressor.flush()

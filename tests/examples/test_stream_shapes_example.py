@@ -1,0 +1,73 @@
+"""examples/stream_shapes: the strategy catches the naive client's bug, which the default
+shape hides, within its default budget; the fixed client passes every shape."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+import mockllm.strategies
+from mockllm import MockLLM
+
+EXAMPLE = Path(__file__).parents[2] / "examples" / "stream_shapes"
+sys.path.insert(0, str(EXAMPLE))
+from tool_stream import collect_tool_calls, collect_tool_calls_naive  # noqa: E402
+
+sys.path.remove(str(EXAMPLE))
+
+CALLS = [
+    {"name": "get_weather", "args": {"city": "Oslo", "unit": "celsius"}},
+    {"name": "get_time", "args": {"tz": "CET"}},
+]
+SCRIPT = [{"messages": [{"tool_call": CALLS}]}]
+
+
+def _property(client: object) -> object:
+    # The default budget (100 examples), derandomised: the same examples on every run.
+    @settings(deadline=None, database=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+    @given(shape=mockllm.strategies.stream_shapes(protocol="openai-chat"))
+    def every_shape(shape: mockllm.StreamShape) -> None:
+        mock = MockLLM()
+        mock.script(SCRIPT, stream=shape)
+        from harness.plugin.fixtures import MockLLMFixture
+
+        fixture = MockLLMFixture(mock)
+        try:
+            assert client(fixture.openai(), "Weather and time in Oslo?") == CALLS  # type: ignore[operator]
+        finally:
+            fixture.close()
+
+    return every_shape
+
+
+def test_the_strategy_catches_the_naive_client_and_prints_the_minimal_shape() -> None:
+    with pytest.raises(Exception) as failure:  # noqa: B017 (whatever the bug raises)
+        _property(collect_tool_calls_naive)()  # type: ignore[operator]
+    report = "\n".join(getattr(failure.value, "__notes__", []))
+    if isinstance(failure.value, BaseExceptionGroup):
+        report += "\n".join(note for exc in failure.value.exceptions for note in getattr(exc, "__notes__", []))
+    assert "StreamShape(id_with_arguments=True)" in report
+    assert '"stream": {"id_with_arguments": true}' in report
+
+
+def test_the_fixed_client_passes_every_shape() -> None:
+    _property(collect_tool_calls)()  # type: ignore[operator]
+
+
+def test_the_example_projects_tests_pass_run_by_pytest_in_its_folder() -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "ANTHROPIC_", "PYTEST_"))}
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
+        cwd=EXAMPLE,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "2 passed" in result.stdout
