@@ -52,6 +52,11 @@ REQUESTS: dict[str, tuple[str, str, dict[str, Any]]] = {
         "alt=sse",
         {"contents": [{"role": "user", "parts": [{"text": PROMPT}]}]},
     ),
+    "ollama": (
+        "/api/chat",
+        "",
+        {"model": "m", "messages": [{"role": "user", "content": PROMPT}]},
+    ),
 }
 
 

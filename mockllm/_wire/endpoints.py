@@ -8,6 +8,8 @@
 - ``POST …/embeddings``: ``mockllm._wire.embeddings``.
 - Gemini's ``POST …/models/{model}:countTokens``, ``:embedContent``,
   ``:batchEmbedContents``: ``mockllm._wire.gemini_endpoints``.
+- Ollama's ``GET /api/tags``, ``POST /api/show``, ``POST /api/embed``:
+  ``mockllm._wire.ollama_endpoints``.
 
 Each answers its own provider's error shape. Like the model routes, they match by
 suffix under any prefix.
@@ -28,6 +30,8 @@ from mockllm._wire.embeddings import embeddings_response
 from mockllm._wire.gemini import gemini, gemini_error_body
 from mockllm._wire.gemini_endpoints import gemini_endpoint_body, gemini_endpoint_method
 from mockllm._wire.models import is_anthropic_client, model_list, model_object
+from mockllm._wire.ollama import ollama_error_body
+from mockllm._wire.ollama_endpoints import OLLAMA_ENDPOINTS, ollama_endpoint, ollama_endpoint_body
 from mockllm._wire.openai_errors import openai_error_body
 
 __all__ = ["ENDPOINT_ROUTES", "EndpointReply", "answer_endpoint"]
@@ -40,6 +44,7 @@ ENDPOINT_ROUTES = (
     "POST /v1beta/models/{model}:countTokens",
     "POST /v1beta/models/{model}:embedContent",
     "POST /v1beta/models/{model}:batchEmbedContents",
+    *(f"{method} {route}" for route, method in OLLAMA_ENDPOINTS.items()),
 )
 
 _MODELS = re.compile(r"/models(?:/(?P<id>[^/]+))?$")
@@ -47,7 +52,7 @@ _MODELS = re.compile(r"/models(?:/(?P<id>[^/]+))?$")
 
 @dataclass(frozen=True)
 class EndpointReply:
-    """A complete JSON reply; ``flavour`` is ``openai``, ``anthropic`` or ``gemini`` (whose
+    """A complete JSON reply; ``flavour`` is ``openai``, ``anthropic``, ``gemini`` or ``ollama`` (whose
     request id header and error body it uses); ``error`` is the rejection message, if any."""
 
     status: int
@@ -65,6 +70,8 @@ def _error(flavour: str, status: int, message: str, param: str | None = None) ->
         body = anthropic_messages.render_error(status, None, message)
     elif flavour == "gemini":
         body = gemini_error_body(status, None, message)
+    elif flavour == "ollama":
+        body = ollama_error_body(status, message)
     else:
         body = openai_error_body(status, None, message, param)
     return EndpointReply(status, body, flavour, message)
@@ -111,6 +118,19 @@ def _gemini(method: str, path: str, gemini_method: str, body: bytes) -> Endpoint
         return _error("gemini", exc.status, exc.message)
 
 
+def _ollama(method: str, path: str, route: str, body: bytes) -> EndpointReply:
+    allowed = OLLAMA_ENDPOINTS[route]
+    if method != allowed:
+        return _wrong_method("ollama", method, path, allowed)
+    parsed = _json("ollama", body) if allowed == "POST" else None
+    if isinstance(parsed, EndpointReply):
+        return parsed
+    try:
+        return EndpointReply(200, ollama_endpoint_body(route, parsed), "ollama")
+    except RequestRejected as exc:
+        return _error("ollama", exc.status, exc.message)
+
+
 def answer_endpoint(
     method: str, path: str, headers: Mapping[str, str], body: bytes, *, lenient: bool = False
 ) -> EndpointReply | None:
@@ -121,6 +141,9 @@ def answer_endpoint(
         return _gemini(method, path, gemini_method, body)
     if gemini.matches(path):
         return None  # generateContent: the codec's
+    ollama_route = ollama_endpoint(path)
+    if ollama_route is not None:
+        return _ollama(method, path, ollama_route, body)
     models = _MODELS.search(path)
     if models is not None:
         anthropic = is_anthropic_client(headers)

@@ -1,4 +1,4 @@
-"""One conversation, three protocols: what the selection tests share.
+"""One conversation, every protocol: what the selection tests share.
 
 An abstract conversation is a list of turns::
 
@@ -46,6 +46,7 @@ __all__ = [
     "to_anthropic",
     "to_chat",
     "to_gemini",
+    "to_ollama",
     "to_responses",
     "user",
 ]
@@ -192,6 +193,25 @@ def to_gemini(conv: list[Turn]) -> dict[str, Any]:
     return {"contents": out}
 
 
+def to_ollama(conv: list[Turn]) -> dict[str, Any]:
+    """Ollama ``/api/chat``: tool calls with object arguments, ``thinking``, role=tool results."""
+    out: list[dict[str, Any]] = []
+    for turn in conv:
+        if turn[0] == "user":
+            out.append({"role": "user", "content": turn[1]})
+        elif turn[0] == "assistant":
+            _, text, calls, reasoning = turn
+            message: dict[str, Any] = {"role": "assistant", "content": text or ""}
+            if reasoning is not None:
+                message["thinking"] = reasoning
+            if calls:
+                message["tool_calls"] = [{"id": i, "function": {"name": n, "arguments": a}} for i, n, a in calls]
+            out.append(message)
+        else:
+            out.extend({"role": "tool", "tool_call_id": i, "content": o} for i, o in turn[1])
+    return {"model": "llama-mock", "messages": out, "stream": False}
+
+
 ITEMS_KEY = {"openai-responses": "input", "gemini": "contents"}
 """Where a protocol's body keeps its conversation, when not in ``messages``."""
 
@@ -201,6 +221,7 @@ RENDER: dict[str, Callable[[list[Turn]], dict[str, Any]]] = {
     "openai-responses": to_responses,
     "gemini": to_gemini,
     "azure-openai": to_chat,
+    "ollama": to_ollama,
 }
 assert set(RENDER) == set(PROTOCOLS), "a new codec needs a renderer here"
 
@@ -215,6 +236,7 @@ def renderings(conv: list[Turn]) -> list[tuple[str, dict[str, Any]]]:
         ("openai-responses", to_responses(conv)),
         ("gemini", to_gemini(conv)),
         ("azure-openai", to_chat(conv)),
+        ("ollama", to_ollama(conv)),
     ]
 
 

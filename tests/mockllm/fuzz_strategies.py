@@ -17,6 +17,8 @@ PATHS = (
     "/v1beta/models/gemini-mock:generateContent",
     "/v1beta/models/gemini-mock:streamGenerateContent",
     "/openai/v1/chat/completions",
+    "/api/chat",
+    "/api/generate",
 )
 
 _odd_numbers = st.sampled_from([1e999, -1e999, float("nan"), "__HUGE_INT__", -(10**40), 1e308, 2**63, -0.0])

@@ -11,7 +11,11 @@ from tests.mockllm.sdk_responses_support import RESPONSES
 from tests.mockllm.sdk_support import SDKAdapter
 
 ADAPTERS: dict[str, SDKAdapter] = {sdk.protocol: sdk for sdk in (CHAT, MESSAGES, RESPONSES)}
-OWN_SDK_MODULE = {"gemini": "test_sdk_gemini.py", "azure-openai": "test_sdk_azure.py"}
+OWN_SDK_MODULE = {
+    "gemini": "test_sdk_gemini.py",
+    "azure-openai": "test_sdk_azure.py",
+    "ollama": "test_sdk_ollama.py",
+}
 """Protocols whose official SDK is tested in a module of its own, not through an adapter."""
 assert set(ADAPTERS) | set(OWN_SDK_MODULE) == set(PROTOCOLS), "a new codec needs an SDK adapter or SDK test module"
 

@@ -28,6 +28,8 @@ def test_any_request_gets_a_provider_shaped_reply_below_500(request: tuple[str, 
     media = dict(reply.headers)["content-type"]
     if reply.streaming and media.startswith("text/event-stream"):
         assert reply.body.startswith((b"data: ", b"event: "))
+    elif reply.streaming and media == "application/x-ndjson":  # Ollama: one JSON object a line
+        assert all(isinstance(json.loads(line), dict) for line in reply.body.splitlines())
     elif reply.streaming:  # Gemini's JSON-array stream: one JSON array once complete
         assert isinstance(json.loads(reply.body), list)
     else:

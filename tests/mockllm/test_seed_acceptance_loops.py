@@ -197,6 +197,7 @@ def test_req6_4_unexpected_message_structure_is_handled_gracefully(protocol: str
         "openai-responses": {"input": tagged(ABC)},
         "gemini": {"contents": [{"parts": [{"text": "prefix"}, {"text": tagged(ABC)}]}]},  # role defaults to user
         "azure-openai": {"messages": [{"role": "user", "content": ["prefix", tagged(ABC)]}]},
+        "ollama": {"messages": [{"role": "user", "content": "prefix " + tagged(ABC)}]},  # content is a string
     }
     assert select(bodies[protocol], protocol).instruction_id == "A"
 
