@@ -3,6 +3,7 @@
 python -m mockllm serve [--host 127.0.0.1] [--port 8000] [--seed 0] [--lenient]
                         [--max-output-bytes N] [--max-delay-ms MS] [--max-body-bytes N]
                         [--max-scripts N] [--max-scripts-bytes N] [--max-sessions N]
+                        [--latency-profile FILE] [--metrics]
                         [--recordings DIR [--replay-speed X] [--match-ignore FIELD] [--match-replace RE WITH]]
 python -m mockllm explain request.json [--protocol openai-chat]
 python -m mockllm record --upstream [PROTOCOL=]URL ... --out DIR [--host H] [--port P] [--scrub REGEX]
@@ -19,6 +20,7 @@ from pathlib import Path
 
 from mockllm._engine import MockLLM
 from mockllm._explain import explain
+from mockllm._latency import load_latency_profiles
 from mockllm._limits import Limits
 from mockllm._recording import commands as recording
 from mockllm._wire.registry import PROTOCOLS
@@ -78,6 +80,18 @@ def _parser() -> argparse.ArgumentParser:
         help="most sessions open at once; past it a 409 (default 256)",
     )
 
+    serve.add_argument(
+        "--latency-profile",
+        metavar="FILE",
+        help="pace every stream by a latency profile (YAML or JSON; one profile, or default and models: "
+        "docs/simulation.md); a script's own timing wins",
+    )
+    serve.add_argument(
+        "--metrics",
+        action="store_true",
+        help="serve Prometheus metrics at GET /metrics (needs the metrics extra)",
+    )
+
     recording.add_replay_options(serve)
 
     explain_ = verbs.add_parser("explain", help="say which instruction a request body would run")
@@ -133,8 +147,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             max_sessions=args.max_sessions,
         )
         try:
+            latency = load_latency_profiles(args.latency_profile) if args.latency_profile else None
             mock = MockLLM(
-                seed=args.seed, lenient=args.lenient, limits=limits, recordings=recording.library_from_args(args)
+                seed=args.seed,
+                lenient=args.lenient,
+                limits=limits,
+                recordings=recording.library_from_args(args),
+                latency=latency,
             )
             recording.register_scripts(mock, args)
         except ValueError as exc:  # a bad recording (RecordingError) or scripts file names its line

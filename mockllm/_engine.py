@@ -17,7 +17,7 @@ import hashlib
 import itertools
 import json
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -25,6 +25,7 @@ from pydantic import BaseModel
 
 from mockllm._attempts import AttemptCounter, AttemptRule
 from mockllm._held import HeldConversations, HeldNotFound
+from mockllm._latency import LatencyProfiles, StreamLoad, paced_by_profile
 from mockllm._limits import ByteBoundedLog, Limits, clip_text, estimated_output_bytes, header_value, surrogate_path
 from mockllm._mock_response import MockResponse
 from mockllm._parsing import clear_script_cache
@@ -39,6 +40,9 @@ from mockllm._usage import prompt_tokens
 from mockllm._wire.base import RequestRejected, WireCodec, dumps, query_params
 from mockllm._wire.endpoints import ENDPOINT_ROUTES, answer_endpoint
 from mockllm._wire.registry import CODECS, codec_for_path, codec_named
+
+PlanObserver = Callable[[str, ReplyPlan, bool], None]
+"""Told of every planned reply: its protocol, the plan, whether it is a fallback."""
 
 __all__ = ["JournalEntry", "MockLLM", "MockResponse", "UnusedStep"]
 
@@ -117,7 +121,12 @@ class MockLLM:
         journal_size: int = JOURNAL_SIZE,
         limits: Limits | None = None,
         recordings: RecordedAnswers | None = None,
+        latency: LatencyProfiles | None = None,
     ) -> None:
+        # -- simulation: latency profiles (mockllm._latency), metrics (mockllm._metrics) --
+        self.latency = latency
+        self.stream_load = StreamLoad()
+        self.on_plan: PlanObserver | None = None
         self.recordings = recordings
         self.seed = seed
         self.lenient = lenient
@@ -371,6 +380,15 @@ class MockLLM:
             input_tokens=prompt_tokens(parsed, codec.prompt_fields),
         )
         plan, warnings = self._within_delay_cap(plan)
+        # -- simulation: a latency profile's pacing, the metrics' count -------------------
+        timing = selection.instruction.timing if selection.instruction is not None else None
+        cap_s = self.limits.max_delay_ms / 1000
+        profile = timing.profile if timing is not None else None
+        plan = paced_by_profile(
+            plan, profile, self.latency, model=_model_of(parsed), body=body, cap_s=cap_s, load=self.stream_load
+        )
+        if self.on_plan is not None:
+            self.on_plan(codec.name, plan, selection.fallback_reason is not None)
         mock_headers = dict(plan.headers)
         mock_headers["x-mockllm-protocol"] = codec.name
         request_id = f"req_{plan.response_id}"

@@ -68,6 +68,13 @@ class Pacing:
     first_chunk_s: float
     chunk_s: float
 
+    def delays(self) -> Iterator[float]:
+        """The wait before each event: ``first_chunk_s``, then ``chunk_s`` for every
+        later one (``mockllm._latency.SampledPacing`` draws them instead)."""
+        yield self.first_chunk_s
+        while True:
+            yield self.chunk_s
+
 
 @dataclass(frozen=True)
 class Usage:
