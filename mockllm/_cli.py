@@ -3,7 +3,7 @@
 python -m mockllm serve [--host 127.0.0.1] [--port 8000] [--seed 0] [--lenient]
                         [--max-output-bytes N] [--max-delay-ms MS] [--max-body-bytes N]
                         [--max-scripts N] [--max-scripts-bytes N] [--max-sessions N]
-                        [--latency-profile FILE] [--metrics]
+                        [--latency-profile FILE] [--no-metrics]
                         [--recordings DIR [--replay-speed X] [--match-ignore FIELD] [--match-replace RE WITH]]
 python -m mockllm explain request.json [--protocol openai-chat]
 python -m mockllm record --upstream [PROTOCOL=]URL ... --out DIR [--host H] [--port P] [--scrub REGEX]
@@ -87,9 +87,9 @@ def _parser() -> argparse.ArgumentParser:
         "docs/simulation.md); a script's own timing wins",
     )
     serve.add_argument(
-        "--metrics",
+        "--no-metrics",
         action="store_true",
-        help="serve Prometheus metrics at GET /metrics (needs the metrics extra)",
+        help="count nothing and answer GET /metrics with a 404 (metrics need the metrics extra)",
     )
 
     recording.add_replay_options(serve)
@@ -160,7 +160,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"mockllm: {exc}", file=sys.stderr)
             return 2
         try:
-            serve(mock, host=args.host, port=args.port, on_ready=_announce)
+            serve(mock, host=args.host, port=args.port, on_ready=_announce, metrics=not args.no_metrics)
         except OSError as exc:
             print(
                 f"mockllm: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}. "
