@@ -3,6 +3,7 @@
 python -m mockllm serve [--host 127.0.0.1] [--port 8000] [--seed 0] [--lenient]
                         [--max-output-bytes N] [--max-delay-ms MS] [--max-body-bytes N]
                         [--max-scripts N] [--max-scripts-bytes N] [--max-sessions N]
+                        [--latency-profile FILE] [--no-metrics]
                         [--recordings DIR [--replay-speed X] [--match-ignore FIELD] [--match-replace RE WITH]]
                         [--stream-shape JSON]
 python -m mockllm explain request.json [--protocol openai-chat]
@@ -20,6 +21,7 @@ from pathlib import Path
 
 from mockllm._engine import MockLLM
 from mockllm._explain import explain
+from mockllm._latency import load_latency_profiles
 from mockllm._limits import Limits
 from mockllm._recording import commands as recording
 from mockllm._shapes import as_stream_shape
@@ -78,6 +80,18 @@ def _parser() -> argparse.ArgumentParser:
         default=Limits.max_sessions,
         metavar="N",
         help="most sessions open at once; past it a 409 (default 256)",
+    )
+
+    serve.add_argument(
+        "--latency-profile",
+        metavar="FILE",
+        help="pace every stream by a latency profile (YAML or JSON; one profile, or default and models: "
+        "docs/simulation.md); a script's own timing wins",
+    )
+    serve.add_argument(
+        "--no-metrics",
+        action="store_true",
+        help="count nothing and answer GET /metrics with a 404 (metrics need the metrics extra)",
     )
 
     recording.add_replay_options(serve)
@@ -147,19 +161,21 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"mockllm: --stream-shape: {exc}", file=sys.stderr)
             return 2
         try:
+            latency = load_latency_profiles(args.latency_profile) if args.latency_profile else None
             mock = MockLLM(
                 seed=args.seed,
                 lenient=args.lenient,
                 limits=limits,
                 recordings=recording.library_from_args(args),
                 stream=stream_shape,
+                latency=latency,
             )
             recording.register_scripts(mock, args)
         except ValueError as exc:  # a bad recording (RecordingError) or scripts file names its line
             print(f"mockllm: {exc}", file=sys.stderr)
             return 2
         try:
-            serve(mock, host=args.host, port=args.port, on_ready=_announce)
+            serve(mock, host=args.host, port=args.port, on_ready=_announce, metrics=not args.no_metrics)
         except OSError as exc:
             print(
                 f"mockllm: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}. "

@@ -18,7 +18,7 @@ import hashlib
 import itertools
 import json
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -27,6 +27,7 @@ from mockllm._cutting import cut_problem
 from mockllm._delivery import delivery_for
 from mockllm._held import HeldConversations, HeldNotFound
 from mockllm._journal import Journal, JournalEntry, Outcome, entry_bytes, recorded_reply, recorded_request
+from mockllm._latency import LatencyProfiles, StreamLoad, paced_by_profile
 from mockllm._limits import ByteBoundedLog, Limits, clip_text, estimated_output_bytes, header_value, surrogate_path
 from mockllm._mock_response import MockResponse
 from mockllm._parsing import clear_script_cache
@@ -55,6 +56,8 @@ from mockllm._wire.base import RequestRejected, WireCodec, dumps, query_params
 from mockllm._wire.endpoints import ENDPOINT_ROUTES, answer_endpoint
 from mockllm._wire.registry import CODECS, codec_for_path, codec_named
 
+PlanObserver = Callable[[str, ReplyPlan, bool], None]
+"""Told of every planned reply: its protocol, the plan, whether it is a fallback."""
 __all__ = ["CHAIN_TABLE_BYTES", "CHAIN_TABLE_SIZE", "JournalEntry", "MockLLM", "MockResponse", "UnusedStep"]
 
 JOURNAL_SIZE = 1000
@@ -95,7 +98,12 @@ class MockLLM:
         allow_unused_steps: bool = False,
         allow_undeclared_tools: bool = False,
         stream: StreamShape | Mapping[str, Any] | str | None = None,
+        latency: LatencyProfiles | None = None,
     ) -> None:
+        # -- simulation: latency profiles (mockllm._latency), metrics (mockllm._metrics) --
+        self.latency = latency
+        self.stream_load = StreamLoad()
+        self.on_plan: PlanObserver | None = None
         self.recordings = recordings
         self.seed = seed
         self.stream = as_stream_shape(stream)
@@ -416,6 +424,15 @@ class MockLLM:
                 input_tokens=plan.usage.input_tokens,
             )
         plan, warnings = self._within_delay_cap(plan)
+        # -- simulation: a latency profile's pacing, the metrics' count -------------------
+        timing = selection.instruction.timing if selection.instruction is not None else None
+        cap_s = self.limits.max_delay_ms / 1000
+        profile = timing.profile if timing is not None else None
+        plan = paced_by_profile(
+            plan, profile, self.latency, model=_model_of(parsed), body=body, cap_s=cap_s, load=self.stream_load
+        )
+        if self.on_plan is not None:
+            self.on_plan(codec.name, plan, selection.fallback_reason is not None)
         answered = Outcome.FALLBACK if selection.fallback_reason is not None else Outcome.SCRIPTED
         reply_record = recorded_reply(plan, _JOURNAL_TEXT_MAX)
         mock_headers = dict(plan.headers)

@@ -26,6 +26,7 @@ from typing import Annotated, Any, Self
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Discriminator, Field, Tag, ValidationError, model_validator
 from pydantic_core import PydanticCustomError
 
+from mockllm._latency import LatencyProfile
 from mockllm._shapes import StreamFaults, StreamShape
 from mockllm._validation import did_you_mean, script_validation_error, unknown_keys_error
 
@@ -212,6 +213,14 @@ class TimingSpec(_Model):
 
     first_chunk_ms: float = Field(default=0, ge=0, allow_inf_nan=False)
     chunk_ms: float = Field(default=0, ge=0, allow_inf_nan=False)
+    profile: LatencyProfile | None = None
+    """Delays drawn from a latency profile instead (``mockllm._latency``)."""
+
+    @model_validator(mode="after")
+    def _one_pace(self) -> TimingSpec:
+        if self.profile is not None and (self.first_chunk_ms or self.chunk_ms):
+            raise ValueError("timing: give either 'profile' or 'first_chunk_ms'/'chunk_ms', not both")
+        return self
 
 
 class Instruction(_Model):

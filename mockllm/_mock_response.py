@@ -131,11 +131,13 @@ class MockResponse:
                 return
             yield from ((0.0, chunk) for chunk in self._writes())
             return
-        wait = self.pacing.first_chunk_s
-        for batch in self._all_batches():
-            for event in batch:
-                yield wait, event
-                wait = self.pacing.chunk_s
+        waits = self.pacing.delays()
+        try:
+            for batch in self._all_batches():
+                for event in batch:
+                    yield next(waits), event
+        finally:
+            waits.close()  # a profile's stream stops counting towards the load now
 
     def event_batches(self) -> Batches:
         """A streamed reply's events, in batches, rendered as they are taken."""

@@ -9,7 +9,7 @@ bytes through every door.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Generator, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Union
 
@@ -69,6 +69,13 @@ class Pacing:
 
     first_chunk_s: float
     chunk_s: float
+
+    def delays(self) -> Generator[float, None, None]:
+        """The wait before each event: ``first_chunk_s``, then ``chunk_s`` for every
+        later one (``mockllm._latency.SampledPacing`` draws them instead)."""
+        yield self.first_chunk_s
+        while True:
+            yield self.chunk_s
 
 
 @dataclass(frozen=True)

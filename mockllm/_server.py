@@ -5,6 +5,8 @@ This is the only module that imports Starlette. Routes:
 - ``POST …/chat/completions``, ``POST …/messages``, ``POST …/responses`` — the three
   provider protocols (any path prefix, so ``/v1`` and ``/api/v1`` both work);
 - ``GET /_mockllm/health`` — 200 when serving;
+- ``GET /metrics`` — Prometheus metrics (``mockllm._metrics``; 501 without the
+  ``metrics`` extra, 404 with ``serve --no-metrics``);
 - ``GET /_mockllm/requests`` — the request journal, newest last;
 - ``POST /_mockllm/reset`` — forget the journal, used steps and registered scripts
   (of that mock: a session's reset is its own, and the server's leaves sessions be);
@@ -41,6 +43,7 @@ import logging
 import signal
 import socket
 import threading
+import time
 import uuid
 from collections.abc import Awaitable, Callable, Iterator
 from types import FrameType
@@ -60,6 +63,8 @@ from mockllm._engine import MockLLM, MockResponse
 from mockllm._exceptions import ScriptLimitReached
 from mockllm._instructions import InstructionChain
 from mockllm._limits import nested_deeper_than, non_finite_path, surrogate_path
+from mockllm._metrics import ServerMetrics
+from mockllm._optional import MissingExtraError
 from mockllm._parsing import MAX_NESTING
 from mockllm._registered import ScriptRequest
 from mockllm._shapes import StreamShape
@@ -72,8 +77,9 @@ class _PiecewiseResponse(Response):
     """Sends a reply in pieces: a paced stream event by event, waiting as the script
     asks; a lazy stream in writes rendered just before they go (``MockResponse``)."""
 
-    def __init__(self, reply: MockResponse) -> None:
+    def __init__(self, reply: MockResponse, chunks: Iterator[tuple[float, bytes]] | None = None) -> None:
         self.reply = reply
+        self.chunks = chunks if chunks is not None else deliver(reply)
         self.status_code = reply.status
         self.background = None
         self.raw_headers = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in reply.headers]
@@ -96,7 +102,7 @@ class _PiecewiseResponse(Response):
 
                 group.start_soon(watch_disconnect)
                 try:
-                    for wait, chunk in deliver(self.reply):
+                    for wait, chunk in self.chunks:
                         if wait:
                             await anyio.sleep(wait)
                         await send({"type": "http.response.body", "body": chunk, "more_body": True})
@@ -111,10 +117,12 @@ class _PiecewiseResponse(Response):
             return
 
 
-def _reply_response(reply: MockResponse) -> Response:
+def _reply_response(reply: MockResponse, metrics: ServerMetrics | None = None, started: float = 0.0) -> Response:
     length = reply.length
     if length is None:
-        return _PiecewiseResponse(reply)
+        return _PiecewiseResponse(reply, metrics.answered(reply, started) if metrics is not None else None)
+    if metrics is not None:
+        metrics.answered_whole(reply, started)
     response = Response(reply.body, status_code=reply.status)
     response.raw_headers = [(b"content-length", str(length).encode())] + [
         (k.encode("latin-1"), v.encode("latin-1")) for k, v in reply.headers
@@ -251,7 +259,7 @@ class _LastGuard:
 EngineHandler = Callable[[Request, MockLLM], Awaitable[Response]]
 
 
-def _engine_routes(engine_of: Callable[[Request], MockLLM | None]) -> list[Route]:
+def _engine_routes(engine_of: Callable[[Request], MockLLM | None], metrics: ServerMetrics | None) -> list[Route]:
     """The routes one mock serves: its provider endpoints and its ``/_mockllm`` routes."""
 
     def bound(handler: EngineHandler) -> Callable[[Request], Awaitable[Response]]:
@@ -270,6 +278,7 @@ def _engine_routes(engine_of: Callable[[Request], MockLLM | None]) -> list[Route
         return endpoint
 
     async def provider(request: Request, engine: MockLLM) -> Response:
+        started = time.perf_counter()  # metrics: latencies count from here
         path = "/" + request.path_params["path"]
         try:
             body = await _body(request, engine.limits.max_body_bytes)
@@ -279,7 +288,7 @@ def _engine_routes(engine_of: Callable[[Request], MockLLM | None]) -> list[Route
         # that will not encode) a JSON 500, so the keep-alive connection stays usable.
         try:
             reply = engine.handle(request.method, path, request.headers, body, request.url.query)
-            return _reply_response(reply)
+            return _reply_response(reply, metrics, started)
         except Exception as exc:
             detail = f"mockllm failed to deliver this reply ({type(exc).__name__}); this is a bug in mockllm."
             return JSONResponse(
@@ -334,9 +343,11 @@ def _engine_routes(engine_of: Callable[[Request], MockLLM | None]) -> list[Route
     ]
 
 
-def create_app(mock: MockLLM | None = None) -> Starlette:
-    """The Starlette app serving ``mock`` (a new ``MockLLM()`` if None)."""
+def create_app(mock: MockLLM | None = None, *, metrics: bool = True) -> Starlette:
+    """The Starlette app serving ``mock`` (a new ``MockLLM()`` if None); with ``metrics``
+    (and ``prometheus-client``), counting for ``GET /metrics`` (``mockllm._metrics``)."""
     engine = mock if mock is not None else MockLLM()
+    counted, why_not = _server_metrics(engine, metrics)
     sessions: dict[str, MockLLM] = {}
     session_ids = itertools.count(1)
 
@@ -360,6 +371,9 @@ def create_app(mock: MockLLM | None = None) -> Starlette:
         sessions[session] = MockLLM(
             seed=checked.seed, lenient=checked.lenient, limits=engine.limits, stream=checked.stream or engine.stream
         )
+        # simulation: a session is paced and counted as the server is
+        sessions[session].latency, sessions[session].stream_load = engine.latency, engine.stream_load
+        sessions[session].on_plan = engine.on_plan
         return JSONResponse({"id": session, "path": f"/_mockllm/sessions/{session}"}, status_code=201)
 
     async def delete_session(request: Request) -> Response:
@@ -374,15 +388,38 @@ def create_app(mock: MockLLM | None = None) -> Starlette:
             Route("/_mockllm/health", health, methods=["GET"]),
             Route("/_mockllm/sessions", create_session, methods=["POST"]),
             Route("/_mockllm/sessions/{session}", delete_session, methods=["DELETE"]),
+            Route("/metrics", _metrics_endpoint(counted, why_not), methods=["GET"]),
             Mount(
                 "/_mockllm/sessions/{session}",
-                routes=_engine_routes(lambda request: sessions.get(request.path_params["session"])),
+                routes=_engine_routes(lambda request: sessions.get(request.path_params["session"]), counted),
             ),
-            *_engine_routes(lambda request: engine),
+            *_engine_routes(lambda request: engine, counted),
         ],
     )
     app.state.mock = engine
     return app
+
+
+def _server_metrics(engine: MockLLM, wanted: bool) -> tuple[ServerMetrics | None, str]:
+    """The server's metrics, counting ``engine``'s replies; or None and why not."""
+    if not wanted:
+        return None, "Metrics are off on this server (serve --no-metrics)."
+    try:
+        metrics = ServerMetrics()
+    except MissingExtraError as exc:
+        return None, str(exc)
+    engine.on_plan = metrics.planned
+    return metrics, ""
+
+
+def _metrics_endpoint(metrics: ServerMetrics | None, why_not: str) -> Callable[[Request], Awaitable[Response]]:
+    async def endpoint(request: Request) -> Response:
+        if metrics is None:
+            return _refused(404 if "--no-metrics" in why_not else 501, why_not)
+        body, content_type = metrics.exposition()
+        return Response(body, headers={"content-type": content_type})
+
+    return endpoint
 
 
 def bind_socket(host: str, port: int) -> socket.socket:
@@ -408,7 +445,12 @@ def _raise_stopped(signum: int, frame: FrameType | None) -> None:
 
 
 def serve(
-    mock: MockLLM, *, host: str = "127.0.0.1", port: int = 8000, on_ready: Callable[[str], None] | None = None
+    mock: MockLLM,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    on_ready: Callable[[str], None] | None = None,
+    metrics: bool = True,
 ) -> None:
     """Run the server until SIGINT/SIGTERM. ``on_ready`` gets the base URL once bound."""
     import uvicorn
@@ -417,7 +459,11 @@ def serve(
     bound_port = sock.getsockname()[1]
     shown_host = f"[{host}]" if ":" in host else host
     config = uvicorn.Config(
-        create_app(mock), log_level="warning", access_log=False, lifespan="off", timeout_graceful_shutdown=2
+        create_app(mock, metrics=metrics),
+        log_level="warning",
+        access_log=False,
+        lifespan="off",
+        timeout_graceful_shutdown=2,
     )
     server = uvicorn.Server(config)
     if on_ready is not None:

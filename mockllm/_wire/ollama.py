@@ -30,7 +30,15 @@ from typing import Any
 
 from mockllm._conversation import Conversation, Row
 from mockllm._plan import ReplyPlan, word_batches
-from mockllm._wire.base import EventBatches, RequestRejected, StreamRenderer, dumps, first_events
+from mockllm._wire.base import (
+    DeclaredTools,
+    EventBatches,
+    RequestRejected,
+    StreamRenderer,
+    dumps,
+    first_events,
+    tools_declared,
+)
 
 __all__ = ["NDJSON_MEDIA_TYPE", "OllamaCodec", "ollama", "ollama_error_body"]
 
@@ -65,7 +73,11 @@ def _go_type(value: Any) -> str:
         return "bool"
     if isinstance(value, (int, float)):
         return "number"
-    return {str: "string", list: "array", dict: "object"}.get(type(value), "null")
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return "object" if isinstance(value, dict) else "null"
 
 
 def _reject(message: str, status: int = 400) -> RequestRejected:
@@ -111,7 +123,7 @@ class OllamaCodec(StreamRenderer):
     routes: tuple[str, ...] = (f"POST {_CHAT}", f"POST {_GENERATE}")
     request_id_header = "x-request-id"
     tool_call_prefix = "call"
-    stream_media_type = NDJSON_MEDIA_TYPE  # type: ignore[assignment]
+    stream_media_type = NDJSON_MEDIA_TYPE
 
     def __init__(self, chat: bool = True) -> None:
         self.chat = chat
@@ -153,6 +165,10 @@ class OllamaCodec(StreamRenderer):
             elif role == "system":
                 out.append(("system", "", (), (), position))
         return Conversation(tuple(out))
+
+    def declared_tools(self, body: dict[str, Any]) -> DeclaredTools:
+        """``tools[].function`` by ``name``, with its ``parameters`` (as OpenAI's)."""
+        return tools_declared(body.get("tools"), "parameters", nested="function")
 
     def read_request(self, body: Any, *, lenient: bool) -> Conversation:
         """Reject what Ollama answers with a 400 ``{"error"}``; else ``read(body)``.

@@ -1,0 +1,41 @@
+"""A latency profile given to ``serve`` paces real streams over HTTP (a few streams,
+generous bounds: the machine is shared)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.mockllm.server_support import launch, script, sse_events, text, user_body
+
+httpx2 = pytest.importorskip("httpx2")
+
+TTFT_S, ITL_S = 0.3, 0.03
+
+
+def test_serve_paces_streams_by_its_latency_profile(tmp_path: Path) -> None:
+    profile = tmp_path / "profile.yaml"
+    profile.write_text(f"ttft_ms: {TTFT_S * 1000}\nitl_ms: {{distribution: constant, mean: {ITL_S * 1000}}}\n")
+    server = launch(tmp_path, "--port", "0", "--latency-profile", str(profile)).wait_ready()
+    try:
+        with httpx2.Client(timeout=30) as client:
+            for n in range(3):
+                body = user_body("openai-chat", script(text(6)), stream=True)
+                started = time.monotonic()
+                first = None
+                chunks = []
+                with client.stream("POST", f"{server.base_url}/v1/chat/completions", json=body) as response:
+                    for chunk in response.iter_raw():
+                        first = first if first is not None else time.monotonic() - started
+                        chunks.append(chunk)
+                total = time.monotonic() - started
+                events = len(sse_events(b"".join(chunks)))
+                assert response.status_code == 200
+                assert first is not None and first >= TTFT_S * 0.95, (n, first)
+                # Every later event waited its ITL: a lower bound, and a loose upper one.
+                assert total >= TTFT_S + (events - 1) * ITL_S * 0.9, (n, total, events)
+                assert total < 10 * (TTFT_S + events * ITL_S), (n, total, events)
+    finally:
+        assert server.stop() == 0
