@@ -12,13 +12,10 @@ are the same either way, through every door.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING
+from typing import Any
 
 from mockllm._limits import STREAM_HEAD_EVENTS, STREAM_WRITE_BYTES
 from mockllm._plan import Pacing
-
-if TYPE_CHECKING:
-    from mockllm._delivery import Delivery
 
 __all__ = ["MockResponse"]
 
@@ -54,7 +51,7 @@ class MockResponse:
         self.status = status
         self.headers = headers
         self.pacing = pacing
-        self.delivery: Delivery | None = None
+        self.delivery: Any = None
         """How a streamed reply's bytes go out when not as ``paced_chunks`` says: a
         ``mockllm._delivery.Delivery`` (a stream shape's byte knobs, stream faults)."""
         self._body: bytes | None = body

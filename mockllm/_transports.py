@@ -68,7 +68,8 @@ def _checked_delivery(reply: MockResponse) -> float:
             "serve, the mockllm_server fixture); an in-process transport cannot send it. Drop "
             "'gzip' from the stream shape, or use the server."
         )
-    return delivery.stall_s
+    stall: float = delivery.stall_s
+    return stall
 
 
 def _query(request: Any) -> str:

@@ -13,9 +13,29 @@ from __future__ import annotations
 import json
 from typing import Any
 
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "parameters": {
+                "type": "object",
+                "properties": {"city": {"type": "string"}, "unit": {"type": "string"}},
+                "required": ["city"],
+            },
+        },
+    },
+    {
+        "type": "function",
+        "function": {"name": "get_time", "parameters": {"type": "object", "properties": {"tz": {"type": "string"}}}},
+    },
+]
+
 
 def _stream(client: Any, prompt: str) -> Any:
-    return client.chat.completions.create(model="gpt-mock", messages=[{"role": "user", "content": prompt}], stream=True)
+    return client.chat.completions.create(
+        model="gpt-mock", messages=[{"role": "user", "content": prompt}], tools=TOOLS, stream=True
+    )
 
 
 def collect_tool_calls_naive(client: Any, prompt: str) -> list[dict[str, Any]]:

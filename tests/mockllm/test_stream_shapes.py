@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 
 import mockllm.strategies
 from harness.plugin.fixtures import MockLLMFixture, MockLLMServer
-from mockllm import PROTOCOLS, MockLLM, StreamShape
+from mockllm import MockLLM, StreamShape
 
 CHAIN = [
     {
@@ -32,19 +32,29 @@ CHAIN = [
     }
 ]
 PROMPT = [{"role": "user", "content": "Go"}]
+# The requests declare the tools the chain calls, as a real app's do (the verdict refuses
+# a tool call the request did not declare).
+OBJECT = {"type": "object"}
+CHAT_TOOLS = [{"type": "function", "function": {"name": n, "parameters": OBJECT}} for n in ("fetch", "noop")]
+RESPONSES_TOOLS = [{"type": "function", "name": n, "parameters": OBJECT} for n in ("fetch", "noop")]
+ANTHROPIC_TOOLS = [{"name": n, "input_schema": OBJECT} for n in ("fetch", "noop")]
+# The protocols whose SDKs' stream helpers this file drives.
+SDK_PROTOCOLS = ("openai-chat", "anthropic-messages", "openai-responses")
 
 
 def reassembled(clients: MockLLMFixture | MockLLMServer, protocol: str) -> Any:
     """The message the SDK's stream helper builds for ``protocol``."""
     if protocol == "openai-chat":
-        with clients.openai().chat.completions.stream(model="m", messages=PROMPT) as stream:
+        with clients.openai().chat.completions.stream(model="m", messages=PROMPT, tools=CHAT_TOOLS) as stream:
             choice = stream.get_final_completion().choices[0]
         return choice.model_dump()
     if protocol == "openai-responses":
-        with clients.openai().responses.stream(model="m", input="Go") as stream:
+        with clients.openai().responses.stream(model="m", input="Go", tools=RESPONSES_TOOLS) as stream:
             response = stream.get_final_response()
         return [item.model_dump() for item in response.output], response.status
-    with clients.anthropic().messages.stream(model="m", max_tokens=100, messages=PROMPT) as stream:
+    with clients.anthropic().messages.stream(
+        model="m", max_tokens=100, messages=PROMPT, tools=ANTHROPIC_TOOLS
+    ) as stream:
         message = stream.get_final_message()
     return message.id, message.model_dump()["content"], message.stop_reason, message.usage.output_tokens
 
@@ -59,10 +69,10 @@ def in_process(protocol: str, shape: StreamShape | None) -> Any:
         fixture.close()
 
 
-DEFAULT = {protocol: in_process(protocol, None) for protocol in PROTOCOLS}
+DEFAULT = {protocol: in_process(protocol, None) for protocol in SDK_PROTOCOLS}
 
 
-@pytest.mark.parametrize("protocol", PROTOCOLS)
+@pytest.mark.parametrize("protocol", SDK_PROTOCOLS)
 def test_the_sdks_reassemble_the_default_message_from_every_legal_shape_in_process(protocol: str) -> None:
     @settings(max_examples=40, deadline=None, database=None)
     @given(shape=mockllm.strategies.stream_shapes(protocol=protocol))
@@ -78,7 +88,7 @@ def test_the_sdks_reassemble_the_default_message_from_every_legal_shape_over_the
     mockllm_server: MockLLMServer, shape: StreamShape
 ) -> None:
     mockllm_server.script(CHAIN, stream=shape)  # replaces the previous example's registration
-    for protocol in PROTOCOLS:
+    for protocol in SDK_PROTOCOLS:
         assert reassembled(mockllm_server, protocol) == DEFAULT[protocol]
 
 
@@ -94,5 +104,5 @@ def test_the_sdks_reassemble_the_default_message_from_every_legal_shape_over_the
     ],
 )
 def test_each_knob_keeps_the_message(shape: dict[str, Any]) -> None:
-    for protocol in PROTOCOLS:
+    for protocol in SDK_PROTOCOLS:
         assert in_process(protocol, StreamShape.model_validate(shape)) == DEFAULT[protocol]
