@@ -50,6 +50,8 @@ def test_pytest_says_why_a_folder_of_yaml_gave_no_item_and_how_to_opt_in(flows: 
 
 @pytest.mark.parametrize("package", ["mcp", "websockets"])
 def test_serve_without_its_extra_names_the_install_command(package: str) -> None:
+    if package == "websockets":  # the first missing package is named: mcp must be there
+        pytest.importorskip("mcp", reason="mcp is not installed (the service extra)")
     code = (
         f"import sys; sys.modules[{package!r}] = None\n"
         "from harness.cli import main\n"
