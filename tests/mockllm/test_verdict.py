@@ -8,11 +8,13 @@ pytest fixtures' doors are in tests/harness/plugin/test_verdict_doors.py.
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from mockllm import InstructionChain, MockLLM, Outcome, StrictnessError, intercept
+from mockllm import InstructionChain, MockLLM, Outcome, StrictnessError, _tool_check, intercept
 from mockllm._steps import CHAIN_TABLE_SIZE
 
 httpx2 = pytest.importorskip("httpx2", reason="httpx2 is not installed (the httpx2 extra)")
@@ -27,6 +29,15 @@ WEATHER_TOOL = {
     },
 }
 ORDER_CALL = [{"messages": [{"tool_call": [{"name": "lookup_order", "args": {"order_id": "A-1"}}]}]}]
+
+
+@pytest.fixture(autouse=True)
+def _schemas_checked_afresh() -> Iterator[None]:
+    """Each test checks its schemas itself: the mock's caches would answer from an earlier
+    test's request (and hide a broken check)."""
+    _tool_check._VALIDATORS.clear()
+    _tool_check._VERDICTS.clear()
+    yield
 
 
 def handle_ticket(text: str) -> str:
@@ -172,6 +183,51 @@ def test_arguments_that_break_the_declared_schema_fail() -> None:
     assert "the arguments of 'get_weather' break its declared schema: (the arguments): 'city' is a required" in str(
         info.value
     )
+
+
+@pytest.mark.parametrize(
+    ("parameters", "args", "reason"),
+    [
+        (
+            {"type": "object", "properties": {"city": {"type": "string"}}},
+            {"city": 3},
+            "break its declared schema: ['city']: 3 is not of type 'string'",
+        ),
+        ({"type": "objekt"}, {"city": "Oslo"}, "break its declared schema: the declared schema itself is invalid"),
+    ],
+)
+def test_a_schema_problem_names_where_it_is(parameters: dict[str, Any], args: dict[str, Any], reason: str) -> None:
+    tool = {"type": "function", "function": {"name": "get_weather", "parameters": parameters}}
+    call = [{"messages": [{"tool_call": [{"name": "get_weather", "args": args}]}]}]
+    with pytest.raises(StrictnessError, match=re.escape(reason)):
+        with intercept():
+            openai.OpenAI(api_key="k", max_retries=0).chat.completions.create(
+                model="m", tools=[tool], messages=[{"role": "user", "content": tagged(call)}]
+            )
+
+
+def test_each_call_is_judged_by_its_own_schema_and_arguments_however_often_it_comes() -> None:
+    # The same arguments fit one tool's schema and break another's; a fitting call comes
+    # first, the same breaking call twice: each breaking call is counted.
+    loose = {"type": "function", "function": {"name": "loose", "parameters": {"type": "object"}}}
+    strict = {
+        "type": "function",
+        "function": {"name": "strict", "parameters": {"type": "object", "required": ["city"]}},
+    }
+    client = openai.OpenAI(api_key="k", max_retries=0)
+
+    def ask(name: str) -> None:
+        call = [{"messages": [{"tool_call": [{"name": name, "args": {"town": "Oslo"}}]}]}]
+        client.chat.completions.create(
+            model="m", tools=[loose, strict], messages=[{"role": "user", "content": tagged(call)}]
+        )
+
+    with pytest.raises(StrictnessError, match=re.escape("2 scripted tool call(s) were not allowed")) as info:
+        with intercept():
+            ask("loose")
+            ask("strict")
+            ask("strict")
+    assert "'loose'" not in str(info.value)
 
 
 def test_a_declared_tool_with_fitting_arguments_passes_on_each_protocol() -> None:
