@@ -6,7 +6,7 @@ faults that is ``reply.paced_chunks()`` untouched, so the default costs nothing 
 Otherwise the events go through named stages:
 
 1. ``_events``: each event with its pacing delay;
-2. ``_faulted``: keep-alive comments between events, then the faults (the terminal
+2. ``_faulted``: keep-alive comments between events (where the codec honours them), then the faults (the terminal
    event dropped, the last event truncated, a reset in the middle of an event);
 3. ``_rewritten``: the bytes cut into HTTP writes (``writes``), and inside every
    multi-byte UTF-8 character (``split_utf8``), wherever SSE lines fall;
@@ -59,9 +59,14 @@ class Delivery:
         return self.shape is not None and self.shape.gzip
 
 
-def delivery_for(plan: ReplyPlan, max_delay_s: float) -> Delivery | None:
-    """The delivery a streamed ``plan`` asks for; None for the default one."""
-    shape = plan.stream if plan.stream is not None and plan.stream.shapes_bytes else None
+def delivery_for(plan: ReplyPlan, max_delay_s: float, *, keep_alive: bool = True) -> Delivery | None:
+    """The delivery a streamed ``plan`` asks for; None for the default one. ``keep_alive``
+    False (a stream with no comments: NDJSON, a JSON array, or an SSE reader that takes
+    every line for data, as google-genai's) leaves the shape's keep-alive comments out."""
+    shape = plan.stream
+    if shape is not None and shape.keep_alive_every and not keep_alive:
+        shape = shape.model_copy(update={"keep_alive_every": None})
+    shape = shape if shape is not None and shape.shapes_bytes else None
     faults = plan.stream_faults if plan.stream_faults is not None and plan.stream_faults.any else None
     if shape is None and faults is None:
         return None

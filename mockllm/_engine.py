@@ -493,7 +493,8 @@ class MockLLM:
                 pacing=plan.pacing,
                 on_failure=failed,
             )
-            reply.delivery = delivery_for(plan, self.limits.max_delay_ms / 1000)
+            keep_alive = "keep_alive_every" in getattr(codec, "shape_knobs", ())
+            reply.delivery = delivery_for(plan, self.limits.max_delay_ms / 1000, keep_alive=keep_alive)
             scripted = f"scripted mid-stream error after {error.after_chunks} events" if error else None
             self._record(
                 Outcome.SCRIPTED_ERROR if error else answered, status=200, error=scripted, reply=reply_record, **record

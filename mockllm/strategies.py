@@ -36,8 +36,10 @@ from hypothesis import strategies as st  # noqa: E402
 
 __all__ = ["cuts", "stream_faults", "stream_shapes"]
 
-_PROTOCOL_KNOBS = ("id_with_arguments", "usage_chunk", "ping_every")
-"""Knobs only some protocols express; every other knob applies to every protocol."""
+_PROTOCOL_KNOBS = ("arguments", "id_with_arguments", "usage_chunk", "ping_every", "keep_alive_every")
+"""Knobs only some protocols express (a codec lists those it honours in ``shape_knobs``):
+``arguments`` where calls stream in pieces, ``keep_alive_every`` where the stream is SSE.
+Every other knob applies to every protocol."""
 
 
 def cuts(max_size: int = 8) -> st.SearchStrategy[Cuts | None]:
@@ -66,12 +68,14 @@ def stream_shapes(protocol: str | None = None, *, server: bool = False) -> st.Se
     def shapes(draw: Any) -> StreamShape:
         fields: dict[str, Any] = {
             "text": draw(cuts()),
-            "arguments": draw(cuts()),
             "empty_first_delta": draw(st.booleans()),
-            "keep_alive_every": draw(st.none() | st.integers(1, 5)),
             "writes": draw(cuts(max_size=64)),
             "split_utf8": draw(st.booleans()),
         }
+        if "arguments" in knobs:
+            fields["arguments"] = draw(cuts())
+        if "keep_alive_every" in knobs:
+            fields["keep_alive_every"] = draw(st.none() | st.integers(1, 5))
         if "id_with_arguments" in knobs:
             fields["id_with_arguments"] = draw(st.booleans())
         if "usage_chunk" in knobs:

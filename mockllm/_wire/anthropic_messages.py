@@ -344,7 +344,7 @@ class AnthropicMessagesCodec(StreamRenderer):
     request_id_header = "request-id"
     tool_call_prefix = "toolu"
     prompt_fields: tuple[str, ...] = ("system", "messages", "tools")
-    shape_knobs: tuple[str, ...] = ("usage_chunk", "ping_every")
+    shape_knobs: tuple[str, ...] = ("arguments", "usage_chunk", "ping_every", "keep_alive_every")
     """The protocol-specific stream-shape knobs this codec honours (``mockllm._shapes``)."""
 
     def read(self, body: Any) -> Conversation:

@@ -14,7 +14,8 @@ parts answers them (a tool message, not a new user message). Our choices:
 - A reply's parts keep the scripted order; reasoning goes first as a ``thought`` part,
   only when ``generationConfig.thinkingConfig.includeThoughts`` asks for it.
 - Function calls carry an ``id`` (the API's optional ``FunctionCall.id``), so the mock
-  places turns by the ids clients send back; each streams whole, in one chunk.
+  places turns by the ids clients send back; each streams whole, in one chunk (a
+  stream shape's ``arguments`` cuts have nothing to cut here).
 - The last chunk carries ``finishReason`` (``STOP`` for a tool call too, as Gemini
   sends it) and the full ``usageMetadata``.
 - The API key (``x-goog-api-key`` or ``key=``) is accepted, never checked.
@@ -31,7 +32,8 @@ from json.encoder import encode_basestring as encode_string
 from typing import Any
 
 from mockllm._conversation import Conversation, Row
-from mockllm._plan import ReplyPlan, TextPart, word_batches
+from mockllm._cutting import text_batches
+from mockllm._plan import ReplyPlan, TextPart
 from mockllm._wire.base import (
     SSE_MEDIA_TYPE,
     DeclaredTools,
@@ -166,6 +168,11 @@ class GeminiCodec(StreamRenderer):
     request_id_header = "x-request-id"
     tool_call_prefix = "fc"
     prompt_fields: tuple[str, ...] = ("systemInstruction", "contents", "tools")
+    # Text and thoughts are cut as the shape says (``text``, ``empty_first_delta``); a
+    # function call always goes whole (``args`` is an object), so ``arguments`` has
+    # nothing to cut; no keep-alive comments: the JSON array has none, and google-genai's
+    # SSE reader parses every line as JSON (Gemini sends no comments).
+    shape_knobs: tuple[str, ...] = ()
 
     def __init__(self, model: str | None = None, stream: bool = False, sse: bool = True) -> None:
         self.model = model
@@ -315,10 +322,10 @@ class GeminiCodec(StreamRenderer):
             if isinstance(part, TextPart):
                 texts.append((part.text, ""))
                 continue
-            yield from _text_chunks(texts, plan.chunk_words, before, after)
+            yield from _text_chunks(texts, plan, before, after)
             texts = []
             yield [(before + "[" + dumps(_function_call(part)) + "]" + after).encode()]
-        yield from _text_chunks(texts, plan.chunk_words, before, after)
+        yield from _text_chunks(texts, plan, before, after)
         final = self._response(plan, [])
         final["candidates"][0]["content"] = {"role": "model"}
         yield [(opener + dumps(final) + closer).encode()]
@@ -350,10 +357,10 @@ def _open_array(chunks: EventBatches) -> EventBatches:
         yield batch
 
 
-def _text_chunks(texts: list[tuple[str, str]], chunk_words: int, before: str, after: str) -> EventBatches:
+def _text_chunks(texts: list[tuple[str, str]], plan: ReplyPlan, before: str, after: str) -> EventBatches:
     for text, flag in texts:
         head, tail = before + '[{"text":', flag + "}]" + after
-        for pieces in word_batches(text, chunk_words):
+        for pieces in text_batches(text, plan):
             yield [(head + encode_string(piece) + tail).encode() for piece in pieces]
 
 

@@ -12,7 +12,8 @@ answers ``message``; ``/api/generate`` reads ``system`` and ``prompt`` and answe
   (answering the call its ``tool_call_id`` names, when given), never a user message.
 - Tool calls go out as ``message.tool_calls`` with ``function.arguments`` an object,
   ``function.index`` and an ``id``, as recent Ollama releases send them; in a stream,
-  each call is one whole object, after the text.
+  each call is one whole object, after the text (a stream shape cuts the text and
+  thinking, never a call).
 - Reasoning goes out as ``thinking`` only when the body's ``think`` asks for it
   (``true`` or a level); ``done_reason`` is ``length`` for ``max_tokens``, else ``stop``.
 - ``created_at`` and the durations are derived from the reply (never the clock); a
@@ -29,7 +30,8 @@ from json.encoder import encode_basestring as encode_string
 from typing import Any
 
 from mockllm._conversation import Conversation, Row
-from mockllm._plan import ReplyPlan, word_batches
+from mockllm._cutting import text_batches
+from mockllm._plan import ReplyPlan
 from mockllm._wire.base import (
     DeclaredTools,
     EventBatches,
@@ -124,6 +126,10 @@ class OllamaCodec(StreamRenderer):
     request_id_header = "x-request-id"
     tool_call_prefix = "call"
     stream_media_type = NDJSON_MEDIA_TYPE
+    # Text and thinking are cut as the shape says (``text``, ``empty_first_delta``); a
+    # tool call is one whole object (``arguments`` has nothing to cut) and NDJSON has no
+    # comments (no ``keep_alive_every``).
+    shape_knobs: tuple[str, ...] = ()
 
     def __init__(self, chat: bool = True) -> None:
         self.chat = chat
@@ -247,7 +253,7 @@ class OllamaCodec(StreamRenderer):
             keys = ('"response":"","thinking":', '"response":')
         thinking = plan.reasoning if plan.reasoning and _wants_thinking(body) else ""
         for key, text in zip(keys, (thinking, plan.text), strict=True):
-            for pieces in word_batches(text, plan.chunk_words):
+            for pieces in text_batches(text, plan):
                 yield [(before + key + encode_string(piece) + after).encode() for piece in pieces]
         if self.chat and plan.tool_calls:
             calls = [before + '"content":"","tool_calls":' + dumps([call]) + after for call in self._tool_calls(plan)]

@@ -106,7 +106,7 @@ class OpenAIChatCodec(StreamRenderer):
     request_id_header = "x-request-id"
     tool_call_prefix = "call"
     prompt_fields: tuple[str, ...] = ("messages", "tools")
-    shape_knobs: tuple[str, ...] = ("id_with_arguments", "usage_chunk")
+    shape_knobs: tuple[str, ...] = ("arguments", "id_with_arguments", "usage_chunk", "keep_alive_every")
     """The protocol-specific stream-shape knobs this codec honours (``mockllm._shapes``)."""
 
     def read(self, body: Any) -> Conversation:

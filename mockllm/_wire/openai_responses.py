@@ -94,7 +94,7 @@ class OpenAIResponsesCodec(StreamRenderer):
     request_id_header = "x-request-id"
     tool_call_prefix = "call"
     prompt_fields: tuple[str, ...] = ("instructions", "input", "tools")
-    shape_knobs: tuple[str, ...] = ()
+    shape_knobs: tuple[str, ...] = ("arguments", "keep_alive_every")
     """The protocol-specific stream-shape knobs this codec honours (``mockllm._shapes``)."""
 
     # -- requests -----------------------------------------------------------------

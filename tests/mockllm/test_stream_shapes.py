@@ -3,19 +3,22 @@
 For each protocol and any shape ``mockllm.strategies.stream_shapes`` draws, the openai
 (Chat Completions, Responses) and anthropic SDKs' stream helpers reassemble exactly the
 message they reassemble from the default shape: in process, and in a smaller run over
-the loopback server (gzip included).
+the loopback server (gzip included). The google-genai (Gemini) and ollama clients, in
+process, join their streamed text (and collect the whole calls) to the default's too.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+import httpx
 import pytest
 from hypothesis import HealthCheck, given, settings
 
 import mockllm.strategies
 from harness.plugin.fixtures import MockLLMFixture, MockLLMServer
 from mockllm import MockLLM, StreamShape
+from mockllm._transports import HTTPXTransport
 
 CHAIN = [
     {
@@ -92,17 +95,134 @@ def test_the_sdks_reassemble_the_default_message_from_every_legal_shape_over_the
         assert reassembled(mockllm_server, protocol) == DEFAULT[protocol]
 
 
-@pytest.mark.parametrize(
-    "shape",
-    [
-        {"text": {"size": 1}, "arguments": {"size": 1}},
-        {"text": {"at": [1, 4]}, "arguments": {"at": [1]}},
-        {"text": {"seed": 7, "max_size": 3}, "id_with_arguments": True, "empty_first_delta": True},
-        {"usage_chunk": True, "ping_every": 1, "keep_alive_every": 1},
-        {"writes": {"size": 1}, "split_utf8": True},
-        {"writes": {"at": [3, 50, 51]}},
-    ],
-)
+EACH_KNOB: list[dict[str, Any]] = [
+    {"text": {"size": 1}, "arguments": {"size": 1}},
+    {"text": {"at": [1, 4]}, "arguments": {"at": [1]}},
+    {"text": {"seed": 7, "max_size": 3}, "id_with_arguments": True, "empty_first_delta": True},
+    {"usage_chunk": True, "ping_every": 1, "keep_alive_every": 1},
+    {"writes": {"size": 1}, "split_utf8": True},
+    {"writes": {"at": [3, 50, 51]}},
+]
+
+
+@pytest.mark.parametrize("shape", EACH_KNOB)
 def test_each_knob_keeps_the_message(shape: dict[str, Any]) -> None:
     for protocol in SDK_PROTOCOLS:
         assert in_process(protocol, StreamShape.model_validate(shape)) == DEFAULT[protocol]
+
+
+# -- Gemini (google-genai) and Ollama: their clients join the streamed parts themselves --
+
+GEMINI_TOOLS = [{"function_declarations": [{"name": n, "parameters": {"type": "OBJECT"}} for n in ("fetch", "noop")]}]
+OLLAMA_TOOLS = [{"type": "function", "function": {"name": n, "parameters": OBJECT}} for n in ("fetch", "noop")]
+BASE_URL = "http://mock.test"
+
+
+def gemini_joined(mock: MockLLM) -> Any:
+    """The text google-genai streams (thoughts apart), and the calls, as the client
+    reads them from ``generate_content_stream``."""
+    genai = pytest.importorskip("google.genai", reason="google-genai is not installed (the test extra)")
+    types = pytest.importorskip("google.genai.types")
+    http = httpx.Client(transport=HTTPXTransport(mock), base_url=BASE_URL)
+    client = genai.Client(api_key="k", http_options=types.HttpOptions(base_url=BASE_URL, httpx_client=http))
+    config = types.GenerateContentConfig(
+        tools=GEMINI_TOOLS, thinking_config=types.ThinkingConfig(include_thoughts=True)
+    )
+    text, thoughts, calls = "", "", []
+    try:
+        for chunk in client.models.generate_content_stream(model="m", contents="Go", config=config):
+            for part in chunk.candidates[0].content.parts or [] if chunk.candidates[0].content else []:
+                if part.function_call is not None:
+                    calls.append((part.function_call.name, part.function_call.args))
+                elif part.thought:
+                    thoughts += part.text or ""
+                else:
+                    text += part.text or ""
+    finally:
+        http.close()
+    return text, thoughts, calls
+
+
+def ollama_joined(mock: MockLLM) -> Any:
+    """``message.content`` (and ``thinking``) joined over ``chat(stream=True)``, and the calls."""
+    ollama = pytest.importorskip("ollama", reason="the ollama client is not installed (the test extra)")
+    client = ollama.Client(host=BASE_URL, transport=HTTPXTransport(mock))
+    text, thinking, calls = "", "", []
+    for part in client.chat(model="m", messages=PROMPT, tools=OLLAMA_TOOLS, think=True, stream=True):
+        text += part.message.content or ""
+        thinking += part.message.thinking or ""
+        calls += [(c.function.name, dict(c.function.arguments)) for c in part.message.tool_calls or []]
+    return text, thinking, calls
+
+
+JOINED = {"gemini": gemini_joined, "ollama": ollama_joined}
+
+
+def joined_in_process(protocol: str, shape: StreamShape | None) -> Any:
+    mock = MockLLM()
+    mock.script(CHAIN, stream=shape)
+    return JOINED[protocol](mock)
+
+
+@pytest.mark.parametrize("protocol", JOINED)
+def test_gemini_and_ollama_clients_join_the_default_text_from_every_legal_shape(protocol: str) -> None:
+    default = joined_in_process(protocol, None)
+    assert default[0] == "Héllo wörld ☃ 🎉, the answer is 42."
+    assert default[1] == "Thinking über ☃ things, twice."
+    assert [name for name, _ in default[2]] == ["fetch", "noop"]
+
+    @settings(max_examples=15, deadline=None, database=None)
+    @given(shape=mockllm.strategies.stream_shapes(protocol=protocol))
+    def same_text(shape: StreamShape) -> None:
+        assert joined_in_process(protocol, shape) == default
+
+    same_text()
+
+
+@pytest.mark.parametrize("protocol", JOINED)
+def test_each_knob_keeps_the_gemini_and_ollama_text(protocol: str) -> None:
+    """The fixed shapes above, every knob on at least once (those a protocol does not
+    express, such as keep-alive comments here, are left out of its stream)."""
+    default = joined_in_process(protocol, None)
+    for shape in EACH_KNOB:
+        assert joined_in_process(protocol, StreamShape.model_validate(shape)) == default, shape
+
+
+@pytest.mark.parametrize("protocol", JOINED)
+def test_gemini_and_ollama_cut_their_text_as_the_shape_says(protocol: str) -> None:
+    """One character a delta: as many text chunks as characters, the same text joined."""
+    seen: list[str] = []
+    mock = MockLLM()
+    mock.script([{"messages": [{"text_message": {"text": "Héllo ☃!"}}]}], stream={"text": {"size": 1}})
+    if protocol == "ollama":
+        ollama = pytest.importorskip("ollama", reason="the ollama client is not installed (the test extra)")
+        client = ollama.Client(host=BASE_URL, transport=HTTPXTransport(mock))
+        seen = [p.message.content for p in client.chat(model="m", messages=PROMPT, stream=True) if not p.done]
+    else:
+        genai = pytest.importorskip("google.genai", reason="google-genai is not installed (the test extra)")
+        types = pytest.importorskip("google.genai.types")
+        with httpx.Client(transport=HTTPXTransport(mock), base_url=BASE_URL) as http:
+            client = genai.Client(api_key="k", http_options=types.HttpOptions(base_url=BASE_URL, httpx_client=http))
+            chunks = client.models.generate_content_stream(model="m", contents="Go")
+            seen = [c.text for c in chunks if c.candidates[0].content and c.candidates[0].content.parts]
+    assert seen == list("Héllo ☃!")
+
+
+def test_keep_alive_is_drawn_and_sent_only_where_the_client_reads_comments() -> None:
+    """NDJSON (Ollama) has no comments, and google-genai's SSE reader takes every line
+    for JSON: the strategy never draws ``keep_alive_every`` for them, and a scripted one
+    is left out of the stream rather than breaking it."""
+    knobs = mockllm.strategies._knobs
+    assert "keep_alive_every" in knobs("openai-chat") and "keep_alive_every" in knobs("azure-openai")
+    assert "keep_alive_every" not in knobs("ollama") and "keep_alive_every" not in knobs("gemini")
+    assert "arguments" not in knobs("ollama") and "arguments" not in knobs("gemini")
+    mock = MockLLM()
+    mock.script([{"messages": [{"text_message": {"text": "a b"}}]}], stream={"keep_alive_every": 1})
+    with httpx.Client(transport=HTTPXTransport(mock), base_url=BASE_URL) as http:
+        body = http.post("/api/chat", json={"model": "m", "messages": PROMPT}).content
+    assert b"keep-alive" not in body
+    gemini_url = "/v1beta/models/m:streamGenerateContent?alt=sse"
+    with httpx.Client(transport=HTTPXTransport(mock), base_url=BASE_URL) as http:
+        gemini_body = http.post(gemini_url, json={"contents": [{"parts": [{"text": "Go"}]}]}).content
+    assert b'"text":"a "' in gemini_body and b"keep-alive" not in gemini_body
+    assert [line["done"] for line in map(__import__("json").loads, body.splitlines())] == [False, False, True]
