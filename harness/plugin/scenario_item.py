@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import difflib
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +29,7 @@ from harness.scenarios.contract import ScenarioRunner, spoken_protocols
 from harness.scenarios.model import Scenario, ScenarioError, field_line, load_scenario
 from harness.scenarios.playback import check_expectations, run_scenario, scenario_golden
 from harness.scenarios.registry import RunnerNotFound, resolve_runner
-from mockllm import Allowances, MockLLM, StrictnessError, verify_findings
+from mockllm import Allowances, MockLLM, Problem, ProblemKind, StrictnessError, refuse_hosts, verify_findings
 from mockllm.testing import MissingExtraError
 
 __all__ = ["ScenarioFile", "ScenarioItem", "replay_scenario", "unscripted_play"]
@@ -119,35 +119,64 @@ def _scenario_opt_out(name: str) -> str:
     """An opt-out as a scenario file says it."""
     if name in ("allow_fallback", "allow_unused_steps"):
         return f"{name}: true in the scenario file"
+    if name == "allow_real_providers":
+        return "the flag --mockllm-allow-real-providers (or the ini option mockllm_allow_real_providers)"
     return f"no scenario field allows this ({name} exists for the pytest fixtures): fix the script or the runner"
 
 
-def unscripted_play(mock: MockLLMFixture | MockLLMServer, scenario: Scenario) -> str | None:
+def unscripted_play(
+    mock: MockLLMFixture | MockLLMServer,
+    scenario: Scenario,
+    refused: Sequence[str] = (),
+    allow_real_providers: bool = False,
+) -> str | None:
     """Why what the mock served this scenario's run is not what the scenario scripted, or
     None: mockllm's one verdict rule (``mockllm.verify_findings``: a fallback reply, an
     unscripted 4xx, a scripted step never reached, a tool call the request did not
-    declare), less what the scenario allows (``allow_fallback``, ``allow_unused_steps``).
+    declare, a request ``refused`` on its way to a provider's host), less what the scenario
+    allows (``allow_fallback``, ``allow_unused_steps``; the flag for real providers).
 
     Checked before the scenario's expectations and its golden, so that a run nobody
     scripted neither passes nor writes a golden. The findings are counted apart from the
     journal, so a long run forgets none."""
-    allowances = Allowances(allow_fallback=scenario.allow_fallback, allow_unused_steps=scenario.allow_unused_steps)
+    allowances = Allowances(
+        allow_fallback=scenario.allow_fallback,
+        allow_unused_steps=scenario.allow_unused_steps,
+        allow_real_providers=allow_real_providers,
+    )
+    findings = mock.findings().plus(Problem(kind=ProblemKind.UNMOCKED_HOST, summary=shown) for shown in refused)
     try:
-        verify_findings(mock.findings(), allowances, opt_out=_scenario_opt_out)
+        verify_findings(findings, allowances, opt_out=_scenario_opt_out)
     except StrictnessError as exc:
         return str(exc)
     return None
 
 
+def _refusal(shown: str) -> str:
+    return (
+        f"mockllm refused {shown} before it left the process: the scenario's runner built a client that is "
+        "not pointed at the mock and would reach the real provider. Build it from the runner's context "
+        "(context.openai_base_url, its clients) or from the environment, which points at the mock."
+    )
+
+
 async def _play(
-    scenario: Scenario, protocol: str, mock: MockLLMFixture | MockLLMServer, runner: ScenarioRunner, seed: int
+    scenario: Scenario,
+    protocol: str,
+    mock: MockLLMFixture | MockLLMServer,
+    runner: ScenarioRunner,
+    seed: int,
+    refused: list[str],
 ) -> Any:
     # A runner's own client, built from context.openai_base_url or from the environment,
     # reaches this mock: the environment points at it and, in process, its host is
-    # intercepted for the run.
-    with pytest.MonkeyPatch.context() as monkeypatch:
+    # intercepted for the run. A client still aimed at a provider's host is refused.
+    with pytest.MonkeyPatch.context() as monkeypatch, refuse_hosts(_refusal) as blocked:
         mock.patch_env(monkeypatch)
-        return await run_scenario(scenario, protocol, mock, runner=runner, seed=seed)
+        try:
+            return await run_scenario(scenario, protocol, mock, runner=runner, seed=seed)
+        finally:
+            refused.extend(blocked)
 
 
 def replay_scenario(snapshot: Any, request: pytest.FixtureRequest) -> None:
@@ -155,17 +184,21 @@ def replay_scenario(snapshot: Any, request: pytest.FixtureRequest) -> None:
     scenario, protocol, runner = request.node.stash[_SCENARIO]
     title = f"scenario {scenario.name!r} under {protocol}"
     mock = _mock(request)
+    settings = base_settings(request.config)
+    refused: list[str] = []
     missing: str | None  # why the runner cannot run here, said once outside the except
     try:
         try:
-            run = asyncio.run(_play(scenario, protocol, mock, runner, base_settings(request.config).seed))
+            run = asyncio.run(_play(scenario, protocol, mock, runner, settings.seed, refused))
         except (MissingExtra, MissingExtraError) as exc:
             missing = f"{title}: runner {scenario.runner!r}: {exc}"
         else:
             missing = None
         if missing is not None:  # outside the except: the message alone, no chained traceback
             pytest.fail(missing, pytrace=False)
-        problem = unscripted_play(mock, scenario) or check_expectations(scenario, run)
+        problem = unscripted_play(mock, scenario, refused, settings.allow_real_providers) or check_expectations(
+            scenario, run
+        )
         if problem is not None:
             pytest.fail(f"{title}: {problem}", pytrace=False)
         extension = golden_extension(request.config, ScenarioGoldenExtension)

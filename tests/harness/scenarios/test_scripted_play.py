@@ -17,6 +17,8 @@ NEVER_REACHED = """  - id: never
 tools:"""
 
 RUNNER = """
+import socket
+
 import httpx
 import openai
 
@@ -43,6 +45,21 @@ def own_client(context):
         return ask(client, context.scenario.tagged_prompt())
     finally:
         client.close()
+
+def provider_host(context):
+    # Aimed at the real provider, as an app that hard-codes its URL is: the item refuses it.
+    # DNS is stubbed out, so that a broken refusal fails here instead of reaching the network.
+    real_getaddrinfo = socket.getaddrinfo
+    socket.getaddrinfo = lambda *args, **kwargs: (_ for _ in ()).throw(OSError("no network in this test"))
+    client = openai.OpenAI(base_url="https://api.openai.com/v1", api_key="sk-real", max_retries=0)
+    try:
+        ask(client, "hello")
+    except Exception:
+        pass  # the app swallows the failure; the item must still fail
+    finally:
+        client.close()
+        socket.getaddrinfo = real_getaddrinfo
+    return once(context)
 
 def from_environment(context):
     client = openai.OpenAI(max_retries=0)
@@ -137,3 +154,14 @@ def test_a_users_own_client_reaches_the_mock(project: pytest.Pytester, mode: lis
     result = project.runpytest("scenarios", "--snapshot-update", *mode)
     result.assert_outcomes(passed=1)
     assert 'content="Hello."' in (project.path / "golden" / "scenarios" / "hello.golden").read_text()
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_runner_aimed_at_a_real_provider_fails_the_item(project: pytest.Pytester, mode: list[str]) -> None:
+    user_scenario(project, "provider_host")
+    result = project.runpytest("scenarios", "--snapshot-update", *mode)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        ["*went to hosts the mock does not serve:*", "*POST https://api.openai.com/v1/chat/completions*"]
+    )
+    assert goldens(project) == []
