@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import statistics
 import sys
 from dataclasses import dataclass
@@ -12,7 +13,7 @@ import openai
 from _docs import replace_section
 
 SECTION = "## Wire: in-process, server and floor"
-DOC_DATE = "2026-11-23"
+DOC_DATE = datetime.date.today().isoformat()  # the day the figures are measured
 LABEL = {
     "in-process": "(a) in-process",
     "floor": "(b) floor (MockTransport)",
