@@ -8,17 +8,18 @@ Two rules, in order:
   LiteLLM's Anthropic provider) send no such header; the Nth identical request (same
   path, same body bytes) answered by a scripted error is attempt N-1.
 
-The ``repeat`` counts live in the mock instance (bounded, oldest forgotten first,
-cleared by ``MockLLM.reset``), so two processes serving one client count apart.
+The ``repeat`` counts live in the mock's state (bounded, oldest forgotten first in
+memory; cleared by ``MockLLM.reset``): the workers of ``serve --workers`` and replicas
+on one Redis count together (``mockllm._state``).
 """
 
 from __future__ import annotations
 
 import hashlib
-import threading
-from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Literal
+
+from mockllm._state import MemoryState, State
 
 __all__ = ["AttemptCounter", "AttemptRule", "RETRY_COUNT_HEADER"]
 
@@ -39,10 +40,9 @@ def _header_attempt(headers: Mapping[str, str]) -> int | None:
 class AttemptCounter:
     """Counts identical requests that met a scripted error; at most ``size`` distinct ones."""
 
-    def __init__(self, size: int = 1000) -> None:
-        self._size = size
-        self._seen: OrderedDict[bytes, int] = OrderedDict()
-        self._lock = threading.Lock()
+    def __init__(self, size: int = 1000, *, state: State | None = None) -> None:
+        where = state if state is not None else MemoryState()
+        self._seen = where.counters("attempts", max_keys=size)
 
     def attempt(
         self, path: str, headers: Mapping[str, str], body: bytes, *, scripted_error: bool
@@ -58,14 +58,8 @@ class AttemptCounter:
             return from_header, "header"
         if not scripted_error:
             return 0, None
-        key = hashlib.blake2b(path.encode() + b"\0" + body, digest_size=16).digest()
-        with self._lock:
-            seen = self._seen.pop(key, 0)
-            self._seen[key] = seen + 1
-            while len(self._seen) > self._size:
-                self._seen.popitem(last=False)
-        return seen, "repeat"
+        key = hashlib.blake2b(path.encode() + b"\0" + body, digest_size=16).hexdigest()
+        return self._seen.incr(key) - 1, "repeat"
 
     def clear(self) -> None:
-        with self._lock:
-            self._seen.clear()
+        self._seen.clear()

@@ -15,7 +15,6 @@ verdict needs (``mockllm._verdict``): ``findings()``, ``verify()``, ``with MockL
 from __future__ import annotations
 
 import hashlib
-import itertools
 import json
 import threading
 from collections.abc import Callable, Mapping
@@ -26,9 +25,17 @@ from mockllm._attempts import AttemptCounter
 from mockllm._cutting import cut_problem
 from mockllm._delivery import delivery_for
 from mockllm._held import HeldConversations, HeldNotFound
-from mockllm._journal import Journal, JournalEntry, Outcome, entry_bytes, recorded_reply, recorded_request
+from mockllm._journal import (
+    JOURNAL_CODEC,
+    Journal,
+    JournalEntry,
+    Outcome,
+    entry_bytes,
+    recorded_reply,
+    recorded_request,
+)
 from mockllm._latency import LatencyProfiles, StreamLoad, paced_by_profile
-from mockllm._limits import ByteBoundedLog, Limits, clip_text, estimated_output_bytes, header_value, surrogate_path
+from mockllm._limits import Limits, clip_text, estimated_output_bytes, header_value, surrogate_path
 from mockllm._mock_response import MockResponse
 from mockllm._parsing import clear_script_cache
 from mockllm._plan import Pacing, ReplyPlan
@@ -38,6 +45,7 @@ from mockllm._registered import MatchLike, RegisteredScript, ScriptRegistry
 from mockllm._responses_state import ResponseStore
 from mockllm._selection import Selection, select_in_conversation
 from mockllm._shapes import StreamFaults, StreamShape, as_stream_shape
+from mockllm._state import MemoryState, State, StateUnavailable
 from mockllm._steps import CHAIN_TABLE_BYTES, CHAIN_TABLE_SIZE, StepTable, UnusedStep
 from mockllm._threads import ThreadStore
 from mockllm._tool_check import undeclared_tool_calls
@@ -99,7 +107,10 @@ class MockLLM:
         allow_undeclared_tools: bool = False,
         stream: StreamShape | Mapping[str, Any] | str | None = None,
         latency: LatencyProfiles | None = None,
+        state: State | None = None,
     ) -> None:
+        # -- state (mockllm._state): this process's memory, or shared by serve --workers --
+        self.state: State = state if state is not None else MemoryState()
         # -- simulation: latency profiles (mockllm._latency), metrics (mockllm._metrics) --
         self.latency = latency
         self.stream_load = StreamLoad()
@@ -115,22 +126,21 @@ class MockLLM:
             allow_undeclared_tools=bool(allow_undeclared_tools),
         )
         """The opt-outs ``verify()`` applies unless told otherwise."""
-        self._journal: ByteBoundedLog[JournalEntry] = ByteBoundedLog(
-            journal_size, self.limits.journal_bytes, entry_bytes
+        self._journal = self.state.log(
+            "journal", count=journal_size, budget=self.limits.journal_bytes, size=entry_bytes, codec=JOURNAL_CODEC
         )
-        self._counter = itertools.count()
         self._lock = threading.Lock()
-        self._steps = StepTable()
-        self._tally = Tally()
-        self._attempts = AttemptCounter()
-        self._threads = ThreadStore()
-        self._responses = ResponseStore()
+        self._steps = StepTable(self.state)
+        self._tally = Tally(self.state)
+        self._attempts = AttemptCounter(state=self.state)
+        self._threads = ThreadStore(state=self.state)
+        self._responses = ResponseStore(state=self.state)
         # protocol -> the server-held conversations it may name.
         self._held: dict[str, HeldConversations] = {
             "anthropic-messages": self._threads,
             "openai-responses": self._responses,
         }
-        self.scripts = ScriptRegistry(self.limits)
+        self.scripts = ScriptRegistry(self.limits, state=self.state)
         """Chains for conversations without instruction tags (see ``script``)."""
 
     def script(
@@ -158,7 +168,7 @@ class MockLLM:
         """Received requests with the selection made for each, newest last (a bounded
         ring: ``findings()`` is what never forgets)."""
         with self._lock:
-            return Journal(self._journal)
+            return Journal(self._journal.items())
 
     def reset(self) -> None:
         """Forget the journal, the findings, which scripted steps were used, the registered
@@ -171,7 +181,6 @@ class MockLLM:
             self._steps.clear()
             self._tally.clear()
             self.scripts.clear()
-            self._counter = itertools.count()
         clear_script_cache()
 
     def unused_steps(self) -> list[UnusedStep]:
@@ -230,8 +239,9 @@ class MockLLM:
                 fields[name] = clip_text(value, _JOURNAL_TEXT_MAX)
         if "warnings" in fields:
             fields["warnings"] = [clip_text(w, _JOURNAL_TEXT_MAX) for w in fields["warnings"][:_JOURNAL_WARNINGS_MAX]]
-        with self._lock:
-            entry = JournalEntry(index=next(self._counter), outcome=outcome, **fields)
+
+        def make(index: int) -> JournalEntry:
+            entry = JournalEntry(index=index, outcome=outcome, **fields)
             if entry.reply is not None:
                 for call in entry.reply.tool_calls:
                     call.request_index = entry.index
@@ -242,8 +252,10 @@ class MockLLM:
                 entry.warnings.append(f"request body of {body_bytes} bytes not kept (over the journal's budget)")
             else:
                 entry._weight = body_bytes
-            self._journal.append(entry)
-            self._tally.note(entry)
+            return entry
+
+        with self._lock, self.state.batch():
+            self._tally.note(self._journal.append(make))
 
     # -- handling --------------------------------------------------------------------
 
@@ -271,6 +283,9 @@ class MockLLM:
             return self._handle(method, path, headers, body, query)
         except (UnicodeError, RecursionError) as exc:
             return self._unrepresentable(method, path, body, exc)
+        except StateUnavailable as exc:  # a shared state that stopped answering: 503, never a guess
+            codec = codec_for_path(path) or CODECS[0]
+            return self._error_response(codec, 503, None, str(exc), None, _rejection_headers(codec, body))
         except Exception as exc:  # the mock's own bug: still a provider-shaped reply
             codec = codec_for_path(path) or CODECS[0]
             extra = _rejection_headers(codec, body)

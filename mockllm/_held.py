@@ -3,17 +3,16 @@
 ``HeldMemory`` is the one bounded map behind Anthropic message threads
 (``mockllm._threads``) and OpenAI Responses state (``mockllm._responses_state``): id ->
 value, bounded in entries and bytes (least recently used forgotten first), per mock
-instance, cleared by ``MockLLM.reset``. ``HeldNotFound`` is the rejection of an id the
+instance (in its state: shared by the workers of ``serve --workers``), cleared by
+``MockLLM.reset``. ``HeldNotFound`` is the rejection of an id the
 mock does not hold, which each provider shapes its own way (``body``).
 """
 
 from __future__ import annotations
 
-import json
-import threading
-from collections import OrderedDict
 from typing import Any, Generic, Protocol, TypeVar
 
+from mockllm._state import KeyValues, MemoryState, State
 from mockllm._wire.base import RequestRejected
 
 __all__ = ["WHY_NOT_HELD", "HeldConversations", "HeldMemory", "HeldNotFound"]
@@ -21,9 +20,10 @@ __all__ = ["WHY_NOT_HELD", "HeldConversations", "HeldMemory", "HeldNotFound"]
 T = TypeVar("T")
 
 WHY_NOT_HELD = (
-    "The mock keeps the conversations it answered in memory, per process, until reset or "
-    "until newer ones evict them; this id was never answered here, or the mock was reset, "
-    "or it was evicted, or another mock process answered it."
+    "The mock keeps the conversations it answered (in memory, or in the state its workers "
+    "share: serve --state) until reset or until newer ones evict them; this id was never "
+    "answered here, or the mock was reset, or it was evicted, or a mock process that shares "
+    "no state with this one answered it."
 )
 """Why an id may be unknown to the mock: every not-found message says so."""
 
@@ -50,40 +50,31 @@ class HeldConversations(Protocol):
 
 
 class HeldMemory(Generic[T]):
-    """id -> value, bounded in entries and in bytes (of the value's JSON)."""
+    """id -> value, bounded in entries and in bytes (of the value's JSON), the least
+    recently used forgotten first; kept in ``state`` (``mockllm._state``: this process's
+    memory unless the server shares its state between workers) under ``space``."""
 
-    def __init__(self, max_entries: int = 1000, max_bytes: int = 32 * 1024 * 1024) -> None:
+    def __init__(
+        self,
+        max_entries: int = 1000,
+        max_bytes: int = 32 * 1024 * 1024,
+        *,
+        state: State | None = None,
+        space: str = "held",
+    ) -> None:
         self.max_entries = max_entries
         self.max_bytes = max_bytes
-        self._held: OrderedDict[str, tuple[T, int]] = OrderedDict()
-        self._bytes = 0
-        self._lock = threading.Lock()
+        where = state if state is not None else MemoryState()
+        self._held: KeyValues[T] = where.map(space, max_entries=max_entries, max_bytes=max_bytes, lru=True)
 
     def get(self, key: str) -> T | None:
-        with self._lock:
-            held = self._held.get(key)
-            if held is None:
-                return None
-            self._held.move_to_end(key)
-            return held[0]
+        return self._held.get(key)
 
     def put(self, key: str, value: T) -> None:
-        size = len(json.dumps(value))
-        with self._lock:
-            old = self._held.pop(key, None)
-            if old is not None:
-                self._bytes -= old[1]
-            self._held[key] = (value, size)
-            self._bytes += size
-            while self._held and (len(self._held) > self.max_entries or self._bytes > self.max_bytes):
-                _, (_, dropped) = self._held.popitem(last=False)
-                self._bytes -= dropped
+        self._held.put(key, value)
 
     def __len__(self) -> int:
-        with self._lock:
-            return len(self._held)
+        return len(self._held)
 
     def clear(self) -> None:
-        with self._lock:
-            self._held.clear()
-            self._bytes = 0
+        self._held.clear()

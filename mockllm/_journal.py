@@ -29,8 +29,10 @@ from pydantic import BaseModel, PrivateAttr
 from mockllm._attempts import AttemptRule
 from mockllm._limits import clip_text
 from mockllm._plan import ReplyPlan
+from mockllm._state import Codec
 
 __all__ = [
+    "JOURNAL_CODEC",
     "Journal",
     "JournalEntry",
     "Outcome",
@@ -188,6 +190,10 @@ class Journal(list[JournalEntry]):
     def with_outcome(self, *outcomes: Outcome) -> list[JournalEntry]:
         """The entries answered with one of ``outcomes``."""
         return [entry for entry in self if entry.outcome in outcomes]
+
+
+JOURNAL_CODEC: Codec[JournalEntry] = Codec(lambda entry: entry.model_dump_json(), JournalEntry.model_validate_json)
+"""How a shared state (``mockllm._state``) writes a journal entry and reads it back."""
 
 
 _MESSAGE_FIELDS = ("messages", "input")

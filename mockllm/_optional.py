@@ -9,6 +9,7 @@ the pytest plugin need. The rest comes with extras::
               scim2-models
     service   agent, mcp, websockets        ``python -m harness serve``, MCP, SCIM
     hypothesis  hypothesis                  ``mockllm.strategies`` (stream shapes and faults)
+    redis     redis                         ``serve --state redis://…`` (``mockllm._state``)
 
 A missing one fails where it is used, with the install command in the message
 (starlette's habit), never at ``import mockllm`` or at pytest's start.

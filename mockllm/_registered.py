@@ -17,7 +17,7 @@ searched in it), ``model`` (the request's model name) and ``header`` (a request 
 
 from __future__ import annotations
 
-import itertools
+import json
 import re
 import threading
 from collections.abc import Mapping
@@ -33,6 +33,7 @@ from mockllm._limits import Limits
 from mockllm._parsing import Script, parse_script
 from mockllm._selection import Selection, select_in_conversation
 from mockllm._shapes import as_stream_faults, as_stream_shape
+from mockllm._state import Codec, MemoryState, State
 from mockllm._validation import script_validation_error
 
 __all__ = [
@@ -178,16 +179,48 @@ class RegisteredScript:
         }
 
 
+def _encoded(entry: RegisteredScript) -> str:
+    return json.dumps({"id": entry.id, "block": entry.block, "match": entry.match.model_dump(exclude_none=True)})
+
+
+def _decoded(text: str) -> RegisteredScript:
+    data = json.loads(text)
+    block = data["block"]
+    script = parse_script(block)
+    assert isinstance(script, Script)  # it parsed when it was registered
+    chain = InstructionChain.model_validate_json(block)
+    return RegisteredScript(data["id"], chain, ScriptMatch.model_validate(data["match"]), script, block)
+
+
+_SCRIPT_CODEC: Codec[RegisteredScript] = Codec(_encoded, _decoded)
+
+
 class ScriptRegistry:
     """The registered scripts of one mock, in registration order (the first fit wins),
-    at most ``limits.max_scripts`` of them and ``limits.scripts_bytes`` of their JSON."""
+    at most ``limits.max_scripts`` of them and ``limits.scripts_bytes`` of their JSON.
+    Kept in ``state`` (``mockllm._state``), so that with ``serve --workers`` a script
+    registered through one worker is served by every one; each process keeps the scripts
+    parsed until another changes them (a version counter says so)."""
 
-    def __init__(self, limits: Limits | None = None) -> None:
+    def __init__(self, limits: Limits | None = None, *, state: State | None = None) -> None:
+        where = state if state is not None else MemoryState()
         self._lock = threading.Lock()
-        self._scripts: tuple[RegisteredScript, ...] = ()
-        self._ids = itertools.count(1)
+        self._stored = where.map("scripts", codec=_SCRIPT_CODEC)
+        self._counts = where.counters("scripts")
+        self._cached: tuple[int, tuple[RegisteredScript, ...]] = (-1, ())
         self._limits = limits if limits is not None else Limits()
-        self._bytes = 0
+
+    @property
+    def _scripts(self) -> tuple[RegisteredScript, ...]:
+        version = self._counts.get("version")
+        cached_version, scripts = self._cached
+        if version != cached_version:
+            scripts = tuple(entry for _, entry in self._stored.items())
+            self._cached = (version, scripts)
+        return scripts
+
+    def _changed(self) -> None:
+        self._counts.incr("version")
 
     def __bool__(self) -> bool:
         return bool(self._scripts)
@@ -214,34 +247,29 @@ class ScriptRegistry:
             raise ScriptLimitReached(f"This script is too large to register: {script.reason}.")
         matching = as_match(match)
         with self._lock:
+            scripts = self._scripts
             same = next(
-                (
-                    i
-                    for i, s in enumerate(self._scripts)
-                    if (s.script.fingerprint, s.match) == (script.fingerprint, matching)
-                ),
+                (s for s in scripts if (s.script.fingerprint, s.match) == (script.fingerprint, matching)),
                 None,
             )
             if same is not None:
-                old = self._scripts[same]
-                entry = RegisteredScript(old.id, checked, matching, script, block)
-                self._scripts = (*self._scripts[:same], entry, *self._scripts[same + 1 :])
-                self._bytes += len(block) - len(old.block)
-                return entry
-            self._make_room_for(len(block))
-            entry = RegisteredScript(f"script-{next(self._ids)}", checked, matching, script, block)
-            self._scripts = (*self._scripts, entry)
-            self._bytes += len(block)
+                entry = RegisteredScript(same.id, checked, matching, script, block)
+            else:
+                self._make_room_for(scripts, len(block))
+                entry = RegisteredScript(f"script-{self._counts.incr('ids')}", checked, matching, script, block)
+            self._stored.put(entry.id, entry)
+            self._changed()
         return entry
 
-    def _make_room_for(self, size: int) -> None:
+    def _make_room_for(self, scripts: tuple[RegisteredScript, ...], size: int) -> None:
         count, budget = self._limits.max_scripts, self._limits.scripts_bytes
-        if len(self._scripts) < count and self._bytes + size <= budget:
+        held_bytes = sum(len(s.block) for s in scripts)
+        if len(scripts) < count and held_bytes + size <= budget:
             return
         held = (
-            f"{len(self._scripts)} scripts, the most it keeps"
-            if len(self._scripts) >= count
-            else f"{self._bytes} bytes of scripts and this one is {size} more, past its {budget}"
+            f"{len(scripts)} scripts, the most it keeps"
+            if len(scripts) >= count
+            else f"{held_bytes} bytes of scripts and this one is {size} more, past its {budget}"
         )
         raise ScriptLimitReached(
             f"The mock holds {held} (Limits(max_scripts={count}, scripts_bytes={budget}); "
@@ -254,16 +282,15 @@ class ScriptRegistry:
 
     def remove(self, script_id: str) -> RegisteredScript | None:
         with self._lock:
-            found = self.get(script_id)
+            found = self._stored.remove(script_id)
             if found is not None:
-                self._scripts = tuple(s for s in self._scripts if s.id != script_id)
-                self._bytes -= len(found.block)
+                self._changed()
         return found
 
     def clear(self) -> None:
         with self._lock:
-            self._scripts = ()
-            self._bytes = 0
+            self._stored.clear()
+            self._changed()  # never back to an old version: another process may hold it
 
     def select(
         self, conversation: Conversation, protocol: str, *, model: str | None, headers: Mapping[str, str]

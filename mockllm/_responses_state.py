@@ -12,8 +12,8 @@ Conversations (``POST /v1/conversations``, then ``"conversation": "conv_…"`` o
 growing by each response's input and output; the mock accepts only the conversation ids
 it handed out itself.
 
-Bounded in entries and bytes, per mock instance, cleared by ``MockLLM.reset``
-(``mockllm._held``). ``store: false`` responses are not kept. An id the mock does not
+Bounded in entries and bytes, per mock instance (in its state: shared by the workers of
+``serve --workers``), cleared by ``MockLLM.reset`` (``mockllm._held``). ``store: false`` responses are not kept. An id the mock does not
 hold is OpenAI's own error: 400 ``previous_response_not_found`` for a response, 404 for
 a conversation, with a message that says why the mock may lack it.
 """
@@ -21,12 +21,11 @@ a conversation, with a message that says why the mock may lack it.
 from __future__ import annotations
 
 import hashlib
-import itertools
 import json
-import threading
 from typing import Any
 
 from mockllm._held import WHY_NOT_HELD, HeldMemory, HeldNotFound
+from mockllm._state import MemoryState, State
 from mockllm._wire.base import dumps
 
 __all__ = ["ResponseStore"]
@@ -63,11 +62,15 @@ def _conversation_id(value: Any) -> str | None:
 class ResponseStore:
     """Response id -> whole history (input then output items); conversation id -> items."""
 
-    def __init__(self, max_entries: int = 1000, max_bytes: int = 32 * 1024 * 1024) -> None:
-        self._responses: HeldMemory[list[Any]] = HeldMemory(max_entries, max_bytes)
-        self._conversations: HeldMemory[list[Any]] = HeldMemory(max_entries, max_bytes)
-        self._created = itertools.count()
-        self._lock = threading.Lock()
+    def __init__(
+        self, max_entries: int = 1000, max_bytes: int = 32 * 1024 * 1024, *, state: State | None = None
+    ) -> None:
+        where = state if state is not None else MemoryState()
+        self._responses: HeldMemory[list[Any]] = HeldMemory(max_entries, max_bytes, state=where, space="responses")
+        self._conversations: HeldMemory[list[Any]] = HeldMemory(
+            max_entries, max_bytes, state=where, space="conversations"
+        )
+        self._created = where.counters("responses")
 
     def expand(self, body: Any) -> tuple[Any, str | None, bool]:
         """(the whole request ``body`` stands for, the held id it was rebuilt from, whether
@@ -144,8 +147,7 @@ class ResponseStore:
         if not isinstance(items, list):
             return 400, _error("Invalid type for 'items': expected an array of input items.", "items")
         metadata = parsed.get("metadata") or {}
-        with self._lock:
-            number = next(self._created)
+        number = self._created.incr("conversations") - 1
         digest = hashlib.blake2b(body + str(number).encode(), digest_size=12).hexdigest()
         conversation_id = f"conv_{number:04d}{digest}"
         self._conversations.put(conversation_id, items)
@@ -156,8 +158,7 @@ class ResponseStore:
     def clear(self) -> None:
         self._responses.clear()
         self._conversations.clear()
-        with self._lock:
-            self._created = itertools.count()
+        self._created.clear()
 
 
 def _error(message: str, param: str | None) -> bytes:

@@ -3,14 +3,17 @@
 The table keeps at most ``CHAIN_TABLE_SIZE`` chains and ``CHAIN_TABLE_BYTES`` of their
 step labels (the oldest seen go first). A chain dropped while some of its steps were
 never reached is not forgotten: its unused steps are counted and the first few kept
-(``dropped``), so strictness still fails on them however many chains followed.
+(``dropped``), so strictness still fails on them however many chains followed. The
+table lives in the mock's state (``mockllm._state``), shared by ``serve --workers``.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 from mockllm._limits import clip_text
+from mockllm._state import Codec, MemoryState, State
 
 __all__ = ["CHAIN_TABLE_BYTES", "CHAIN_TABLE_SIZE", "StepTable", "UnusedStep"]
 
@@ -38,48 +41,85 @@ def _row_bytes(labels: tuple[str, ...]) -> int:
 
 
 class StepTable:
-    """chain id -> (step labels, turn indexes served). Not thread-safe: the engine locks."""
+    """chain id -> step labels, and which (chain, turn index) requests reached, kept in
+    ``state`` (``mockllm._state``: with ``serve --workers`` a step served by one worker
+    is used for all). Not thread-safe: the engine locks."""
 
-    def __init__(self) -> None:
-        self._chains: dict[str, tuple[tuple[str, ...], set[int]]] = {}
-        self._bytes = 0
-        self.dropped: list[UnusedStep] = []
+    def __init__(self, state: State | None = None) -> None:
+        where = state if state is not None else MemoryState()
+        self._chains = where.map("step-chains")
+        self._served = where.map("steps-served")
+        self._counts = where.counters("steps")
+        self._dropped = where.log("steps-dropped", count=_DROPPED_KEPT, codec=_UNUSED_CODEC)
+
+    @property
+    def dropped(self) -> list[UnusedStep]:
         """The first unused steps of chains dropped from the table."""
-        self.dropped_count = 0
-        """How many unused steps the dropped chains had, all told."""
+        return list(self._dropped.items())
 
-    def row(self, chain_id: str, step_labels: tuple[str, ...]) -> tuple[tuple[str, ...], set[int]]:
-        """The row for ``chain_id``, added if new; the oldest rows go past the caps."""
-        row = self._chains.get(chain_id)
-        if row is not None:
-            return row
+    @property
+    def dropped_count(self) -> int:
+        """How many unused steps the dropped chains had, all told."""
+        return self._counts.get("dropped")
+
+    def row(self, chain_id: str, step_labels: tuple[str, ...]) -> tuple[str, ...]:
+        """The step labels of ``chain_id``, added if new; the oldest rows go past the caps."""
+        labels = self._chains.get(chain_id)
+        if labels is not None:
+            return tuple(labels)
         labels = tuple(clip_text(label, 200) for label in step_labels)
-        row = self._chains[chain_id] = (labels, set())
-        self._bytes += _row_bytes(labels)
-        while len(self._chains) > 1 and (len(self._chains) > CHAIN_TABLE_SIZE or self._bytes > CHAIN_TABLE_BYTES):
-            old_id = next(iter(self._chains))
-            old_labels, served = self._chains.pop(old_id)
-            self._bytes -= _row_bytes(old_labels)
-            for step in _unused(old_id, old_labels, served):
-                self.dropped_count += 1
-                if len(self.dropped) < _DROPPED_KEPT:
-                    self.dropped.append(step)
-        return row
+        if not self._chains.put_new(chain_id, labels):
+            return labels
+        held = self._counts.incr("bytes", _row_bytes(labels))
+        size = len(self._chains)
+        while size > 1 and (size > CHAIN_TABLE_SIZE or held > CHAIN_TABLE_BYTES):
+            oldest = self._chains.oldest()
+            if oldest is None:
+                break
+            old_id, old_labels = oldest
+            self._chains.remove(old_id)
+            size -= 1
+            held = self._counts.incr("bytes", -_row_bytes(old_labels))
+            served = self._served_turns(old_id, len(old_labels))
+            for step in _unused(old_id, tuple(old_labels), served):
+                if self._counts.incr("dropped") <= _DROPPED_KEPT:
+                    self._dropped.append(lambda _, step=step: step)
+            for index in served:
+                self._served.remove(_served_key(old_id, index))
+        return labels
+
+    def _served_turns(self, chain_id: str, length: int) -> set[int]:
+        return {i for i in range(length) if self._served.get(_served_key(chain_id, i)) is not None}
 
     def served(self, chain_id: str, step_labels: tuple[str, ...], turn_index: int | None) -> None:
-        labels, served = self.row(chain_id, step_labels)
+        labels = self.row(chain_id, step_labels)
         if turn_index is not None and turn_index < len(labels):
-            served.add(turn_index)
+            self._served.put_new(_served_key(chain_id, turn_index), 1)
 
     def unused(self) -> list[UnusedStep]:
         """The unused steps of the chains in the table, oldest chain first."""
-        return [step for cid, (labels, served) in self._chains.items() for step in _unused(cid, labels, served)]
+        served = {key for key, _ in self._served.items()}
+        return [
+            UnusedStep(cid, i, label)
+            for cid, labels in self._chains.items()
+            for i, label in enumerate(labels)
+            if _served_key(cid, i) not in served
+        ]
 
     def clear(self) -> None:
         self._chains.clear()
-        self._bytes = 0
-        self.dropped.clear()
-        self.dropped_count = 0
+        self._served.clear()
+        self._counts.clear()
+        self._dropped.clear()
+
+
+def _served_key(chain_id: str, index: int) -> str:
+    return f"{chain_id}#{index}"
+
+
+_UNUSED_CODEC: Codec[UnusedStep] = Codec(
+    lambda step: json.dumps(vars(step)), lambda text: UnusedStep(**json.loads(text))
+)
 
 
 def _unused(chain_id: str, labels: tuple[str, ...], served: set[int]) -> list[UnusedStep]:

@@ -7,7 +7,8 @@ ones ``{"type": "continue", "previous_message_id": …}`` and only the new messa
 its own reply id and rebuilds the whole request before anything reads it, so selection,
 validation and usage see the same body as if the client had sent the full history.
 
-Bounded in entries and bytes (oldest forgotten first), per mock instance, cleared by
+Bounded in entries and bytes (oldest forgotten first), per mock instance (in its state,
+``mockllm._state``: shared by the workers of ``serve --workers``), cleared by
 ``MockLLM.reset``. An id the mock does not hold is Anthropic's 404 with
 ``details.error_code = "thread_not_found"``, which the SDK answers by replaying the
 whole history under a new thread.
@@ -19,6 +20,7 @@ import json
 from typing import Any
 
 from mockllm._held import WHY_NOT_HELD, HeldMemory, HeldNotFound
+from mockllm._state import State
 from mockllm._wire.base import dumps
 
 __all__ = ["ThreadNotFound", "ThreadStore", "on_thread"]
@@ -57,8 +59,10 @@ class ThreadStore:
     """What the mock answered on threads: reply id -> the whole request body that led to
     it, with the reply appended to its messages."""
 
-    def __init__(self, max_entries: int = 1000, max_bytes: int = 32 * 1024 * 1024) -> None:
-        self._held: HeldMemory[dict[str, Any]] = HeldMemory(max_entries, max_bytes)
+    def __init__(
+        self, max_entries: int = 1000, max_bytes: int = 32 * 1024 * 1024, *, state: State | None = None
+    ) -> None:
+        self._held: HeldMemory[dict[str, Any]] = HeldMemory(max_entries, max_bytes, state=state, space="threads")
 
     def expand(self, body: Any) -> tuple[Any, str | None, bool]:
         """(the whole request ``body`` stands for, the held id it was rebuilt from, whether

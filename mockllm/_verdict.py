@@ -15,7 +15,7 @@ problem (``ProblemKind``)     what it means                                     
 ``unmocked_host``      a request to a provider host the mock does not serve        ``allow_real_providers``
 ====================  =========================================================  ======================
 
-The engine counts problems as it answers (``Tally``), apart from the journal's ring,
+The engine counts problems as it answers (``Tally``, in the mock's state), apart from the journal's ring,
 so a problem is never forgotten however many requests follow it; the first
 ``KEPT_PER_KIND`` of each kind are kept to show. ``MockLLM.findings()`` returns them
 (``Findings``, JSON over the server's ``GET /_mockllm/findings``); ``verify_findings``
@@ -37,6 +37,7 @@ from pydantic import BaseModel
 
 from mockllm._exceptions import StrictnessError
 from mockllm._journal import JournalEntry, Outcome
+from mockllm._state import Codec, MemoryState, State
 
 __all__ = [
     "KEPT_PER_KIND",
@@ -176,12 +177,20 @@ def problems_of(entry: JournalEntry) -> list[Problem]:
 
 
 class Tally:
-    """The problems of the requests a mock answered, counted apart from the journal.
-    Not thread-safe: the engine calls it under its lock."""
+    """The problems of the requests a mock answered, counted apart from the journal, in
+    ``state`` (``mockllm._state``: shared by ``serve --workers``). Not thread-safe: the
+    engine calls it under its lock."""
 
-    def __init__(self) -> None:
-        self.counts: Counter[ProblemKind] = Counter()
-        self.kept: dict[ProblemKind, list[Problem]] = {}
+    def __init__(self, state: State | None = None) -> None:
+        where = state if state is not None else MemoryState()
+        self._counts = where.counters("problems")
+        self._kept = {
+            kind: where.log(f"problems-{kind.value}", count=KEPT_PER_KIND, codec=_PROBLEM_CODEC) for kind in ProblemKind
+        }
+
+    @property
+    def counts(self) -> Counter[ProblemKind]:
+        return Counter({ProblemKind(kind): n for kind, n in self._counts.items() if n})
 
     def note(self, entry: JournalEntry) -> None:
         if entry.outcome not in _PROBLEM_OUTCOMES and not entry.undeclared_tool_calls:
@@ -190,23 +199,25 @@ class Tally:
             self.add(problem)
 
     def add(self, problem: Problem) -> None:
-        self.counts[problem.kind] += 1
-        kept = self.kept.setdefault(problem.kind, [])
-        if len(kept) < KEPT_PER_KIND:
-            kept.append(problem)
+        if self._counts.incr(problem.kind.value) <= KEPT_PER_KIND:
+            self._kept[problem.kind].append(lambda _: problem)
 
     def findings(self, more: Iterable[Problem] = (), scripts: Sequence[str] = ()) -> Findings:
         """The findings so far, with ``more`` problems known elsewhere (unused steps)."""
-        counts = Counter(self.counts)
-        problems = [p for kept in self.kept.values() for p in kept]
+        counts = self.counts
+        problems = [p for kind in ProblemKind for p in self._kept[kind].items()]
         for problem in more:
             counts[problem.kind] += 1
             problems.append(problem)
         return Findings(counts=dict(counts), problems=problems, scripts=list(scripts))
 
     def clear(self) -> None:
-        self.counts.clear()
-        self.kept.clear()
+        self._counts.clear()
+        for kept in self._kept.values():
+            kept.clear()
+
+
+_PROBLEM_CODEC: Codec[Problem] = Codec(lambda p: p.model_dump_json(), Problem.model_validate_json)
 
 
 # -- the rule --------------------------------------------------------------------------

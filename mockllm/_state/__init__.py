@@ -1,0 +1,76 @@
+"""Where a mock keeps what outlives one request: one interface, three backends.
+
+``open_state(url)`` reads the ``serve --state`` option: ``memory`` (one process, the
+default without ``--workers``), ``sqlite:///path`` (one file shared by the workers of
+one machine; ``sqlite://`` alone is a temporary file, the default with ``--workers``) or
+``redis://host:port/db`` (shared by replicas). See ``mockllm._state.base``.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from urllib.parse import urlsplit
+
+from mockllm._state.base import (
+    JSON_CODEC,
+    AppendLog,
+    Codec,
+    Counters,
+    KeyValues,
+    State,
+    StateConfigError,
+    StateError,
+    StateUnavailable,
+)
+from mockllm._state.memory import MemoryState
+
+__all__ = [
+    "JSON_CODEC",
+    "AppendLog",
+    "Codec",
+    "Counters",
+    "KeyValues",
+    "MemoryState",
+    "State",
+    "StateConfigError",
+    "StateError",
+    "StateUnavailable",
+    "open_state",
+    "temporary_sqlite_url",
+]
+
+_FORMS = "memory, sqlite:///path/to/state.db (sqlite:// for a temporary file) or redis://host:port/db"
+
+
+def temporary_sqlite_url() -> str:
+    """A ``sqlite:///`` URL of a new file in a new temporary directory."""
+    folder = tempfile.mkdtemp(prefix="mockllm-state-")
+    return "sqlite:///" + os.path.join(folder, "state.db")
+
+
+def open_state(url: str) -> State:
+    """The state ``url`` names (``--state``), checked: ``StateConfigError`` if it is
+    malformed or its store cannot be used (a corrupt file, an unreachable Redis)."""
+    where = f"--state {url}"
+    if url == "memory":
+        return MemoryState()
+    parts = urlsplit(url)
+    state: State
+    if parts.scheme == "sqlite":
+        from mockllm._state.sqlite import SqliteState, SqliteStore
+
+        path = url[len("sqlite://") :]  # sqlite:///tmp/s.db is /tmp/s.db
+        if not path:
+            return open_state(temporary_sqlite_url())
+        if os.path.isdir(path):
+            raise StateConfigError(f"{where}: {path!r} is a directory; name a file, e.g. sqlite:///{path}/state.db.")
+        state = SqliteState(SqliteStore(path, where))
+    elif parts.scheme in ("redis", "rediss", "unix"):
+        from mockllm._state.redis import RedisState, connect_redis
+
+        state = RedisState(connect_redis(url, where), where)
+    else:
+        raise StateConfigError(f"{where}: not a state the mock knows; use {_FORMS}.")
+    state.check()
+    return state
