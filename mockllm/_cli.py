@@ -4,6 +4,7 @@ python -m mockllm serve [--host 127.0.0.1] [--port 8000] [--seed 0] [--lenient]
                         [--max-output-bytes N] [--max-delay-ms MS] [--max-body-bytes N]
                         [--max-scripts N] [--max-scripts-bytes N] [--max-sessions N]
                         [--latency-profile FILE] [--no-metrics]
+                        [--workers N] [--state memory|sqlite:///PATH|redis://HOST:PORT/DB]
                         [--recordings DIR [--replay-speed X] [--match-ignore FIELD] [--match-replace RE WITH]]
                         [--stream-shape JSON]
 python -m mockllm explain request.json [--protocol openai-chat]
@@ -15,16 +16,21 @@ python -m mockllm drift DIR --upstream [PROTOCOL=]URL ...
 from __future__ import annotations
 
 import argparse
+import os
+import shutil
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from mockllm._engine import MockLLM
 from mockllm._explain import explain
 from mockllm._latency import load_latency_profiles
 from mockllm._limits import Limits
+from mockllm._optional import MissingExtraError
 from mockllm._recording import commands as recording
 from mockllm._shapes import as_stream_shape
+from mockllm._state import State, StateConfigError, open_state, temporary_sqlite_url
 from mockllm._wire.registry import PROTOCOLS
 
 __all__ = ["main"]
@@ -94,6 +100,21 @@ def _parser() -> argparse.ArgumentParser:
         help="count nothing and answer GET /metrics with a 404 (metrics need the metrics extra)",
     )
 
+    serve.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        metavar="N",
+        help="serve from N processes on one port, sharing their state (SQLite by default; docs/simulation.md)",
+    )
+    serve.add_argument(
+        "--state",
+        default=None,
+        metavar="URL",
+        help="where the mock keeps scripts, sessions, held conversations, attempt counts and the journal: "
+        "memory (the default of one process), sqlite:///PATH (the default with --workers: a temporary file) "
+        "or redis://HOST:PORT/DB (shared by replicas; the redis extra)",
+    )
     recording.add_replay_options(serve)
     serve.add_argument(
         "--stream-shape",
@@ -112,8 +133,10 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _announce(base_url: str) -> None:
+def _announce(base_url: str, workers: int | None = None, state: str = "") -> None:
     print(f"mockllm serving on {base_url}", flush=True)
+    if workers is not None:
+        print(f"  {workers} worker(s) sharing {state.removeprefix('--state ')}", flush=True)
     print(f"  OpenAI (Chat Completions, Responses): base_url={base_url}/v1", flush=True)
     print(f"  Anthropic (Messages):                 base_url={base_url}", flush=True)
     print(f"  journal: {base_url}/_mockllm/requests   (Ctrl+C stops)", flush=True)
@@ -121,6 +144,8 @@ def _announce(base_url: str) -> None:
 
 def _limits_problem(args: argparse.Namespace) -> str | None:
     """What is wrong with the limit flags, if anything."""
+    if args.workers is not None and args.workers < 1:
+        return f"--workers must be at least 1; got {args.workers}."
     if not 0 <= args.max_delay_ms < float("inf"):
         return f"--max-delay-ms must be a finite number of milliseconds, 0 or more; got {args.max_delay_ms}."
     for flag, least in (
@@ -141,8 +166,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.verb in verbs:
         return verbs[args.verb](args)
     if args.verb == "serve":
-        from mockllm._server import serve
-
         problem = _limits_problem(args)
         if problem is not None:
             print(f"mockllm: {problem}", file=sys.stderr)
@@ -161,30 +184,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"mockllm: --stream-shape: {exc}", file=sys.stderr)
             return 2
         try:
-            latency = load_latency_profiles(args.latency_profile) if args.latency_profile else None
-            mock = MockLLM(
-                seed=args.seed,
-                lenient=args.lenient,
-                limits=limits,
-                recordings=recording.library_from_args(args),
-                stream=stream_shape,
-                latency=latency,
-            )
-            recording.register_scripts(mock, args)
-        except ValueError as exc:  # a bad recording (RecordingError) or scripts file names its line
+            state, temporary = _open_state(args)
+        except (StateConfigError, MissingExtraError) as exc:
             print(f"mockllm: {exc}", file=sys.stderr)
             return 2
         try:
-            serve(mock, host=args.host, port=args.port, on_ready=_announce, metrics=not args.no_metrics)
-        except OSError as exc:
-            print(
-                f"mockllm: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}. "
-                "Pick another --port (0 picks a free one).",
-                file=sys.stderr,
-            )
-            return 2
-        print("mockllm stopped", flush=True)
-        return 0
+            return _serve(args, limits, stream_shape, state)
+        finally:
+            state.close()
+            if temporary is not None:
+                shutil.rmtree(temporary, ignore_errors=True)
     text = sys.stdin.read() if args.body == "-" else Path(args.body).read_text(encoding="utf-8")
     try:
         print(explain(text, args.protocol))
@@ -192,3 +201,61 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"mockllm: {exc}", file=sys.stderr)
         return 2
     return 0
+
+
+def _open_state(args: argparse.Namespace) -> tuple[State, str | None]:
+    """The state ``--state`` names (``--workers``' default: a temporary SQLite file, whose
+    folder is returned to be removed at the end)."""
+    url, temporary = args.state, None
+    if url is None and args.workers is not None:
+        url = temporary_sqlite_url()
+        temporary = os.path.dirname(url[len("sqlite://") :])
+    if args.workers is not None and url == "memory":
+        raise StateConfigError(
+            "--state memory: the workers of --workers share no memory; use sqlite:///PATH (the default) or redis://…"
+        )
+    return open_state(url or "memory"), temporary
+
+
+def _serve(args: argparse.Namespace, limits: Limits, stream_shape: Any, state: State) -> int:
+    from mockllm._server import serve
+
+    try:
+        latency = load_latency_profiles(args.latency_profile) if args.latency_profile else None
+        mock = MockLLM(
+            seed=args.seed,
+            lenient=args.lenient,
+            limits=limits,
+            recordings=recording.library_from_args(args),
+            stream=stream_shape,
+            latency=latency,
+            state=state,
+        )
+        recording.register_scripts(mock, args)
+    except ValueError as exc:  # a bad recording (RecordingError) or scripts file names its line
+        print(f"mockllm: {exc}", file=sys.stderr)
+        return 2
+    status = 0
+    try:
+        if args.workers is None:
+            serve(mock, host=args.host, port=args.port, on_ready=_announce, metrics=not args.no_metrics)
+        else:
+            from mockllm._workers import serve_workers
+
+            status = serve_workers(
+                mock,
+                workers=args.workers,
+                host=args.host,
+                port=args.port,
+                on_ready=lambda url: _announce(url, args.workers, state.where),
+                metrics=not args.no_metrics,
+            )
+    except OSError as exc:
+        print(
+            f"mockllm: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}. "
+            "Pick another --port (0 picks a free one).",
+            file=sys.stderr,
+        )
+        return 2
+    print("mockllm stopped", flush=True)
+    return status
