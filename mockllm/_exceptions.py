@@ -22,6 +22,10 @@
     │                              and line (mockllm._recording.format; also a ValueError)
     ├── SecretInRecording          a recording about to be written holds a key-shaped
     │                              string (mockllm._recording.scrub; also a ValueError)
+    ├── StateError                 the mock's state cannot be used (mockllm._state; also
+    │   │                          a ValueError)
+    │   ├── StateConfigError       a ``serve --state`` value or its store is wrong (startup)
+    │   └── StateUnavailable       the shared store stopped answering mid-run (a 503)
     └── MissingExtraError          an optional package (httpx2) is not installed; the
                                    message names the extra (mockllm._optional; also a
                                    ModuleNotFoundError)

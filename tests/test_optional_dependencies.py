@@ -14,7 +14,18 @@ from harness.plugin.fixtures import MockLLMFixture
 from harness.systems.llm import model_client
 from mockllm import HTTPX2Transport, InstructionChain, MockLLM, intercept
 
-EXTRAS = ("openai", "anthropic", "httpx2", "mcp", "mcp_types", "websockets", "respx", "scim2_models", "agents")
+EXTRAS = (
+    "openai",
+    "anthropic",
+    "httpx2",
+    "mcp",
+    "mcp_types",
+    "websockets",
+    "respx",
+    "scim2_models",
+    "agents",
+    "redis",
+)
 SCENARIO = Path(__file__).parent.parent / "scenarios" / "simple_message.yaml"
 
 
@@ -137,3 +148,12 @@ def test_strategies_without_hypothesis_name_the_extra() -> None:
         "mockllm.strategies needs the 'hypothesis' package, which is not installed. "
         'Install it with: pip install "mockllm-harness[hypothesis]"'
     )
+
+
+def test_a_redis_state_without_redis_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    from mockllm._optional import MissingExtraError
+    from mockllm._state import open_state
+
+    monkeypatch.setitem(sys.modules, "redis", None)
+    with pytest.raises(MissingExtraError, match=r'--state redis://.*pip install "mockllm-harness\[redis\]"'):
+        open_state("redis://127.0.0.1:6379/0")

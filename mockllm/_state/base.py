@@ -33,6 +33,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
+from mockllm._exceptions import MockLLMError
+
 __all__ = [
     "JSON_CODEC",
     "AppendLog",
@@ -48,7 +50,7 @@ __all__ = [
 T = TypeVar("T")
 
 
-class StateError(ValueError):
+class StateError(MockLLMError, ValueError):
     """The mock's state cannot be used."""
 
 
