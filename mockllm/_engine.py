@@ -254,7 +254,7 @@ class MockLLM:
                 entry._weight = body_bytes
             return entry
 
-        with self._lock, self.state.batch():
+        with self._lock:
             self._tally.note(self._journal.append(make))
 
     # -- handling --------------------------------------------------------------------

@@ -192,7 +192,9 @@ class Journal(list[JournalEntry]):
         return [entry for entry in self if entry.outcome in outcomes]
 
 
-JOURNAL_CODEC: Codec[JournalEntry] = Codec(lambda entry: entry.model_dump_json(), JournalEntry.model_validate_json)
+JOURNAL_CODEC: Codec[JournalEntry] = Codec(
+    lambda entry: entry.model_dump_json(exclude_defaults=True), JournalEntry.model_validate_json
+)
 """How a shared state (``mockllm._state``) writes a journal entry and reads it back."""
 
 

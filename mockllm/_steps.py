@@ -47,6 +47,7 @@ class StepTable:
 
     def __init__(self, state: State | None = None) -> None:
         where = state if state is not None else MemoryState()
+        self._shared = where.shared
         self._chains = where.map("step-chains")
         self._served = where.map("steps-served")
         self._counts = where.counters("steps")
@@ -64,9 +65,10 @@ class StepTable:
 
     def row(self, chain_id: str, step_labels: tuple[str, ...]) -> tuple[str, ...]:
         """The step labels of ``chain_id``, added if new; the oldest rows go past the caps."""
-        labels = self._chains.get(chain_id)
-        if labels is not None:
-            return tuple(labels)
+        if not self._shared:  # in memory a read is cheapest; shared, a write that finds the row is
+            known = self._chains.get(chain_id)
+            if known is not None:
+                return known  # type: ignore[no-any-return]
         labels = tuple(clip_text(label, 200) for label in step_labels)
         if not self._chains.put_new(chain_id, labels):
             return labels
@@ -92,9 +94,13 @@ class StepTable:
         return {i for i in range(length) if self._served.get(_served_key(chain_id, i)) is not None}
 
     def served(self, chain_id: str, step_labels: tuple[str, ...], turn_index: int | None) -> None:
+        reached = turn_index is not None and turn_index < len(step_labels)
+        key = _served_key(chain_id, turn_index or 0)
+        if self._shared and reached and self._served.get(key) is not None:
+            return  # served before, so its row is there too: one read, no write
         labels = self.row(chain_id, step_labels)
-        if turn_index is not None and turn_index < len(labels):
-            self._served.put_new(_served_key(chain_id, turn_index), 1)
+        if reached and turn_index is not None and turn_index < len(labels):
+            self._served.put_new(key, 1)
 
     def unused(self) -> list[UnusedStep]:
         """The unused steps of the chains in the table, oldest chain first."""

@@ -13,6 +13,7 @@ import contextlib
 import os
 import sqlite3
 import threading
+import weakref
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -25,9 +26,8 @@ CREATE TABLE IF NOT EXISTS kv (scope TEXT NOT NULL, space TEXT NOT NULL, key TEX
                                value TEXT NOT NULL, size INTEGER NOT NULL, UNIQUE (scope, space, key));
 CREATE TABLE IF NOT EXISTS counters (scope TEXT NOT NULL, space TEXT NOT NULL, key TEXT NOT NULL,
                                      n INTEGER NOT NULL, PRIMARY KEY (scope, space, key)) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS log (id INTEGER PRIMARY KEY AUTOINCREMENT, scope TEXT NOT NULL,
-                                space TEXT NOT NULL, value TEXT NOT NULL);
-CREATE INDEX IF NOT EXISTS log_space ON log (scope, space, id);
+CREATE TABLE IF NOT EXISTS log (scope TEXT NOT NULL, space TEXT NOT NULL, idx INTEGER NOT NULL,
+                                value TEXT NOT NULL, PRIMARY KEY (scope, space, idx));
 """
 
 _TRIM_EVERY = 64
@@ -40,28 +40,50 @@ class SqliteStore:
     def __init__(self, path: str, where: str) -> None:
         self.path = path
         self.where = where
-        self._lock = threading.RLock()
+        self.lock = threading.RLock()
         self._pid = -1
         self._connection: sqlite3.Connection | None = None
         self._depth = 0
+        self.making: tuple[Callable[[int], Any], Codec[Any]] = (lambda index: index, JSON_CODEC)
+        self.made: Any = None
+        self.failed: Exception | None = None
+        alive = weakref.ref(self)
+        os.register_at_fork(after_in_child=lambda: _after_fork(alive()))
 
     def _connect(self) -> sqlite3.Connection:
         connection = sqlite3.connect(self.path, timeout=10, isolation_level=None, check_same_thread=False)
         connection.execute("PRAGMA journal_mode=WAL")
         connection.execute("PRAGMA synchronous=OFF")
         connection.executescript(_SCHEMA)
+        connection.create_function("mockllm_made", 1, self._made)
         return connection
 
+    def _made(self, index: int) -> str | None:
+        """Called by SQLite inside a log's INSERT with the value's index (``SqliteLog.append``)."""
+        make, codec = self.making
+        try:
+            value = make(index)
+            self.made = value
+            return codec.encode(value)
+        except Exception as exc:  # SQLite would hide it: raised again by SqliteLog.append
+            self.failed = exc
+            return None
+
     def connection(self) -> sqlite3.Connection:
-        if self._connection is None or self._pid != os.getpid():
-            # A forked worker opens its own: a connection must not cross a fork.
+        if self._connection is None:
             self._connection = self._connect()
             self._pid = os.getpid()
         return self._connection
 
+    def _forked(self) -> None:
+        # A forked worker opens its own: a connection must not cross a fork (and is
+        # never closed here, which would release the parent's locks).
+        self._connection = None
+        self.lock = threading.RLock()
+
     def check(self) -> None:
         try:
-            with self._lock:
+            with self.lock:
                 connection = self.connection()
                 connection.execute("SELECT count(*) FROM kv").fetchone()
         except sqlite3.DatabaseError as exc:
@@ -72,14 +94,14 @@ class SqliteStore:
 
     def run(self, sql: str, args: tuple[Any, ...] = ()) -> list[Any]:
         try:
-            with self._lock:
+            with self.lock:
                 return self.connection().execute(sql, args).fetchall()
         except sqlite3.OperationalError as exc:
             raise StateUnavailable(self.where, exc) from exc
 
     @contextlib.contextmanager
     def batch(self) -> Iterator[None]:
-        with self._lock:
+        with self.lock:
             outer = self._depth == 0
             if outer:
                 self.run("BEGIN IMMEDIATE")
@@ -96,10 +118,15 @@ class SqliteStore:
                 self.run("COMMIT")
 
     def close(self) -> None:
-        with self._lock:
+        with self.lock:
             if self._connection is not None and self._pid == os.getpid():
                 self._connection.close()
             self._connection = None
+
+
+def _after_fork(store: SqliteStore | None) -> None:
+    if store is not None:
+        store._forked()
 
 
 class SqliteKeyValues:
@@ -210,26 +237,33 @@ class SqliteCounters:
 class SqliteLog:
     def __init__(self, store: SqliteStore, scope: str, space: str, count: int, codec: Codec[Any]) -> None:
         self._store, self._key, self._count, self._codec = store, (scope, space), count, codec
-        self._index = SqliteCounters(store, scope, "log-index:" + space)
 
     def append(self, make: Callable[[int], Any]) -> Any:
-        with self._store.batch():
-            index = self._index.incr("next") - 1
-            value = make(index)
-            self._store.run(
-                "INSERT INTO log (scope, space, value) VALUES (?,?,?)", (*self._key, self._codec.encode(value))
-            )
-            if index % _TRIM_EVERY == _TRIM_EVERY - 1:
-                self._store.run(
-                    "DELETE FROM log WHERE id IN (SELECT id FROM log WHERE scope=? AND space=? "
-                    "ORDER BY id DESC LIMIT -1 OFFSET ?)",
-                    (*self._key, self._count),
+        # One statement, so one transaction: the index (one past the newest) is found and
+        # the value made and written under SQLite's write lock (mockllm_made: SqliteStore._made).
+        with self._store.lock:
+            self._store.making = (make, self._codec)
+            try:
+                rows = self._store.run(
+                    "INSERT INTO log SELECT ?, ?, n, mockllm_made(n) FROM "
+                    "(SELECT coalesce(max(idx) + 1, 0) AS n FROM log WHERE scope=? AND space=?) RETURNING idx",
+                    (*self._key, *self._key),
                 )
+            except sqlite3.IntegrityError:
+                failed, self._store.failed = self._store.failed, None
+                if failed is None:
+                    raise
+                raise failed from None
+            value, self._store.made = self._store.made, None
+        index = rows[0][0]
+        if index % _TRIM_EVERY == _TRIM_EVERY - 1:
+            self._store.run("DELETE FROM log WHERE scope=? AND space=? AND idx<=?", (*self._key, index - self._count))
         return value
 
     def items(self) -> list[Any]:
         rows = self._store.run(
-            "SELECT value FROM (SELECT id, value FROM log WHERE scope=? AND space=? ORDER BY id DESC LIMIT ?) ORDER BY id",
+            "SELECT value FROM (SELECT idx, value FROM log WHERE scope=? AND space=? ORDER BY idx DESC LIMIT ?) "
+            "ORDER BY idx",
             (*self._key, self._count),
         )
         return [self._codec.decode(value) for (value,) in rows]
@@ -239,9 +273,7 @@ class SqliteLog:
         return min(self._count, int(rows[0][0]))
 
     def clear(self) -> None:
-        with self._store.batch():
-            self._store.run("DELETE FROM log WHERE scope=? AND space=?", self._key)
-            self._index.clear()
+        self._store.run("DELETE FROM log WHERE scope=? AND space=?", self._key)
 
 
 class SqliteState:
