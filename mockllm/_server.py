@@ -19,7 +19,9 @@ This is the only module that imports Starlette. Routes:
   /_mockllm/sessions/{id}`` — a session is a mock of its own (journal, scripts, settings)
   served under ``/_mockllm/sessions/{id}/``, every route above included; the pytest
   plugin gives each test one, so that no test sees another's requests. At most
-  ``Limits.max_sessions`` are open at once (409 past it).
+  ``Limits.max_sessions`` are open at once (409 past it). Sessions live in the mock's
+  state (``mockllm._state``), so every worker of ``serve --workers`` serves each one; a
+  shared state that stops answering is a JSON 503 naming it.
 
 A body past ``Limits.max_body_bytes`` is a 413 (in the protocol's error shape on the
 provider routes), refused as soon as its Content-Length or its bytes so far pass the
@@ -345,6 +347,8 @@ def _engine_routes(engine_of: Callable[[Request], MockLLM | None], metrics: Serv
         try:
             reply = engine.handle(request.method, path, request.headers, body, request.url.query)
             return _reply_response(reply, metrics, started)
+        except StateUnavailable:
+            raise  # _LastGuard's 503
         except Exception as exc:
             detail = f"mockllm failed to deliver this reply ({type(exc).__name__}); this is a bug in mockllm."
             return JSONResponse(

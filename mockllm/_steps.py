@@ -10,6 +10,7 @@ table lives in the mock's state (``mockllm._state``), shared by ``serve --worker
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from mockllm._limits import clip_text
@@ -85,7 +86,7 @@ class StepTable:
             served = self._served_turns(old_id, len(old_labels))
             for step in _unused(old_id, tuple(old_labels), served):
                 if self._counts.incr("dropped") <= _DROPPED_KEPT:
-                    self._dropped.append(lambda _, step=step: step)
+                    self._dropped.append(_constant(step))
             for index in served:
                 self._served.remove(_served_key(old_id, index))
         return labels
@@ -117,6 +118,10 @@ class StepTable:
         self._served.clear()
         self._counts.clear()
         self._dropped.clear()
+
+
+def _constant(step: UnusedStep) -> Callable[[int], UnusedStep]:
+    return lambda index: step
 
 
 def _served_key(chain_id: str, index: int) -> str:

@@ -63,7 +63,7 @@ class _Client:
         with self.guarded():
             return getattr(self.raw, name)(*args)
 
-    def pipeline(self, build: Callable[[Any], None]) -> list[Any]:
+    def pipeline(self, build: Callable[[Any], object]) -> list[Any]:
         with self.guarded():
             pipe = self.raw.pipeline(transaction=True)
             build(pipe)
