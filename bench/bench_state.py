@@ -30,19 +30,53 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
+
+import httpx2
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
+import bench_wire
 from _docs import replace_section
 from _servers import Server, start_server, stop_server
-from bench_wire import SCENARIOS, capture, check_bytes, server_phase
+from bench_wire import SCENARIOS, Turn, capture, check_bytes, server_phase
 
 DOC = ROOT / "docs" / "performance.md"
 SECTION = "## State backends: SQLite's cost on the S200 request"
 TARGET = 1.15
+
+
+async def drive(http: Any, root: str, turns: list[Turn], loops: int) -> int:
+    """bench_wire's ``drive``, retrying a request whose kept-alive connection the server
+    closed as it was reused (uvicorn closes connections idle for 5 s, and on this loaded
+    machine a server waits longer than that while the others are measured)."""
+
+    async def one_client() -> int:
+        done = 0
+        for _ in range(loops):
+            for turn in turns:
+                for attempt in range(3):  # bounded
+                    try:
+                        async with http.stream("POST", root + turn.path, content=turn.body, headers=turn.headers) as r:
+                            size = 0
+                            async for piece in r.aiter_raw():
+                                size += len(piece)
+                        break
+                    except (httpx2.ReadError, httpx2.RemoteProtocolError):
+                        if attempt == 2:
+                            raise
+                if r.status_code != 200 or size != len(turn.reply):
+                    raise RuntimeError(f"{root}{turn.path}: status {r.status_code}, {size} bytes")
+                done += 1
+        return done
+
+    return sum(await asyncio.gather(*(one_client() for _ in range(bench_wire.CONCURRENCY))))
+
+
+bench_wire.drive = drive  # server_phase looks it up at call time
 
 
 class Workers(Server):
@@ -97,7 +131,13 @@ def main(argv: list[str] | None = None) -> int:
                 servers["baseline"] = start_server("baseline", serve, workdir, args.baseline.resolve())
             check_bytes(servers, captured)
             progress("servers up; every server's bytes equal MockLLM().handle's")
-            cpu, rate, _ = asyncio.run(server_phase(servers, captured, rounds, loops, progress))
+            try:
+                cpu, rate, _ = asyncio.run(server_phase(servers, captured, rounds, loops, progress))
+            except Exception:
+                for server in servers.values():  # what the servers said, to see which one failed
+                    said = server.log.read_text(errors="replace")[-1500:]
+                    print(f"--- {server.name} (exit {server.proc.poll()}):\n{said}", file=sys.stderr)
+                raise
         finally:
             for server in servers.values():
                 stop_server(server)
