@@ -68,6 +68,7 @@ from mockllm._metrics import ServerMetrics
 from mockllm._optional import MissingExtraError
 from mockllm._parsing import MAX_NESTING
 from mockllm._registered import ScriptRequest
+from mockllm._sessions import ServerSessions
 from mockllm._shapes import StreamShape
 from mockllm._state import StateUnavailable
 from mockllm._validation import validation_problems
@@ -138,54 +139,6 @@ class _SessionRequest(BaseModel):
     seed: int = 0
     lenient: bool = False
     stream: StreamShape | None = None
-
-
-class _Sessions:
-    """The server's sessions, kept in its mock's state (``mockllm._state``): a session
-    opened through one worker of ``serve --workers`` is served by every one. Each process
-    builds the session's ``MockLLM`` once, over the session's own scope of the state."""
-
-    def __init__(self, engine: MockLLM) -> None:
-        self._engine = engine
-        registry = engine.state.scope("sessions")
-        self._open = registry.map("open")
-        self._ids = registry.counters("ids")
-        self._built: dict[str, MockLLM] = {}
-
-    def __len__(self) -> int:
-        return len(self._open)
-
-    def open(self, settings: _SessionRequest) -> str:
-        session = f"s{self._ids.incr('next')}"
-        self._open.put(session, settings.model_dump(mode="json", exclude_none=True))
-        return session
-
-    def get(self, session: str) -> MockLLM | None:
-        settings = self._open.get(session)
-        if settings is None:
-            self._built.pop(session, None)  # deleted through another worker
-            return None
-        built = self._built.get(session)
-        if built is None:
-            engine = self._engine
-            built = MockLLM(
-                seed=settings.get("seed", 0),
-                lenient=settings.get("lenient", False),
-                limits=engine.limits,
-                stream=settings.get("stream") or engine.stream,
-                state=engine.state.scope(f"session-{session}"),
-            )
-            # simulation: a session is paced and counted as the server is
-            built.latency, built.stream_load, built.on_plan = engine.latency, engine.stream_load, engine.on_plan
-            self._built[session] = built
-        return built
-
-    def close(self, session: str) -> bool:
-        self._built.pop(session, None)
-        if self._open.remove(session) is None:
-            return False
-        self._engine.state.drop(f"session-{session}")
-        return True
 
 
 def _refused(status: int, message: str, problems: list[str] | None = None) -> JSONResponse:
@@ -408,7 +361,7 @@ def create_app(mock: MockLLM | None = None, *, metrics: bool = True) -> Starlett
     (and ``prometheus-client``), counting for ``GET /metrics`` (``mockllm._metrics``)."""
     engine = mock if mock is not None else MockLLM()
     counted, why_not = _server_metrics(engine, metrics)
-    sessions = _Sessions(engine)
+    sessions = ServerSessions(engine)
 
     async def health(request: Request) -> Response:
         return JSONResponse({"status": "ok"})
@@ -426,7 +379,7 @@ def create_app(mock: MockLLM | None = None, *, metrics: bool = True) -> Starlett
                 "(DELETE /_mockllm/sessions/{id}; the pytest plugin deletes a test's "
                 "session when the test ends).",
             )
-        session = sessions.open(checked)
+        session = sessions.open(checked.model_dump(mode="json", exclude_none=True))
         return JSONResponse({"id": session, "path": f"/_mockllm/sessions/{session}"}, status_code=201)
 
     async def delete_session(request: Request) -> Response:
