@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import contextlib
 import json
+import sys
 import threading
-from collections import OrderedDict, deque
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
+from mockllm._limits import ByteBoundedLog
 from mockllm._state.base import JSON_CODEC, Codec
 
 __all__ = ["MemoryState"]
@@ -125,42 +127,37 @@ class MemoryCounters:
 
 
 class MemoryLog:
-    """A deque bounded by count and by bytes (as ``size`` weighs each value)."""
+    """A ``ByteBoundedLog`` (bounded by count and by bytes, as ``size`` weighs each value)
+    that numbers what it is given."""
 
     def __init__(self, count: int, budget: int | None, size: Callable[[Any], int] | None) -> None:
-        self._items: deque[tuple[Any, int]] = deque()
-        self._count = count
-        self._budget = budget
-        self._size = size
+        weigh = size if size is not None else _weightless
+        self._log: ByteBoundedLog[Any] = ByteBoundedLog(count, budget if budget is not None else sys.maxsize, weigh)
         self._next = 0
-        self.bytes = 0
         self._lock = threading.Lock()
 
     def append(self, make: Callable[[int], Any]) -> Any:
         with self._lock:
             value = make(self._next)
             self._next += 1
-            cost = self._size(value) if self._size is not None else 0
-            self._items.append((value, cost))
-            self.bytes += cost
-            while self._items and (
-                len(self._items) > self._count or (self._budget is not None and self.bytes > self._budget)
-            ):
-                self.bytes -= self._items.popleft()[1]
+            self._log.append(value)
             return value
 
     def items(self) -> list[Any]:
         with self._lock:
-            return [value for value, _ in self._items]
+            return list(self._log)
 
     def __len__(self) -> int:
-        return len(self._items)
+        return len(self._log)
 
     def clear(self) -> None:
         with self._lock:
-            self._items.clear()
-            self.bytes = 0
+            self._log.clear()
             self._next = 0
+
+
+def _weightless(value: Any) -> int:
+    return 0
 
 
 class MemoryState:
