@@ -18,7 +18,10 @@ over the server process and all its children) at most ``--rss-mb``. The script p
 the figures with the load average (the machine may be shared) and exits 1 when a target
 is missed. Open files: this process raises its soft limit to the hard one
 (``resource.setrlimit``); the server and the clients inherit it. ``--profile FILE``
-runs the server (one process) under cProfile and prints where its time went.
+runs the server (one process) under cProfile timed by CPU (bench/_profiled_serve.py) and
+prints where its time went.
+``--target http://HOST:PORT`` loads a mock that is already running (a Kubernetes Service,
+deploy/README.md) instead: no server is started and its memory and CPU are not read.
 """
 
 from __future__ import annotations
@@ -118,6 +121,31 @@ def _percentile(values: array[float], fraction: float) -> float:
     return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))] if ordered else float("nan")
 
 
+def _load(args: argparse.Namespace, host: str, port: int) -> tuple[list[ClientResult], float]:
+    """Run the streams from ``args.clients`` processes; their results and the wall time."""
+    request = _request_for(args.events, args.interval_ms, host, port)
+    interval = args.interval_ms / 1000
+    starts_at = time.monotonic() + 1.0
+    clients = max(1, args.clients)
+    plans = [
+        StreamPlan(
+            host=host,
+            port=port,
+            request=request,
+            events=args.events,
+            first_s=interval,
+            interval_s=interval,
+            starts=[starts_at + args.ramp_s * k / args.streams for k in range(c, args.streams, clients)],
+            timeout_s=interval * (args.events + 1) + 120,
+        )
+        for c in range(clients)
+    ]
+    began = time.monotonic()
+    with multiprocessing.get_context("fork").Pool(clients) as pool:
+        results: list[ClientResult] = pool.map(run_client, plans)
+    return results, time.monotonic() - began
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--streams", type=int, default=10_000)
@@ -129,6 +157,7 @@ def main() -> int:
     parser.add_argument("--p99-ms", type=float, default=100.0)
     parser.add_argument("--rss-mb", type=float, default=1024.0)
     parser.add_argument("--profile", type=Path, default=None, help="cProfile the server into FILE (one process)")
+    parser.add_argument("--target", default=None, help="http://HOST:PORT of a running mock (no server started)")
     parser.add_argument("--json", type=Path, default=None, help="write the figures here too")
     args = parser.parse_args()
 
@@ -141,40 +170,26 @@ def main() -> int:
     limit = raise_fd_limit(args.streams + 256)  # the server and the clients inherit it
     argv = ["-m", "mockllm", "serve", *serve_args]
     if args.profile is not None:
-        argv = ["-m", "cProfile", "-o", str(args.profile), *argv]
+        argv = [str(ROOT / "bench" / "_profiled_serve.py"), str(args.profile), *argv[2:]]
 
     load_before = os.getloadavg()
-    with tempfile.TemporaryDirectory() as work:
-        server: Server = start_server("mock", argv, Path(work), ROOT)
-        try:
-            host, port = server.root.removeprefix("http://").rsplit(":", 1)
-            request = _request_for(args.events, args.interval_ms, host, int(port))
-            interval = args.interval_ms / 1000
-            starts_at = time.monotonic() + 1.0
-            clients = max(1, args.clients)
-            plans = [
-                StreamPlan(
-                    host=host,
-                    port=int(port),
-                    request=request,
-                    events=args.events,
-                    first_s=interval,
-                    interval_s=interval,
-                    starts=[starts_at + args.ramp_s * k / args.streams for k in range(c, args.streams, clients)],
-                    timeout_s=interval * (args.events + 1) + 120,
-                )
-                for c in range(clients)
-            ]
-            cpu_before = _cpu_s(_process_tree(server.proc.pid))
-            began = time.monotonic()
-            with multiprocessing.get_context("fork").Pool(clients) as pool:
-                results: list[ClientResult] = pool.map(run_client, plans)
-            wall = time.monotonic() - began
-            tree = _process_tree(server.proc.pid)
-            server_cpu = _cpu_s(tree) - cpu_before
-            hwm_mb = sum(_status_kb(pid, "VmHWM") for pid in tree) / 1024
-        finally:
-            stop_server(server)
+    tree: list[int] = []
+    server_cpu = hwm_mb = 0.0
+    if args.target is not None:
+        host, port = args.target.removeprefix("http://").rstrip("/").rsplit(":", 1)
+        results, wall = _load(args, host, int(port))
+    else:
+        with tempfile.TemporaryDirectory() as work:
+            server: Server = start_server("mock", argv, Path(work), ROOT)
+            try:
+                host, port = server.root.removeprefix("http://").rsplit(":", 1)
+                cpu_before = _cpu_s(_process_tree(server.proc.pid))
+                results, wall = _load(args, host, int(port))
+                tree = _process_tree(server.proc.pid)
+                server_cpu = _cpu_s(tree) - cpu_before
+                hwm_mb = sum(_status_kb(pid, "VmHWM") for pid in tree) / 1024
+            finally:
+                stop_server(server)
     load_after = os.getloadavg()
 
     lateness: array[float] = array("d")
@@ -208,13 +223,13 @@ def main() -> int:
     if args.json is not None:
         args.json.write_text(json.dumps(figures, indent=2) + "\n")
     if args.profile is not None and args.profile.exists():
-        pstats.Stats(str(args.profile)).sort_stats("tottime").print_stats(25)
+        pstats.Stats(str(args.profile)).sort_stats("tottime").print_stats(30)
     missed = []
     if errors:
         missed.append(f"{errors} streams failed")
     if figures["lateness_ms"]["p99"] > args.p99_ms:  # type: ignore[index]
         missed.append(f"p99 lateness {figures['lateness_ms']['p99']} ms > {args.p99_ms:g} ms")  # type: ignore[index]
-    if hwm_mb > args.rss_mb:
+    if args.target is None and hwm_mb > args.rss_mb:
         missed.append(f"server peak RSS {hwm_mb:.0f} MB > {args.rss_mb:g} MB")
     print("targets met" if not missed else "targets missed: " + "; ".join(missed))
     return 1 if missed else 0
