@@ -5,6 +5,10 @@ ones the server answers."""
 
 from __future__ import annotations
 
+import json
+import socket
+import subprocess
+
 import httpx
 import pytest
 
@@ -103,3 +107,23 @@ def test_the_mock_service_reaches_the_pods_and_redis_is_where_the_state_option_s
     state = container["args"][container["args"].index("--state") + 1]
     host, _, port = state.removeprefix("redis://").split("/")[0].partition(":")
     assert host in services and services[host]["spec"]["ports"][0]["port"] == int(port)
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def test_the_image_healthcheck_command_passes_on_a_serving_mock_and_fails_without_one(mock_server_url: str) -> None:
+    (healthcheck,) = [rest for name, rest in dockerfile_instructions() if name == "HEALTHCHECK"]
+    argv = json.loads(healthcheck[healthcheck.index("CMD") + 3 :])
+    assert argv[0] == "python"
+    served = mock_server_url.removeprefix("http://")
+
+    def check(address: str) -> int:
+        command = [arg.replace("127.0.0.1:8000", address) for arg in argv]
+        return subprocess.run(command, capture_output=True, timeout=60).returncode
+
+    assert check(served) == 0
+    assert check(f"127.0.0.1:{_free_port()}") != 0
