@@ -13,6 +13,9 @@ Otherwise the events go through named stages:
 4. ``_gzipped``: each write compressed and flushed on its own, so the client can
    decode as it reads.
 
+A paced reply's waits are kept on the stream's own schedule (``on_schedule``): the time
+a write takes and a late wake-up do not push back every later event.
+
 A reset ends ``deliver`` by raising ``StreamReset`` after the bytes before it: the
 server then drops the connection without ending the body, and a transport raises its
 library's ``ReadError``, as a reset socket would.
@@ -20,8 +23,9 @@ library's ``ReadError``, as a reset socket would.
 
 from __future__ import annotations
 
+import time
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from mockllm._cutting import piece_sizes
@@ -31,7 +35,7 @@ from mockllm._mock_response import MockResponse
 from mockllm._plan import ReplyPlan
 from mockllm._shapes import Cuts, StreamFaults, StreamShape
 
-__all__ = ["KEEP_ALIVE", "Delivery", "StreamReset", "deliver", "delivery_for"]
+__all__ = ["KEEP_ALIVE", "Delivery", "StreamReset", "deliver", "delivery_for", "on_schedule"]
 
 KEEP_ALIVE = b": keep-alive\n\n"
 """An SSE comment: every SSE decoder skips it (a blank line with no data dispatches nothing)."""
@@ -79,9 +83,23 @@ def deliver(reply: MockResponse) -> _Pieces:
     ``StreamReset`` (see the module docstring). The stall is the door's to wait for,
     before the status line (``Delivery.stall_s``)."""
     delivery = reply.delivery
-    if delivery is None:
-        return reply.paced_chunks()
-    return _delivered(reply, delivery)
+    pieces = reply.paced_chunks() if delivery is None else _delivered(reply, delivery)
+    return on_schedule(pieces) if reply.pacing is not None else pieces
+
+
+def on_schedule(pieces: _Pieces, clock: Callable[[], float] = time.monotonic) -> _Pieces:
+    """``pieces`` with each wait counted from the stream's start rather than from the
+    previous write (read ``clock`` as each piece is taken, just before its wait): event
+    ``i`` is due at the sum of the waits before it, so a stream of 60 events 500 ms
+    apart ends 30 s after it starts, not 30 s plus 60 writes and late wake-ups. A late
+    stream catches up by at most half a wait per event: paced events never share a write."""
+    due: float | None = None
+    for wait, data in pieces:
+        if wait:
+            now = clock()
+            due = (now if due is None else due) + wait
+            wait = max(wait / 2, due - now)
+        yield wait, data
 
 
 def _delivered(reply: MockResponse, delivery: Delivery) -> _Pieces:

@@ -23,7 +23,7 @@ from typing import Any
 
 from mockllm._attempts import AttemptCounter
 from mockllm._cutting import cut_problem
-from mockllm._delivery import delivery_for
+from mockllm._delivery import Delivery, delivery_for
 from mockllm._held import HeldConversations, HeldNotFound
 from mockllm._journal import (
     JOURNAL_CODEC,
@@ -34,7 +34,7 @@ from mockllm._journal import (
     recorded_reply,
     recorded_request,
 )
-from mockllm._latency import LatencyProfiles, StreamLoad, paced_by_profile
+from mockllm._latency import LatencyProfiles, StreamLoad, paced_by_profile, whole_reply_wait
 from mockllm._limits import Limits, clip_text, estimated_output_bytes, header_value, surrogate_path
 from mockllm._mock_response import MockResponse
 from mockllm._parsing import clear_script_cache
@@ -517,7 +517,11 @@ class MockLLM:
             return reply
         rendered = codec.render_json(plan, parsed)
         self._record(answered, status=200, reply=reply_record, **record)
-        return MockResponse(200, _with_headers(mock_headers, content_type=_JSON), rendered)
+        reply = MockResponse(200, _with_headers(mock_headers, content_type=_JSON), rendered)
+        wait = whole_reply_wait(plan)  # a profile's generation time, waited before the one write
+        if wait:
+            reply.delivery = Delivery(None, None, stall_s=wait)
+        return reply
 
     def _within_output_cap(self, selection: Selection, stream: bool, body: Any) -> Selection:
         """``selection``, or its fallback when the scripted reply would pass the output cap

@@ -22,7 +22,8 @@ wait before every later streamed event) from a distribution, seeded::
 
 A file for ``serve --latency-profile`` holds one profile, or ``{"default": profile,
 "models": {"model-name": profile}}``; a script's ``timing: {"profile": …}`` holds one.
-Only streamed replies are paced; a complete reply is sent at once.
+A streamed reply waits before each event; a complete (non-streamed) reply waits once,
+before it is sent, as long as its stream would have taken (``whole_reply_wait``).
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ __all__ = [
     "StreamLoad",
     "load_latency_profiles",
     "paced_by_profile",
+    "whole_reply_wait",
 ]
 
 _Ms = Field(default=0, ge=0, allow_inf_nan=False)
@@ -234,3 +236,21 @@ def paced_by_profile(
         load=load,
     )
     return replace(plan, pacing=pacing)
+
+
+def whole_reply_wait(plan: ReplyPlan) -> float:
+    """Seconds to wait before sending ``plan`` as one complete (non-streamed) reply: when a
+    profile paces it, the TTFT (prefill included) and one ITL per chunk of ``chunk_words``
+    output tokens (TTFT + ITL x tokens), each under the load of that moment, the total held
+    to the delay cap; 0 when no profile paces it (a script's fixed ``first_chunk_ms`` and
+    ``chunk_ms`` pace streams only)."""
+    pacing = plan.pacing
+    if not isinstance(pacing, SampledPacing):
+        return 0.0
+    chunks = -(-plan.usage.output_tokens // max(1, plan.chunk_words))
+    waits = pacing.delays()
+    try:
+        total = sum(next(waits) for _ in range(1 + chunks))
+    finally:
+        waits.close()
+    return min(total, pacing.cap_s)

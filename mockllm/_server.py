@@ -299,6 +299,8 @@ def _engine_routes(engine_of: Callable[[Request], MockLLM | None], metrics: Serv
         # that will not encode) a JSON 500, so the keep-alive connection stays usable.
         try:
             reply = engine.handle(request.method, path, request.headers, body, request.url.query)
+            if reply.length is not None and reply.delivery is not None and reply.delivery.stall_s:
+                await anyio.sleep(reply.delivery.stall_s)  # a whole reply's simulated generation time
             return _reply_response(reply, metrics, started)
         except StateUnavailable:
             raise  # _LastGuard's 503
