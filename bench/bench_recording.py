@@ -44,7 +44,7 @@ from _servers import start_server, stop_server
 from bench_wire import MODEL, capture, floor_transport, run_text, sdk_client
 
 from mockllm._engine import MockLLM
-from mockllm._recording.capture import Capture, recorded_request
+from mockllm._recording.capture import Capture, exchange_request
 from mockllm._recording.format import Recording
 from mockllm._recording.replay import RecordingLibrary
 from mockllm._recording.store import write_recording
@@ -65,7 +65,7 @@ def replay_library(folder: Path) -> tuple[RecordingLibrary, int, Any]:
     back as a user's recording would be; (library, events, the floor transport)."""
     captured, _ = capture()
     (turn,) = captured["text"]
-    exchange = Capture(recorded_request("POST", turn.path, [], dict(turn.headers), turn.body))
+    exchange = Capture(exchange_request("POST", turn.path, [], dict(turn.headers), turn.body))
     exchange.started(200, turn.reply_headers)
     exchange.chunk(turn.reply)
     write_recording(Recording(exchanges=[exchange.finished()]), folder / "text.json")

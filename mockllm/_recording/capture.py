@@ -14,12 +14,12 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from mockllm._recording.format import Exchange, RecordedEvent, RecordedRequest, RecordedResponse
+from mockllm._recording.format import Exchange, ExchangeRequest, ExchangeResponse, RecordedEvent
 from mockllm._recording.scrub import kept_query, kept_request_headers, kept_response_headers
 from mockllm._recording.sse import EventSplitter, event_record
 from mockllm._wire.registry import codec_for_path
 
-__all__ = ["Capture", "recorded_request", "is_event_stream"]
+__all__ = ["Capture", "exchange_request", "is_event_stream"]
 
 
 def is_event_stream(headers: Iterable[tuple[str, str]]) -> bool:
@@ -35,12 +35,12 @@ def _body_fields(body: bytes) -> dict[str, Any]:
         return {"body_text": body.decode("utf-8", "replace")}
 
 
-def recorded_request(
+def exchange_request(
     method: str, path: str, query: Iterable[tuple[str, str]], headers: Mapping[str, str], body: bytes
-) -> RecordedRequest:
+) -> ExchangeRequest:
     """What a recording keeps of a request (credentials dropped, see ``scrub``)."""
     codec = codec_for_path(path)
-    return RecordedRequest(
+    return ExchangeRequest(
         method=method.upper(),
         path=path,
         protocol=codec.name if codec is not None else None,
@@ -56,7 +56,7 @@ class Capture:
     While the reply streams, ``chunk`` only cuts events and times them; reading them into
     records waits for ``finished``, which the proxy leaves to the recorder's thread."""
 
-    def __init__(self, request: RecordedRequest) -> None:
+    def __init__(self, request: ExchangeRequest) -> None:
         self.request = request
         self._last = time.perf_counter()
         self._status = 0
@@ -96,7 +96,7 @@ class Capture:
 
     def finished(self, interrupted: str | None = None) -> Exchange:
         if not self._streamed:
-            response = RecordedResponse(
+            response = ExchangeResponse(
                 status=self._status,
                 headers=self._headers,
                 interrupted=interrupted,
@@ -107,7 +107,7 @@ class Capture:
             for event in self._splitter.close():
                 self._events.append((event, delay))
                 delay = 0.0
-            response = RecordedResponse(
+            response = ExchangeResponse(
                 status=self._status,
                 headers=self._headers,
                 events=[RecordedEvent.model_validate(event_record(raw, ms)) for raw, ms in self._events],

@@ -22,7 +22,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from mockllm._recording.capture import Capture, is_event_stream, recorded_request
+from mockllm._recording.capture import Capture, exchange_request, is_event_stream
 from mockllm._recording.recorder import Recorder
 from mockllm._wire.registry import codec_for_path
 
@@ -92,7 +92,7 @@ def create_recording_app(
         url = upstream + path + (f"?{query}" if query else "")
         headers = [(k, v) for k, v in request.headers.items() if k not in _NOT_FORWARDED]
         capture = Capture(
-            recorded_request(request.method, path, request.query_params.multi_items(), request.headers, body)
+            exchange_request(request.method, path, request.query_params.multi_items(), request.headers, body)
         )
         try:
             upstream_reply = await http.send(
