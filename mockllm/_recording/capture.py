@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import time
+import zlib
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -109,11 +110,23 @@ class Capture:
         body = b"".join(piece for piece, _ in self._pieces)
         return self._raw_request, self._status, tuple(self._headers), body
 
+    def _decoded(self) -> list[tuple[bytes, float]]:
+        """The pieces as the client reads them: a gzip or deflate body decompressed (a
+        proxy passes the upstream's encoding on; a recording keeps plain bytes)."""
+        encoding = next((v.lower() for k, v in self._headers if k.lower() == "content-encoding"), "identity")
+        if encoding not in ("gzip", "x-gzip", "deflate"):
+            return self._pieces
+        decoder = zlib.decompressobj(wbits=47)  # gzip or zlib, told apart by the header
+        try:
+            return [(decoder.decompress(piece), arrived) for piece, arrived in self._pieces]
+        except zlib.error:
+            return self._pieces
+
     def _events(self) -> list[ExchangeEvent]:
         splitter = EventSplitter()
         events: list[ExchangeEvent] = []
         last = self._began
-        for piece, arrived in self._pieces:
+        for piece, arrived in self._decoded():
             for event in splitter.feed(piece):
                 events.append((event, (arrived - last) * 1000))
                 last = arrived
@@ -126,7 +139,7 @@ class Capture:
     def finished(self, interrupted: str | None = None) -> Exchange:
         headers = kept_response_headers(self._headers)
         if not self._streamed:
-            body = b"".join(piece for piece, _ in self._pieces)
+            body = b"".join(piece for piece, _ in self._decoded())
             response = ExchangeResponse(
                 status=self._status, headers=headers, interrupted=interrupted, **_body_fields(body)
             )

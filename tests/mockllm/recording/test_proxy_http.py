@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gzip
 import json
 import socket
 import threading
@@ -204,3 +205,20 @@ def test_a_request_that_is_not_http_gets_a_400_saying_why(tmp_path: Path) -> Non
             answer = sock.recv(65536)
     assert answer.startswith(b"HTTP/1.1 400 Bad Request")
     assert b"malformed header line" in answer
+
+
+def test_a_gzipped_reply_reaches_the_client_as_sent_and_is_recorded_plain(tmp_path: Path) -> None:
+    body = json.dumps({"ok": "zipped"}).encode()
+    zipped = gzip.compress(body)
+
+    async def gzips(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await read_request(reader)
+        writer.write(
+            b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-encoding: gzip\r\n"
+            b"content-length: %d\r\nconnection: close\r\n\r\n%b" % (len(zipped), zipped)
+        )
+
+    with proxied(tmp_path, gzips) as (url, _, recorder), httpx.Client() as client:
+        assert client.post(url + CHAT, json=BODY).json() == {"ok": "zipped"}
+        exchange = recorded(recorder)
+    assert exchange["response"]["body"] == {"ok": "zipped"}
