@@ -1,7 +1,7 @@
 """Record real traffic once, replay it in every run: the plugin's record modes.
 
-A test marked ``@pytest.mark.mockllm(record=True)`` gets a ``mockllm`` mock answered by
-its own recording file, ``<test folder>/recordings/<module>/<test>.json`` (or under the
+A test marked ``@pytest.mark.mockllm(record=True)`` gets a ``mockllm`` mock, or a
+``mockllm_server`` server, answered by its own recording file, ``<test folder>/recordings/<module>/<test>.json`` (or under the
 ini's ``mockllm_recordings_dir``), in the mode ``--mockllm-record-mode`` names (the
 ``mockllm_record_mode`` ini option; pytest-recording's modes, see
 ``mockllm._recording.session``):
@@ -17,21 +17,31 @@ Recording sends requests to ``--mockllm-upstream [PROTOCOL=]URL`` (repeatable; i
 scrubs bodies before the write; override the ``mockllm_recording_config`` fixture in a
 conftest to add callable scrubbers and matching normalisers.
 
+``mockllm_server`` in a recording test is not the session's shared server process but a
+server of the test's own, in a thread of the test process (``recording_server``): the
+recording session (the file, the mode, callable scrubbers) lives with the test, and the
+server answers from it, forwarding to the upstream when it records, at a loopback URL
+any client reaches — a subprocess, a non-Python client, the SDKs.
+
 Imports only pytest until a marked test runs (plugin startup cost).
 """
 
 from __future__ import annotations
 
+import contextlib
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
 if TYPE_CHECKING:
+    from harness.plugin.config import Settings
+    from harness.plugin.fixtures import MockLLMServer
     from mockllm import RecordingSession
 
-__all__ = ["add_recording_options", "mockllm_recording_config", "recording_session"]
+__all__ = ["add_recording_options", "mockllm_recording_config", "recording_server", "recording_session"]
 
 _MODES = ("none", "once", "new", "all")
 
@@ -106,3 +116,23 @@ def recording_session(request: pytest.FixtureRequest, record: bool) -> Recording
         matcher=matcher,
         scrubbers=[*scrubs, *options.get("scrubbers", ())],
     )
+
+
+@contextlib.contextmanager
+def recording_server(recording: RecordingSession, settings: Settings) -> Iterator[MockLLMServer]:
+    """The ``mockllm_server`` of a recording test: a mock answered by ``recording``,
+    served over loopback HTTP from this process until the block ends."""
+    from harness.plugin.fixtures import serve_in_thread
+    from mockllm import MockLLM
+
+    mock = MockLLM(
+        seed=settings.seed,
+        lenient=settings.lenient,
+        allow_fallback=settings.allow_fallback,
+        allow_unused_steps=settings.allow_unused_steps,
+        allow_undeclared_tools=settings.allow_undeclared_tools,
+        recordings=recording,
+        stream=settings.stream,
+    )
+    with serve_in_thread(mock) as server:
+        yield server
