@@ -17,6 +17,7 @@ from collections.abc import AsyncIterator, Iterable
 
 __all__ = [
     "HEAD_LIMIT",
+    "ChunkedDecoder",
     "Head",
     "ProtocolError",
     "body_framing",
@@ -84,8 +85,10 @@ def body_framing(headers: list[tuple[str, str]], *, response: bool) -> int | str
     return "close" if response else 0
 
 
-async def read_body(reader: asyncio.StreamReader, framing: int | str) -> AsyncIterator[bytes]:
-    """The body's bytes as they arrive (a chunked body de-chunked: one piece a chunk)."""
+async def read_body(reader: asyncio.StreamReader, framing: int | str) -> AsyncIterator[tuple[bytes, bytes]]:
+    """The body as it arrives, a read at a time: (the bytes as sent, framing included;
+    the body's bytes in them). A relay passes the first on untouched, so that what the
+    peer sent together goes on together (the last event and the end of the body)."""
     if isinstance(framing, int):
         left = framing
         while left:
@@ -93,26 +96,78 @@ async def read_body(reader: asyncio.StreamReader, framing: int | str) -> AsyncIt
             if not data:
                 raise ProtocolError(f"the connection closed {left} bytes before the end of the body")
             left -= len(data)
-            yield data
+            yield data, data
     elif framing == "chunked":
-        while True:
-            try:
-                line = await reader.readuntil(b"\r\n")
-                size_text = line.split(b";", 1)[0].strip()
-                size = int(size_text, 16)
-                if size == 0:
-                    while (await reader.readuntil(b"\r\n")) != b"\r\n":
-                        pass  # trailers: dropped
-                    return
-                data = await reader.readexactly(size + 2)
-            except asyncio.IncompleteReadError:
-                raise ProtocolError("the connection closed in the middle of a chunked body") from None
-            except (ValueError, asyncio.LimitOverrunError):
-                raise ProtocolError("a malformed chunk size line") from None
-            yield data[:-2]
+        decoder = ChunkedDecoder()
+        while not decoder.done:
+            data = await reader.read(_READ_SIZE)
+            if not data:
+                raise ProtocolError("the connection closed in the middle of a chunked body")
+            yield data, decoder.feed(data)
+        if decoder.extra:
+            raise ProtocolError("bytes after the end of a chunked body")
     else:
         while data := await reader.read(_READ_SIZE):
-            yield data
+            yield data, data
+
+
+class ChunkedDecoder:
+    """Takes a chunked body apart as its bytes arrive, however they are cut."""
+
+    def __init__(self) -> None:
+        self._buffer = b""
+        self._state = "size"  # size, data, crlf, trailers, done
+        self._left = 0  # bytes of the current chunk still to come
+
+    @property
+    def done(self) -> bool:
+        return self._state == "done"
+
+    @property
+    def extra(self) -> bytes:
+        """What came after the end of the body (nothing, from a well-behaved peer)."""
+        return self._buffer if self.done else b""
+
+    def feed(self, data: bytes) -> bytes:
+        """The body's bytes in ``data`` (framing and trailers left out)."""
+        buffer = self._buffer + data if self._buffer else data
+        out = []
+        at = 0
+        while self._state != "done":
+            if self._state == "data":
+                taken = min(self._left, len(buffer) - at)
+                if taken:
+                    out.append(buffer[at : at + taken])
+                at += taken
+                self._left -= taken
+                if self._left:
+                    break
+                self._state = "crlf"
+            elif self._state == "crlf":
+                if len(buffer) - at < 2:
+                    break
+                if buffer[at : at + 2] != b"\r\n":
+                    raise ProtocolError("a chunk longer than its size line says")
+                at += 2
+                self._state = "size"
+            else:
+                end = buffer.find(b"\r\n", at)
+                if end < 0:
+                    if len(buffer) - at > 4096:
+                        raise ProtocolError("a chunk size or trailer line longer than 4096 bytes")
+                    break
+                line, at = buffer[at:end], end + 2
+                if self._state == "trailers":
+                    if not line:
+                        self._state = "done"
+                    continue
+                try:
+                    size = int(line.split(b";", 1)[0].strip(), 16)
+                except ValueError:
+                    raise ProtocolError(f"a malformed chunk size line: {line[:40]!r}") from None
+                self._state, self._left = ("data", size) if size else ("trailers", 0)
+        self._buffer = buffer[at:]
+        return b"".join(out)
 
 
 def chunk_frame(data: bytes) -> bytes:

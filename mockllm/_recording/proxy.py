@@ -161,7 +161,7 @@ class RecordingProxy:
         if isinstance(framing, int):
             body = await reader.readexactly(framing) if framing else b""
         else:
-            body = b"".join([piece async for piece in read_body(reader, framing)])
+            body = b"".join([piece async for _, piece in read_body(reader, framing)])
         path, _, query = target.partition("?")
         if path == FLUSH_PATH and method == "POST":
             await asyncio.get_running_loop().run_in_executor(None, self.recorder.flush)
@@ -208,30 +208,43 @@ class RecordingProxy:
                 returned.append(("connection", "close"))
             writer.write(render_head(status_line, returned) + content)
             return keep_alive
-        chunked = version == "HTTP/1.1"
-        returned.append(("transfer-encoding", "chunked") if chunked else ("connection", "close"))
+        # The body as the upstream framed it, passed on untouched: what arrived together goes
+        # on together (the last event and the end of the body), and nothing is re-framed.
+        # Only a body delimited by the connection's end (or a chunked one for an HTTP/1.0
+        # client) is framed anew.
+        passed_through = isinstance(reply.framing, int) or (reply.framing == "chunked" and version == "HTTP/1.1")
+        chunked = not passed_through and version == "HTTP/1.1"
+        if isinstance(reply.framing, int):
+            returned.append(("content-length", str(reply.framing)))
+        elif passed_through or chunked:
+            returned.append(("transfer-encoding", "chunked"))
+        if not passed_through and not chunked:
+            returned.append(("connection", "close"))
         writer.write(render_head(status_line, returned))
         pieces = reply.body()
         while True:
             try:
-                piece = await anext(pieces)
+                sent, piece = await anext(pieces)
             except StopAsyncIteration:
                 break
             except (ProtocolError, OSError) as exc:
                 self.recorder.add(capture.ended(f"the upstream stream broke: {type(exc).__name__}: {exc}"))
-                return False  # broken off for the client too: the connection closes without the last chunk
-            if piece:
+                return False  # broken off for the client too: the connection closes before the body's end
+            if passed_through:
+                writer.write(sent)
+            elif piece:
                 writer.write(chunk_frame(piece) if chunked else piece)
+            if piece:
                 capture.chunk(piece)  # passed on first, captured after
             try:
                 await writer.drain()
             except ConnectionError:
                 self.recorder.add(capture.ended("the client went away before the stream ended"))
                 raise
-        self.recorder.add(capture.ended())
         if chunked:
             writer.write(b"0\r\n\r\n")
-        return keep_alive and chunked
+        self.recorder.add(capture.ended())
+        return keep_alive and (passed_through or chunked)
 
 
 def _request_of(method: str, path: str, query: str, headers: list[tuple[str, str]], body: bytes) -> Callable[[], Any]:

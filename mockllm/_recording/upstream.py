@@ -61,12 +61,12 @@ class UpstreamReply:
                 raise ProtocolError("the upstream closed the connection before the end of the body") from None
             self._done = True
             return data
-        return b"".join([piece async for piece in self.body()])
+        return b"".join([piece async for _, piece in self.body()])
 
-    async def body(self) -> AsyncIterator[bytes]:
-        """The body's pieces as they arrive."""
-        async for piece in read_body(self._connection[0], self.framing):
-            yield piece
+    async def body(self) -> AsyncIterator[tuple[bytes, bytes]]:
+        """The body as it arrives: (bytes as sent, body bytes in them) (``http1.read_body``)."""
+        async for pair in read_body(self._connection[0], self.framing):
+            yield pair
         self._done = True
 
     def close(self) -> None:

@@ -16,6 +16,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from mockllm._recording.http1 import ChunkedDecoder, ProtocolError
 from mockllm._recording.proxy import FLUSH_PATH, RecordingProxy, Upstreams
 from mockllm._recording.recorder import Recorder
 
@@ -222,3 +223,42 @@ def test_a_gzipped_reply_reaches_the_client_as_sent_and_is_recorded_plain(tmp_pa
         assert client.post(url + CHAT, json=BODY).json() == {"ok": "zipped"}
         exchange = recorded(recorder)
     assert exchange["response"]["body"] == {"ok": "zipped"}
+
+
+def test_a_chunked_body_is_taken_apart_however_its_bytes_are_cut() -> None:
+    sent = b"5;ext=1\r\nhello\r\n1\r\n \r\n6\r\nworld!\r\n0\r\ntrailer: x\r\n\r\n"
+    for cut in range(1, len(sent)):
+        decoder = ChunkedDecoder()
+        body = decoder.feed(sent[:cut]) + decoder.feed(sent[cut:])
+        assert (body, decoder.done, decoder.extra) == (b"hello world!", True, b"")
+    with pytest.raises(ProtocolError, match="chunk longer than its size line"):
+        ChunkedDecoder().feed(b"2\r\nabc\r\n")
+
+
+def test_a_stream_reaches_the_client_framed_as_the_upstream_framed_it(tmp_path: Path) -> None:
+    body = b"".join(EVENTS)
+
+    async def one_write(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while await read_request(reader) is not None:
+            # The last event and the end of the body in one write: the client must get them together
+            # (an SDK closes the response at [DONE]; a body end still on its way costs the connection).
+            writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n")
+            writer.write(b"%x\r\n%b\r\n" % (len(EVENTS[0]), EVENTS[0]))
+            await writer.drain()
+            await asyncio.sleep(0.01)
+            rest = b"".join(EVENTS[1:])
+            writer.write(b"%x\r\n%b\r\n0\r\n\r\n" % (len(rest), rest))
+            await writer.drain()
+
+    with proxied(tmp_path, one_write) as (url, upstream, recorder), httpx.Client() as client:
+        for _ in range(3):
+            with client.stream("POST", url + CHAT, json={**BODY, "stream": True}) as response:
+                assert response.headers["transfer-encoding"] == "chunked"
+                assert b"".join(response.iter_raw()) == body
+        exchange = recorded(recorder)
+    assert upstream.connections == 1
+    assert [event.get("data", event.get("text")) for event in exchange["response"]["events"]] == [
+        {"a": 1},
+        {"a": 2},
+        "[DONE]",
+    ]
