@@ -35,6 +35,7 @@ from urllib.parse import parse_qsl
 from mockllm._recording.capture import Capture
 from mockllm._recording.http1 import (
     HEAD_LIMIT,
+    Head,
     ProtocolError,
     body_framing,
     chunk_frame,
@@ -147,7 +148,7 @@ class RecordingProxy:
         finally:
             writer.close()
 
-    async def _exchange(self, head: Any, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool:
+    async def _exchange(self, head: Head, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool:
         """Answer one request; whether the client connection stays open."""
         start_line, headers = head
         method, _, rest = start_line.partition(" ")

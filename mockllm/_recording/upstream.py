@@ -110,6 +110,10 @@ class UpstreamPool:
                         head = await read_head(connection[0])  # 100 Continue and other interim replies
                 if head is None:
                     raise ConnectionResetError("the upstream closed the connection without replying")
+                reply = UpstreamReply(self, origin, connection, head[0], head[1])
+            except TimeoutError:
+                connection[1].close()
+                raise
             except (OSError, asyncio.IncompleteReadError) as exc:
                 connection[1].close()
                 if reused:
@@ -118,7 +122,6 @@ class UpstreamPool:
             except BaseException:
                 connection[1].close()
                 raise
-            reply = UpstreamReply(self, origin, connection, head[0], head[1])
             if method == "HEAD" or reply.status in (204, 304):
                 reply.without_body()
             return reply
