@@ -212,6 +212,20 @@ def report(
         f"Verdict of this run: replay {'meets' if ratio <= 1.05 else 'misses'} its target; the proxy "
         f"{'meets' if met else 'misses'} its target"
         + (f" (load average {load:.1f}: re-run on a quiet machine)." if load > (os.cpu_count() or 1) else "."),
+        "",
+        "Where the proxy's time goes (`mockllm/_recording/proxy.py`, `upstream.py`, `http1.py`): it is an",
+        "HTTP/1.1 server written on asyncio streams, with no web framework and no HTTP client between its",
+        "two sockets. The upstream hop reuses pooled keep-alive connections; a head is split once into",
+        "pairs; a body goes to the client framed as the upstream framed it (content-length or chunked,",
+        "the bytes untouched, as they arrive), so a piece costs one read and one write. On the reply's",
+        "path the recording only notes each piece and when it came: cutting the stream into events,",
+        "parsing the request, building the records, scrubbing, the secret scan and the write run on the",
+        "recorder's thread once the reply has been sent, and a reply that repeats the last one recorded",
+        "for the very same request, byte for byte, is dropped there before anything is built. What is",
+        "left is the kernel's: a proxy is two more loopback hops (a send and a receive each way) and two",
+        "more processes to wake, which is what a loaded machine makes slow. The `baseline` rows, when",
+        "present, are the proxy this one replaced (Starlette forwarding through an `httpx.AsyncClient`),",
+        "timed in the same rounds.",
     ]
     return "\n".join(lines) + "\n"
 
