@@ -262,3 +262,20 @@ def test_a_stream_reaches_the_client_framed_as_the_upstream_framed_it(tmp_path: 
         {"a": 2},
         "[DONE]",
     ]
+
+
+def test_a_repeated_request_is_appended_only_when_its_reply_changes(tmp_path: Path) -> None:
+    replies = [{"n": 1}, {"n": 1}, {"n": 2}, {"n": 2}, {"n": 1}]
+
+    async def answers(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while await read_request(reader) is not None:
+            writer.write(reply_json(replies.pop(0)))
+            await writer.drain()
+
+    with proxied(tmp_path, answers) as (url, _, recorder), httpx.Client() as client:
+        for _ in range(5):
+            client.post(url + CHAT, json=BODY).raise_for_status()
+        recorder.flush()
+        (path,) = set(recorder.written)
+    bodies = [exchange["response"]["body"] for exchange in json.loads(path.read_text())["exchanges"]]
+    assert bodies == [{"n": 1}, {"n": 2}, {"n": 1}]
