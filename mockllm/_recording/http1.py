@@ -15,6 +15,8 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Iterable
 
+from mockllm._exceptions import MockLLMError
+
 __all__ = [
     "HEAD_LIMIT",
     "ChunkedDecoder",
@@ -35,7 +37,7 @@ _READ_SIZE = 64 * 1024
 Head = tuple[str, list[tuple[str, str]]]
 
 
-class ProtocolError(Exception):
+class ProtocolError(MockLLMError, ValueError):
     """Bytes that are not an HTTP/1.1 message; the message says what was wrong."""
 
 
