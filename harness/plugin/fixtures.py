@@ -1,8 +1,7 @@
 """What the plugin's mock fixtures hand to a test: clients pointed at the mock.
 
 ``MockLLMFixture`` wraps an in-process ``MockLLM``; ``MockLLMServer`` a loopback server
-subprocess (``start_server``), or for a test that records (``record=True``) a loopback
-server of its own in a thread of the test process (``serve_in_thread``). Both build the official SDK clients and the harness's
+subprocess (``start_server``). Both build the official SDK clients and the harness's
 model clients the same way, so a test can switch doors by switching fixtures.
 
 An SDK client is built on the HTTP library its generation uses: ``httpx2`` for
@@ -14,10 +13,8 @@ from __future__ import annotations
 
 import contextlib
 import os
-import socket
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -45,14 +42,7 @@ from mockllm.testing import as_chain, as_match, import_httpx2, with_stream
 if TYPE_CHECKING:
     from mockllm.testing import Selection
 
-__all__ = [
-    "MockLLMFixture",
-    "MockLLMServer",
-    "UnusedStepsError",
-    "refusing_provider_hosts",
-    "serve_in_thread",
-    "start_server",
-]
+__all__ = ["MockLLMFixture", "MockLLMServer", "UnusedStepsError", "refusing_provider_hosts", "start_server"]
 
 API_KEY = "test"
 """The key ``patch_env`` sets: the mock accepts any key."""
@@ -361,48 +351,3 @@ def start_server(workdir: Path, *, seed: int = 0, lenient: bool = False) -> Iter
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
-
-
-@contextlib.contextmanager
-def serve_in_thread(mock: MockLLM) -> Iterator[MockLLMServer]:
-    """Serve ``mock`` over HTTP on a free loopback port, from a thread of this process,
-    until the block ends: what ``mockllm_server`` gives a test marked ``record=True``, so
-    that the test's recording session (a ``MockLLM(recordings=...)`` answering from the
-    test's file, forwarding to the upstream when it records) is reached at a URL, by a
-    subprocess or any HTTP client. A request being forwarded holds the server's other
-    requests until its upstream answers (the session forwards with a blocking client)."""
-    import uvicorn
-
-    from mockllm import create_app
-
-    # IPPROTO_TCP: asyncio sets TCP_NODELAY on accepted connections only for a TCP socket.
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    sock.bind(("127.0.0.1", 0))
-    sock.listen(128)
-    config = uvicorn.Config(
-        create_app(mock, metrics=False),
-        log_level="warning",
-        access_log=False,
-        lifespan="off",
-        timeout_graceful_shutdown=2,
-    )
-    server = uvicorn.Server(config)
-    thread = threading.Thread(
-        target=server.run, kwargs={"sockets": [sock]}, name="mockllm-recording-server", daemon=True
-    )
-    thread.start()
-    try:
-        deadline = time.monotonic() + SERVER_START_TIMEOUT_S
-        while not server.started:  # bounded wait for uvicorn to listen
-            if not thread.is_alive() or time.monotonic() > deadline:
-                raise RuntimeError("the recording test's mock server did not start")
-            time.sleep(0.005)
-        mock_server = MockLLMServer(f"http://127.0.0.1:{sock.getsockname()[1]}", os.getpid())
-        try:
-            yield mock_server
-        finally:
-            mock_server.close()
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
-        sock.close()
