@@ -50,7 +50,12 @@ import pytest
 from harness.exceptions import missing_extra, not_installed
 from harness.plugin import hookspecs
 from harness.plugin.config import MARKER, add_options, base_settings, settings_for
-from harness.plugin.recording import add_recording_options, mockllm_recording_config, recording_session
+from harness.plugin.recording import (
+    add_recording_options,
+    mockllm_recording_config,
+    recording_server,
+    recording_session,
+)
 from harness.plugin.review_report import add_review_report_option, register_review_report
 from harness.plugin.scenario_collection import (
     add_scenario_options,
@@ -151,15 +156,30 @@ def mockllm_server_process(
 
 
 @pytest.fixture
-def mockllm_server(mockllm_server_process: MockLLMServer, request: pytest.FixtureRequest) -> Iterator[MockLLMServer]:
+def mockllm_server(request: pytest.FixtureRequest) -> Iterator[MockLLMServer]:
     """This test's mock on the session's loopback server: a server-side session of its
-    own (journal, scripts, the marker's settings), checked at teardown like ``mockllm``."""
+    own (journal, scripts, the marker's settings), checked at teardown like ``mockllm``.
+    A test marked ``record=True`` gets a loopback server of its own instead, answered by
+    its recording file in the record mode (``harness.plugin.recording``)."""
     from harness.plugin.fixtures import refusing_provider_hosts
 
     settings = settings_for(request.node)
-    with mockllm_server_process.session(seed=settings.seed, lenient=settings.lenient, stream=settings.stream) as server:
-        with refusing_provider_hosts(settings, "mockllm_server") as refused:
+    recording = recording_session(request, settings.record)
+    if recording is None:
+        process: MockLLMServer = request.getfixturevalue("mockllm_server_process")
+        serving = process.session(seed=settings.seed, lenient=settings.lenient, stream=settings.stream)
+    else:  # answered by the test's recording file: a server of its own (harness.plugin.recording)
+        serving = recording_server(recording, settings)
+    with serving as server:
+        guard = (
+            dataclasses.replace(settings, allow_real_providers=True)
+            if recording is not None and recording.records
+            else settings
+        )
+        with refusing_provider_hosts(guard, "mockllm_server") as refused:
             yield server
+        if recording is not None:
+            recording.save()
         server.verify(settings, refused)
 
 

@@ -1,7 +1,7 @@
 """Record real traffic once, replay it in every run: the plugin's record modes.
 
-A test marked ``@pytest.mark.mockllm(record=True)`` gets a ``mockllm`` mock answered by
-its own recording file, ``<test folder>/recordings/<module>/<test>.json`` (or under the
+A test marked ``@pytest.mark.mockllm(record=True)`` gets a ``mockllm`` mock, or a
+``mockllm_server`` server, answered by its own recording file, ``<test folder>/recordings/<module>/<test>.json`` (or under the
 ini's ``mockllm_recordings_dir``), in the mode ``--mockllm-record-mode`` names (the
 ``mockllm_record_mode`` ini option; pytest-recording's modes, see
 ``mockllm._recording.session``):
@@ -17,21 +17,42 @@ Recording sends requests to ``--mockllm-upstream [PROTOCOL=]URL`` (repeatable; i
 scrubs bodies before the write; override the ``mockllm_recording_config`` fixture in a
 conftest to add callable scrubbers and matching normalisers.
 
+``mockllm_server`` in a recording test is not the session's shared server process but a
+server of the test's own, in a thread of the test process (``recording_server``,
+``serve_in_thread``): the
+recording session (the file, the mode, callable scrubbers) lives with the test, and the
+server answers from it, forwarding to the upstream when it records, at a loopback URL
+any client reaches — a subprocess, a non-Python client, the SDKs.
+
 Imports only pytest until a marked test runs (plugin startup cost).
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
+import socket
+import threading
+import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
 if TYPE_CHECKING:
-    from mockllm import RecordingSession
+    from harness.plugin.config import Settings
+    from harness.plugin.fixtures import MockLLMServer
+    from mockllm import MockLLM, RecordingSession
 
-__all__ = ["add_recording_options", "mockllm_recording_config", "recording_session"]
+__all__ = [
+    "add_recording_options",
+    "mockllm_recording_config",
+    "recording_server",
+    "recording_session",
+    "serve_in_thread",
+]
 
 _MODES = ("none", "once", "new", "all")
 
@@ -106,3 +127,68 @@ def recording_session(request: pytest.FixtureRequest, record: bool) -> Recording
         matcher=matcher,
         scrubbers=[*scrubs, *options.get("scrubbers", ())],
     )
+
+
+@contextlib.contextmanager
+def recording_server(recording: RecordingSession, settings: Settings) -> Iterator[MockLLMServer]:
+    """The ``mockllm_server`` of a recording test: a mock answered by ``recording``,
+    served over loopback HTTP from this process until the block ends."""
+    from mockllm import MockLLM
+
+    mock = MockLLM(
+        seed=settings.seed,
+        lenient=settings.lenient,
+        allow_fallback=settings.allow_fallback,
+        allow_unused_steps=settings.allow_unused_steps,
+        allow_undeclared_tools=settings.allow_undeclared_tools,
+        recordings=recording,
+        stream=settings.stream,
+    )
+    with serve_in_thread(mock) as server:
+        yield server
+
+
+@contextlib.contextmanager
+def serve_in_thread(mock: MockLLM) -> Iterator[MockLLMServer]:
+    """Serve ``mock`` over HTTP on a free loopback port, from a thread of this process,
+    until the block ends: what ``mockllm_server`` gives a test marked ``record=True``, so
+    that the test's recording session (a ``MockLLM(recordings=...)`` answering from the
+    test's file, forwarding to the upstream when it records) is reached at a URL, by a
+    subprocess or any HTTP client. A request being forwarded holds the server's other
+    requests until its upstream answers (the session forwards with a blocking client)."""
+    import uvicorn
+
+    from harness.plugin.fixtures import SERVER_START_TIMEOUT_S, MockLLMServer
+    from mockllm import create_app
+
+    # IPPROTO_TCP: asyncio sets TCP_NODELAY on accepted connections only for a TCP socket.
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(128)
+    config = uvicorn.Config(
+        create_app(mock, metrics=False),
+        log_level="warning",
+        access_log=False,
+        lifespan="off",
+        timeout_graceful_shutdown=2,
+    )
+    server = uvicorn.Server(config)
+    thread = threading.Thread(
+        target=server.run, kwargs={"sockets": [sock]}, name="mockllm-recording-server", daemon=True
+    )
+    thread.start()
+    try:
+        deadline = time.monotonic() + SERVER_START_TIMEOUT_S
+        while not server.started:  # bounded wait for uvicorn to listen
+            if not thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError("the recording test's mock server did not start")
+            time.sleep(0.005)
+        mock_server = MockLLMServer(f"http://127.0.0.1:{sock.getsockname()[1]}", os.getpid())
+        try:
+            yield mock_server
+        finally:
+            mock_server.close()
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+        sock.close()

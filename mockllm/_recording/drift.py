@@ -18,8 +18,8 @@ from typing import Any
 
 import httpx
 
-from mockllm._recording.capture import Capture, recorded_request
-from mockllm._recording.format import Exchange, RecordedResponse
+from mockllm._recording.capture import Capture, exchange_request
+from mockllm._recording.format import Exchange, ExchangeResponse
 from mockllm._recording.proxy import Upstreams
 from mockllm._recording.store import load_directory
 
@@ -70,7 +70,7 @@ class Shape:
     fields: dict[str, dict[str, set[str]]]
 
 
-def shape_of(response: RecordedResponse) -> Shape:
+def shape_of(response: ExchangeResponse) -> Shape:
     """The shape of a reply (see the module docstring)."""
     fields: dict[str, dict[str, set[str]]] = {}
     if response.events is None:
@@ -86,7 +86,7 @@ def shape_of(response: RecordedResponse) -> Shape:
     return Shape(response.status, order, fields)
 
 
-def shape_differences(recorded: RecordedResponse, now: RecordedResponse) -> list[str]:
+def shape_differences(recorded: ExchangeResponse, now: ExchangeResponse) -> list[str]:
     before, after = shape_of(recorded), shape_of(now)
     out = []
     if before.status != after.status:
@@ -137,7 +137,7 @@ def _resend(client: httpx.Client, upstream: str, exchange: Exchange) -> Exchange
         variable, header, form = _KEYS[request.protocol]
         if os.environ.get(variable):
             headers[header] = form.format(os.environ[variable])
-    capture = Capture(recorded_request(request.method, request.path, [], headers, body))
+    capture = Capture(exchange_request(request.method, request.path, [], headers, body))
     url = upstream + request.path
     with client.stream(request.method, url, headers=headers, params=request.query, content=body) as reply:
         capture.started(reply.status_code, reply.headers.multi_items())

@@ -49,8 +49,8 @@ __all__ = [
     "Recording",
     "RecordingError",
     "RecordedEvent",
-    "RecordedRequest",
-    "RecordedResponse",
+    "ExchangeRequest",
+    "ExchangeResponse",
     "dump_recording",
     "load_recording",
 ]
@@ -74,7 +74,7 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class RecordedRequest(_Strict):
+class ExchangeRequest(_Strict):
     method: str = "POST"
     path: str
     protocol: str | None = None
@@ -107,7 +107,7 @@ class RecordedEvent(_Strict):
         return self.model_dump(exclude_none=True)
 
 
-class RecordedResponse(_Strict):
+class ExchangeResponse(_Strict):
     status: int = Field(ge=100, le=599)
     headers: dict[str, str] = Field(default_factory=dict)
     body: Any = None
@@ -122,8 +122,8 @@ class RecordedResponse(_Strict):
 
 
 class Exchange(_Strict):
-    request: RecordedRequest
-    response: RecordedResponse
+    request: ExchangeRequest
+    response: ExchangeResponse
 
 
 class Recording(_Strict):
@@ -140,7 +140,7 @@ _RESPONSE_KEYS = ("status", "headers", "body", "body_text", "interrupted", "even
 
 def _ordered(model: BaseModel, keys: tuple[str, ...]) -> dict[str, Any]:
     values = model.model_dump(exclude_none=True)
-    if isinstance(model, RecordedResponse) and model.events is not None:
+    if isinstance(model, ExchangeResponse) and model.events is not None:
         values["events"] = [event.as_record() for event in model.events]
     return {key: values[key] for key in keys if key in values and values[key] != {}}
 

@@ -24,8 +24,8 @@ from urllib.parse import parse_qsl, urlsplit
 
 import yaml
 
-from mockllm._recording.capture import recorded_request
-from mockllm._recording.format import Exchange, RecordedEvent, RecordedResponse, Recording, RecordingError
+from mockllm._recording.capture import exchange_request
+from mockllm._recording.format import Exchange, ExchangeResponse, RecordedEvent, Recording, RecordingError
 from mockllm._recording.scrub import kept_response_headers
 from mockllm._recording.sse import event_record, parse_events
 from mockllm._recording.store import write_recording
@@ -91,7 +91,7 @@ def _vcr_exchange(interaction: dict[str, Any]) -> Exchange:
     request, response = interaction["request"], interaction["response"]
     url = urlsplit(request["uri"])
     request_headers = _pairs(request.get("headers"))
-    recorded = recorded_request(
+    recorded = exchange_request(
         request.get("method", "POST"),
         url.path,
         parse_qsl(url.query),
@@ -107,12 +107,12 @@ def _vcr_exchange(interaction: dict[str, Any]) -> Exchange:
     kept = kept_response_headers(headers)
     if "text/event-stream" in kept.get("content-type", ""):
         events = [RecordedEvent.model_validate(event_record(raw, 0.0)) for raw in parse_events(body)]
-        reply = RecordedResponse(status=status, headers=kept, events=events)
+        reply = ExchangeResponse(status=status, headers=kept, events=events)
     else:
         try:
-            reply = RecordedResponse(status=status, headers=kept, body=json.loads(body) if body else None)
+            reply = ExchangeResponse(status=status, headers=kept, body=json.loads(body) if body else None)
         except ValueError:
-            reply = RecordedResponse(status=status, headers=kept, body_text=body.decode("utf-8", "replace"))
+            reply = ExchangeResponse(status=status, headers=kept, body_text=body.decode("utf-8", "replace"))
     return Exchange(request=recorded, response=reply)
 
 

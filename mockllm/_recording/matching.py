@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mockllm._limits import clip_text
-from mockllm._recording.format import RecordedRequest
+from mockllm._recording.format import ExchangeRequest
 from mockllm._wire.registry import codec_for_path
 
 __all__ = ["DEFAULT_IGNORE", "RequestMatcher", "field_diff"]
@@ -74,7 +74,7 @@ class RequestMatcher:
         )
         return hashlib.blake2b(canonical.encode(), digest_size=16).hexdigest()
 
-    def key_of(self, request: RecordedRequest) -> str:
+    def key_of(self, request: ExchangeRequest) -> str:
         body = request.body if request.body_text is None else request.body_text
         return self.key(request.method, request.path, request.headers, body)
 

@@ -1,40 +1,75 @@
 """The recording proxy: ``python -m mockllm record --upstream URL --out DIR``.
 
-A Starlette app that forwards every request to its upstream (by protocol:
-``--upstream openai-chat=URL``, else the default ``--upstream URL``; the request's path
-and query are appended to it) and gives the client exactly what came back. A stream is
-passed on chunk by chunk as the upstream sends it, never buffered, while ``Capture``
-cuts it into events and times them; when the reply ends the ``Recorder`` writes the
-exchange. An upstream error is passed on and recorded as it was (its status and body).
-An upstream that cannot be reached is a 502 to the client and is not recorded: nothing
-came back.
+A small asyncio HTTP/1.1 server that forwards every request to its upstream (by
+protocol: ``--upstream openai-chat=URL``, else the default ``--upstream URL``; the
+request's path and query are appended to it) and gives the client exactly what came
+back. It is written on asyncio streams, with no web framework or HTTP client in between
+(``mockllm._recording.http1``), so that the proxy adds well under a millisecond to a
+request (docs/performance.md): the upstream hop goes over pooled keep-alive connections
+(``mockllm._recording.upstream``), and a stream is passed on chunk by chunk as the
+upstream sends it, never buffered, while ``Capture`` cuts it into events and times them.
+Turning what was captured into a recording (parsing, scrubbing, the secret scan, the
+write) happens on the ``Recorder``'s writer thread, after the reply is sent.
+
+When a recording file is on disk: shortly after its reply ended. ``POST
+/_mockllm/record/flush`` (answered by the proxy itself) returns once every exchange
+replied so far is written (or refused), with ``{"written": [files], "refused":
+[reasons]}``; stopping the proxy (SIGINT/SIGTERM) writes what is still queued.
+
+An upstream error is passed on and recorded as it was (its status and body). An
+upstream that cannot be reached is a 502 to the client and is not recorded: nothing
+came back. A stream the upstream breaks is recorded as ``interrupted`` and broken off
+for the client too (the connection closes without the last chunk), as the upstream did.
 """
 
 from __future__ import annotations
 
+import asyncio
+import json
 import logging
-from collections.abc import AsyncIterator, Mapping
+import signal
+from collections.abc import Callable, Mapping
 from typing import Any
+from urllib.parse import parse_qsl
 
-import httpx
-from starlette.applications import Starlette
-from starlette.requests import Request
-from starlette.responses import JSONResponse, Response, StreamingResponse
-from starlette.routing import Route
-
-from mockllm._recording.capture import Capture, is_event_stream, recorded_request
+from mockllm._recording.capture import Capture
+from mockllm._recording.http1 import (
+    HEAD_LIMIT,
+    Head,
+    ProtocolError,
+    body_framing,
+    chunk_frame,
+    header,
+    read_body,
+    read_head,
+    render_head,
+)
 from mockllm._recording.recorder import Recorder
+from mockllm._recording.upstream import UpstreamPool, UpstreamReply
 from mockllm._wire.registry import codec_for_path
 
-__all__ = ["Upstreams", "create_recording_app"]
+__all__ = ["FLUSH_PATH", "RecordingProxy", "Upstreams", "serve_recording"]
 
 _log = logging.getLogger("mockllm.record")
 
-# Hop-by-hop and framing headers: httpx and uvicorn set their own.
+FLUSH_PATH = "/_mockllm/record/flush"
+
+# Hop-by-hop and framing headers: each side of the proxy sets its own.
 _NOT_FORWARDED = frozenset(
-    {"host", "content-length", "connection", "keep-alive", "transfer-encoding", "accept-encoding", "upgrade", "te"}
+    {
+        "host",
+        "content-length",
+        "connection",
+        "keep-alive",
+        "transfer-encoding",
+        "accept-encoding",
+        "upgrade",
+        "te",
+        "expect",
+        "proxy-connection",
+    }
 )
-_NOT_RETURNED = frozenset({"content-length", "connection", "keep-alive", "transfer-encoding", "content-encoding"})
+_NOT_RETURNED = frozenset({"content-length", "connection", "keep-alive", "transfer-encoding"})
 
 
 class Upstreams:
@@ -73,88 +108,179 @@ class Upstreams:
         return self.default
 
 
-def create_recording_app(
-    upstreams: Upstreams, recorder: Recorder, *, client: httpx.AsyncClient | None = None
-) -> Starlette:
-    """The proxy app: forwards to ``upstreams``, hands each exchange to ``recorder``."""
-    http = client if client is not None else httpx.AsyncClient(timeout=httpx.Timeout(600.0, connect=10.0))
+def _json_reply(status: int, reason: str, value: Any, keep_alive: bool) -> bytes:
+    body = json.dumps(value).encode()
+    headers = [("content-type", "application/json"), ("content-length", str(len(body)))]
+    if not keep_alive:
+        headers.append(("connection", "close"))
+    return render_head(f"HTTP/1.1 {status} {reason}", headers) + body
 
-    async def forward(request: Request) -> Response:
-        path = request.url.path
-        upstream = upstreams.for_path(path)
-        if upstream is None:
-            return JSONResponse(
-                {"error": {"message": f"No upstream is set for {path}; add --upstream URL.", "type": "proxy_error"}},
-                status_code=502,
-            )
-        body = await request.body()
-        query = request.url.query
-        url = upstream + path + (f"?{query}" if query else "")
-        headers = [(k, v) for k, v in request.headers.items() if k not in _NOT_FORWARDED]
-        capture = Capture(
-            recorded_request(request.method, path, request.query_params.multi_items(), request.headers, body)
-        )
+
+def _proxy_error(message: str) -> dict[str, Any]:
+    return {"error": {"message": message, "type": "proxy_error"}}
+
+
+class RecordingProxy:
+    """Serves one client connection at a time per ``handle`` call (see the module docstring)."""
+
+    def __init__(self, upstreams: Upstreams, recorder: Recorder, *, pool: UpstreamPool | None = None) -> None:
+        self.upstreams = upstreams
+        self.recorder = recorder
+        self.pool = pool if pool is not None else UpstreamPool()
+
+    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        """Serve requests on one client connection until either side closes it."""
         try:
-            upstream_reply = await http.send(
-                http.build_request(request.method, url, headers=headers, content=body), stream=True
-            )
-        except httpx.HTTPError as exc:
+            while True:
+                try:
+                    head = await read_head(reader)
+                    if head is None:
+                        return
+                    keep_alive = await self._exchange(head, reader, writer)
+                except ProtocolError as exc:
+                    writer.write(_json_reply(400, "Bad Request", _proxy_error(f"Bad request: {exc}."), False))
+                    return
+                if not keep_alive:
+                    return
+                await writer.drain()
+        except (ConnectionError, asyncio.IncompleteReadError):
+            return  # the client went away
+        finally:
+            writer.close()
+
+    async def _exchange(self, head: Head, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool:
+        """Answer one request; whether the client connection stays open."""
+        start_line, headers = head
+        method, _, rest = start_line.partition(" ")
+        target, _, version = rest.rpartition(" ")
+        if not version.startswith("HTTP/1.") or not target.startswith("/"):
+            raise ProtocolError(f"the request line {start_line[:80]!r} is not an HTTP/1.1 request for a path")
+        keep_alive = version == "HTTP/1.1" and (header(headers, "connection") or "").lower() != "close"
+        if (header(headers, "expect") or "").lower() == "100-continue":
+            writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+        framing = body_framing(headers, response=False)
+        if isinstance(framing, int):
+            body = await reader.readexactly(framing) if framing else b""
+        else:
+            body = b"".join([piece async for _, piece in read_body(reader, framing)])
+        path, _, query = target.partition("?")
+        if path == FLUSH_PATH and method == "POST":
+            await asyncio.get_running_loop().run_in_executor(None, self.recorder.flush)
+            written = sorted({str(p) for p in self.recorder.written})
+            done = {"written": written, "refused": [str(e) for e in self.recorder.refused]}
+            writer.write(_json_reply(200, "OK", done, keep_alive))
+            return keep_alive
+        upstream = self.upstreams.for_path(path)
+        if upstream is None:
+            message = f"No upstream is set for {path}; add --upstream URL."
+            writer.write(_json_reply(502, "Bad Gateway", _proxy_error(message), keep_alive))
+            return keep_alive
+        forwarded = [(k, v) for k, v in headers if k not in _NOT_FORWARDED]
+        capture = Capture(_request_of(method, path, query, headers, body), (method, target, tuple(headers), body))
+        try:
+            reply = await self.pool.send(method, upstream + target, forwarded, body)
+        except (OSError, TimeoutError, ProtocolError) as exc:
             message = f"The recording proxy could not reach the upstream {upstream}: {type(exc).__name__}: {exc}"
             _log.warning(message)
-            return JSONResponse({"error": {"message": message, "type": "proxy_error"}}, status_code=502)
-        returned = [(k, v) for k, v in upstream_reply.headers.multi_items() if k.lower() not in _NOT_RETURNED]
-        capture.started(upstream_reply.status_code, upstream_reply.headers.multi_items())
-        if not is_event_stream(upstream_reply.headers.multi_items()):
+            writer.write(_json_reply(502, "Bad Gateway", _proxy_error(message), keep_alive))
+            return keep_alive
+        try:
+            return await self._relay(reply, capture, writer, keep_alive, version)
+        finally:
+            reply.close()
+
+    async def _relay(
+        self, reply: UpstreamReply, capture: Capture, writer: asyncio.StreamWriter, keep_alive: bool, version: str
+    ) -> bool:
+        returned = [(k, v) for k, v in reply.headers if k not in _NOT_RETURNED]
+        capture.started(reply.status, reply.headers)
+        status_line = f"HTTP/1.1 {reply.status} {reply.reason}"
+        if isinstance(reply.framing, int) and not capture.streamed:
             try:
-                content = await upstream_reply.aread()
-            finally:
-                await upstream_reply.aclose()
+                content = await reply.read()
+            except (ProtocolError, OSError) as exc:
+                message = f"The upstream broke off its reply: {type(exc).__name__}: {exc}"
+                writer.write(_json_reply(502, "Bad Gateway", _proxy_error(message), keep_alive))
+                return keep_alive
             capture.chunk(content)
-            recorder.add(capture.ended())
-            response = Response(content, status_code=upstream_reply.status_code)
-            response.raw_headers += [(k.encode("latin-1"), v.encode("latin-1")) for k, v in returned]
-            return response
-
-        async def passed_on() -> AsyncIterator[bytes]:
-            interrupted: str | None = "the client went away before the stream ended"
+            self.recorder.add(capture.ended())
+            returned.append(("content-length", str(len(content))))
+            if not keep_alive:
+                returned.append(("connection", "close"))
+            writer.write(render_head(status_line, returned) + content)
+            return keep_alive
+        # The body as the upstream framed it, passed on untouched: what arrived together goes
+        # on together (the last event and the end of the body), and nothing is re-framed.
+        # Only a body delimited by the connection's end (or a chunked one for an HTTP/1.0
+        # client) is framed anew.
+        passed_through = isinstance(reply.framing, int) or (reply.framing == "chunked" and version == "HTTP/1.1")
+        chunked = not passed_through and version == "HTTP/1.1"
+        if isinstance(reply.framing, int):
+            returned.append(("content-length", str(reply.framing)))
+        elif passed_through or chunked:
+            returned.append(("transfer-encoding", "chunked"))
+        if not passed_through and not chunked:
+            returned.append(("connection", "close"))
+        writer.write(render_head(status_line, returned))
+        pieces = reply.body()
+        while True:
             try:
-                async for chunk in upstream_reply.aiter_bytes():
-                    yield chunk  # passed on first, captured after
-                    capture.chunk(chunk)
-                interrupted = None
-            except httpx.HTTPError as exc:
-                interrupted = f"the upstream stream broke: {type(exc).__name__}: {exc}"
-            finally:
-                await upstream_reply.aclose()
-                recorder.add(capture.ended(interrupted))
+                sent, piece = await anext(pieces)
+            except StopAsyncIteration:
+                break
+            except (ProtocolError, OSError) as exc:
+                self.recorder.add(capture.ended(f"the upstream stream broke: {type(exc).__name__}: {exc}"))
+                return False  # broken off for the client too: the connection closes before the body's end
+            if passed_through:
+                writer.write(sent)
+            elif piece:
+                writer.write(chunk_frame(piece) if chunked else piece)
+            if piece:
+                capture.chunk(piece)  # passed on first, captured after
+            try:
+                await writer.drain()
+            except ConnectionError:
+                self.recorder.add(capture.ended("the client went away before the stream ended"))
+                raise
+        if chunked:
+            writer.write(b"0\r\n\r\n")
+        self.recorder.add(capture.ended())
+        return keep_alive and (passed_through or chunked)
 
-        response = StreamingResponse(passed_on(), status_code=upstream_reply.status_code)
-        response.raw_headers = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in returned]
-        return response
 
-    app = Starlette(routes=[Route("/{path:path}", forward, methods=["GET", "POST", "PUT", "PATCH", "DELETE"])])
-    app.state.recorder = recorder
-    return app
+def _request_of(method: str, path: str, query: str, headers: list[tuple[str, str]], body: bytes) -> Callable[[], Any]:
+    """What builds the recorded request, later, on the recorder's thread."""
+    from mockllm._recording.capture import exchange_request
+
+    return lambda: exchange_request(method, path, parse_qsl(query, keep_blank_values=True), dict(headers), body)
 
 
-def serve_recording(upstreams: Upstreams, recorder: Recorder, *, host: str, port: int, on_ready: Any = None) -> None:
+def serve_recording(
+    upstreams: Upstreams, recorder: Recorder, *, host: str, port: int, on_ready: Callable[[str], None] | None = None
+) -> None:
     """Run the proxy until SIGINT/SIGTERM, then write what is still queued."""
-    import uvicorn
-
-    from mockllm._server import bind_socket, run_until_signalled
+    from mockllm._server import bind_socket
 
     sock = bind_socket(host, port)
-    bound_port = sock.getsockname()[1]
-    config = uvicorn.Config(
-        create_recording_app(upstreams, recorder),
-        log_level="warning",
-        access_log=False,
-        lifespan="off",
-        timeout_graceful_shutdown=2,
-    )
-    if on_ready is not None:
-        on_ready(f"http://{host}:{bound_port}")
+    proxy = RecordingProxy(upstreams, recorder)
+
+    async def main() -> None:
+        stopped = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(signum, stopped.set)
+        server = await asyncio.start_server(proxy.handle, sock=sock, limit=HEAD_LIMIT)
+        if on_ready is not None:
+            shown = f"[{host}]" if ":" in host else host
+            on_ready(f"http://{shown}:{sock.getsockname()[1]}")
+        try:
+            await stopped.wait()
+        finally:
+            server.close()
+            proxy.pool.close()
+
     try:
-        run_until_signalled(uvicorn.Server(config), sock)
+        asyncio.run(main())
     finally:
+        sock.close()
         recorder.close()

@@ -14,7 +14,9 @@ import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
+from mockllm._recording.capture import Captured
 from mockllm._recording.format import Exchange, Recording
 from mockllm._recording.matching import RequestMatcher
 from mockllm._recording.scrub import Scrubber, SecretInRecording, scrub_exchange
@@ -45,6 +47,8 @@ class Recorder:
         self.refused: list[SecretInRecording] = []
         self.written: list[Path] = []
         self._this_run: dict[Path, Recording] = {}
+        self._path_of_raw: dict[Any, Path] = {}  # a request as it came -> its file
+        self._last_raw: dict[Path, Any] = {}  # a file -> its last exchange as it came
         self._matcher = RequestMatcher()
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mockllm-recorder")
         self._pending: list[Future[None]] = []
@@ -64,18 +68,26 @@ class Recorder:
 
     def _write(self, exchange: Exchange | Callable[[], Exchange]) -> None:
         try:
+            raw = exchange.raw() if isinstance(exchange, Captured) else None
+            if raw is not None and raw[0] in self._path_of_raw:
+                path = self._path_of_raw[raw[0]]
+                if self._last_raw.get(path) == raw:
+                    return  # the very bytes of the last reply to the very same request: as below
             if not isinstance(exchange, Exchange):
                 exchange = exchange()
             exchange = scrub_exchange(exchange, self.scrubbers)
             path = self.path_for(exchange)
             previous = self._this_run.get(path)
-            if previous is not None and _same_reply(previous.exchanges[-1], exchange):
-                return  # a replay past the last exchange repeats it: a copy would add nothing
-            exchanges = [*previous.exchanges, exchange] if previous is not None else [exchange]
-            recording = Recording(exchanges=exchanges)
-            write_recording(recording, path)
-            self._this_run[path] = recording
-            self.written.append(path)
+            if previous is None or not _same_reply(previous.exchanges[-1], exchange):
+                exchanges = [*previous.exchanges, exchange] if previous is not None else [exchange]
+                recording = Recording.model_construct(exchanges=exchanges)
+                write_recording(recording, path)
+                self._this_run[path] = recording
+                self.written.append(path)
+            # else a replay past the last exchange repeats it: a copy would add nothing
+            if raw is not None:
+                self._path_of_raw[raw[0]] = path
+                self._last_raw[path] = raw
         except Exception as exc:  # reported, never raised into the request that caused it
             if isinstance(exc, SecretInRecording):
                 self.refused.append(exc)

@@ -21,7 +21,7 @@ from typing import Any
 
 from mockllm._mock_response import MockResponse
 from mockllm._plan import Pacing
-from mockllm._recording.format import Exchange, RecordedResponse, Recording
+from mockllm._recording.format import Exchange, ExchangeResponse, Recording
 from mockllm._recording.matching import RequestMatcher, field_diff
 from mockllm._recording.scrub import kept_request_headers
 from mockllm._recording.sse import event_bytes
@@ -51,7 +51,7 @@ class RecordedReply(MockResponse):
 
 
 def response_of(
-    recorded: RecordedResponse,
+    recorded: ExchangeResponse,
     *,
     speed: float | None = None,
     note: str | None = None,

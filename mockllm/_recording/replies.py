@@ -12,7 +12,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from mockllm._recording.format import RecordedResponse
+from mockllm._recording.format import ExchangeResponse
 
 __all__ = ["RecordedError", "RecordedTurn", "read_reply"]
 
@@ -54,7 +54,7 @@ def _error_of(status: int, body: Any, after: int | None = None) -> RecordedError
     return RecordedError(status, kind, message, after)
 
 
-def read_reply(protocol: str | None, response: RecordedResponse) -> RecordedTurn:
+def read_reply(protocol: str | None, response: ExchangeResponse) -> RecordedTurn:
     """The turn ``response`` holds (its status >= 400: the error alone)."""
     if response.status >= 400:
         return RecordedTurn(error=_error_of(response.status, response.body or response.body_text))

@@ -28,7 +28,7 @@ from typing import Any
 import httpx
 
 from mockllm._mock_response import MockResponse
-from mockllm._recording.capture import Capture, is_event_stream, recorded_request
+from mockllm._recording.capture import Capture, exchange_request, is_event_stream
 from mockllm._recording.format import Exchange, Recording
 from mockllm._recording.matching import RequestMatcher
 from mockllm._recording.proxy import Upstreams
@@ -145,7 +145,7 @@ class RecordingSession:
             if os.environ.get(variable):
                 sent = {k: v for k, v in sent.items() if k.lower() not in ("authorization", "x-api-key", "api-key")}
                 sent[header] = form.format(os.environ[variable])
-        capture = Capture(recorded_request(method, path, [], headers, body))
+        capture = Capture(exchange_request(method, path, [], headers, body))
         if self._client is None:
             self._client = httpx.Client(timeout=httpx.Timeout(600.0, connect=10.0))
         try:

@@ -79,9 +79,7 @@ def event_record(raw: bytes, delay_ms: float) -> dict[str, Any]:
             record["data"] = parsed
         else:
             record["text"] = data
-        if event_bytes(record) == raw:
-            return record
-        record = {"delay_ms": record["delay_ms"]}
+        return record  # _canonical took the text apart exactly: event_bytes(record) == raw
     record["raw"] = text
     return record
 

@@ -11,7 +11,7 @@ import pytest
 
 from mockllm import HTTPXTransport, InstructionChain, MockLLM
 from mockllm._cli import main
-from mockllm._recording.capture import Capture, recorded_request
+from mockllm._recording.capture import Capture, exchange_request
 from mockllm._recording.drift import check_drift
 from mockllm._recording.format import Exchange, Recording
 from mockllm._recording.proxy import Upstreams
@@ -29,7 +29,7 @@ REQUESTS = [
 def exchange(mock: MockLLM, path: str, body: dict[str, Any]) -> Exchange:
     sent = json.dumps(body).encode()
     reply = mock.handle("POST", path, {}, sent)
-    capture = Capture(recorded_request("POST", path, [], {}, sent))
+    capture = Capture(exchange_request("POST", path, [], {}, sent))
     capture.started(reply.status, reply.headers)
     for _, chunk in reply.paced_chunks():
         capture.chunk(chunk)

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from mockllm import InstructionChain, MockLLM
-from mockllm._recording.capture import Capture, recorded_request
+from mockllm._recording.capture import Capture, exchange_request
 from mockllm._recording.replies import read_reply
 
 PATHS = {
@@ -30,7 +30,7 @@ def body(protocol: str, step: dict[str, object], stream: bool) -> dict[str, obje
 def recorded(protocol: str, step: dict[str, object], stream: bool):  # type: ignore[no-untyped-def]
     raw = json.dumps(body(protocol, step, stream)).encode()
     reply = MockLLM().handle("POST", PATHS[protocol], {}, raw)
-    capture = Capture(recorded_request("POST", PATHS[protocol], [], {}, raw))
+    capture = Capture(exchange_request("POST", PATHS[protocol], [], {}, raw))
     capture.started(reply.status, reply.headers)
     for _, chunk in reply.paced_chunks():
         capture.chunk(chunk)

@@ -17,7 +17,7 @@ from harness.scenarios.model import load_scenario
 from harness.scenarios.playback import run_scenario
 from harness.scenarios.registry import resolve_runner
 from mockllm import MockLLM
-from mockllm._recording.capture import Capture, recorded_request
+from mockllm._recording.capture import Capture, exchange_request
 from mockllm._recording.format import Exchange, Recording
 from mockllm._recording.store import write_recording
 
@@ -34,7 +34,7 @@ class Tee:
 
     def answer(self, method: str, path: str, headers: Mapping[str, str], body: bytes) -> Any:
         reply = self.inner.handle(method, path, headers, body)
-        capture = Capture(recorded_request(method, path, [], headers, body))
+        capture = Capture(exchange_request(method, path, [], headers, body))
         capture.started(reply.status, reply.headers)
         for _, chunk in reply.paced_chunks():
             capture.chunk(chunk)

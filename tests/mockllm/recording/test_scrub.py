@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from mockllm._recording.capture import Capture, recorded_request
+from mockllm._recording.capture import Capture, exchange_request
 from mockllm._recording.format import Exchange, Recording
 from mockllm._recording.recorder import Recorder
 from mockllm._recording.scrub import SecretInRecording, kept_response_headers
@@ -22,7 +22,7 @@ def exchange(prompt: str, reply: str = "ok") -> Exchange:
         "anthropic-version": "2023-06-01",
     }
     capture = Capture(
-        recorded_request(
+        exchange_request(
             "POST",
             "/v1/chat/completions",
             [("key", "AIza-secret"), ("api_key", "x"), ("access_token", "t"), ("sig", "s"), ("deployment", "d1")],
