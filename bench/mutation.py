@@ -107,7 +107,13 @@ AREAS = {
     ),
     # The bundled scenarios are tests too: their goldens hold every field of every event.
     "invariants": Area(
-        ("harness/invariants/*",), ("tests/harness/test_invariants.py", "tests/harness/systems/agent", "scenarios")
+        ("harness/invariants/*",),
+        (
+            "tests/harness/test_invariants.py",
+            "tests/harness/test_chain_invariants.py",
+            "tests/harness/systems/agent",
+            "scenarios",
+        ),
     ),
     "agent": Area(
         ("harness/systems/agent/*", "harness/events.py"),
