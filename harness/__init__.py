@@ -78,29 +78,6 @@ if TYPE_CHECKING:
     from harness.systems.llm import ModelClient, ModelError, model_client
     from harness.systems.planner.executor import TaskExecutor
 
-# The invariants' doors, by the module that defines them (harness.invariants re-exports them all).
-_INVARIANT_RULES = (
-    "check_approval_ordering",
-    "check_common",
-    "check_event_indexes",
-    "check_final_content_matches_chunks",
-    "check_persistence_states",
-    "check_sequence_numbers",
-    "check_terminal_event",
-    "check_thinking_before_text",
-    "check_tool_pairing",
-    "check_user_message_first",
-)
-_INVARIANT_FLOWS = (
-    "check_approval_flow",
-    "check_attachment_flow",
-    "check_chain_flow",
-    "check_error_flow",
-    "check_extended_thinking_flow",
-    "check_simple_message_flow",
-    "check_tool_use_flow",
-)
-
 # name -> the module that defines it; imported on first access.
 _LAZY = {
     "ModelClient": "harness.systems.llm",
@@ -122,8 +99,23 @@ _LAZY = {
     "VectorStore": "harness.systems.chain.vectors",
     "TaskExecutor": "harness.systems.planner.executor",
     "InvariantError": "harness.invariants.report",
-    **{name: "harness.invariants.rules" for name in _INVARIANT_RULES},
-    **{name: "harness.invariants.flows" for name in _INVARIANT_FLOWS},
+    "check_approval_ordering": "harness.invariants.rules",
+    "check_common": "harness.invariants.rules",
+    "check_event_indexes": "harness.invariants.rules",
+    "check_final_content_matches_chunks": "harness.invariants.rules",
+    "check_persistence_states": "harness.invariants.rules",
+    "check_sequence_numbers": "harness.invariants.rules",
+    "check_terminal_event": "harness.invariants.rules",
+    "check_thinking_before_text": "harness.invariants.rules",
+    "check_tool_pairing": "harness.invariants.rules",
+    "check_user_message_first": "harness.invariants.rules",
+    "check_approval_flow": "harness.invariants.flows",
+    "check_attachment_flow": "harness.invariants.flows",
+    "check_chain_flow": "harness.invariants.flows",
+    "check_error_flow": "harness.invariants.flows",
+    "check_extended_thinking_flow": "harness.invariants.flows",
+    "check_simple_message_flow": "harness.invariants.flows",
+    "check_tool_use_flow": "harness.invariants.flows",
     "GoldenExtension": "harness.golden.extension",
     "ScenarioGoldenExtension": "harness.golden.extension",
     "FallbackRefused": "harness.golden.assertion",

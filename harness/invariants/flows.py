@@ -17,6 +17,16 @@ from harness.invariants.rules import (
 )
 from harness.systems.chain.models import CHAIN_ENDINGS
 
+__all__ = [
+    "check_approval_flow",
+    "check_attachment_flow",
+    "check_chain_flow",
+    "check_error_flow",
+    "check_extended_thinking_flow",
+    "check_simple_message_flow",
+    "check_tool_use_flow",
+]
+
 
 def _only(events: Events, allowed: set[str], flow: str) -> None:
     records = records_of(events)

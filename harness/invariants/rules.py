@@ -9,6 +9,19 @@ from typing import Any
 from harness.golden.table import CHUNK_TYPES
 from harness.invariants.report import Events, InvariantError, data_of, fail, records_of
 
+__all__ = [
+    "check_approval_ordering",
+    "check_common",
+    "check_event_indexes",
+    "check_final_content_matches_chunks",
+    "check_persistence_states",
+    "check_sequence_numbers",
+    "check_terminal_event",
+    "check_thinking_before_text",
+    "check_tool_pairing",
+    "check_user_message_first",
+]
+
 # -- general checks -------------------------------------------------------------------
 
 
