@@ -8,7 +8,7 @@ edited function; a mutant the tests do not notice "survives". Each area is mutat
 its own, with the tests that exercise it, so an area's run stays short:
 
     selection   mockllm/_selection.py            the mock's instruction selection (seed 003)
-    invariants  harness/invariants.py            the seed 002 flow checks
+    invariants  harness/invariants/*             the seed 002 flow checks
     agent       harness/systems/agent/*, harness/events.py   runner, approvals, emitter, store (seed 002)
     planner     harness/systems/planner/*                plan validation, ADR-002 (seed 004)
     chain       harness/systems/chain/*                  the chain executor (seeds 000/001)
@@ -107,7 +107,13 @@ AREAS = {
     ),
     # The bundled scenarios are tests too: their goldens hold every field of every event.
     "invariants": Area(
-        ("harness/invariants.py",), ("tests/harness/test_invariants.py", "tests/harness/systems/agent", "scenarios")
+        ("harness/invariants/*",),
+        (
+            "tests/harness/test_invariants.py",
+            "tests/harness/test_chain_invariants.py",
+            "tests/harness/systems/agent",
+            "scenarios",
+        ),
     ),
     "agent": Area(
         ("harness/systems/agent/*", "harness/events.py"),

@@ -42,24 +42,26 @@ if TYPE_CHECKING:
     from harness.golden.assertion import FallbackRefused
     from harness.golden.extension import GoldenExtension, ScenarioGoldenExtension
     from harness.golden.records import volatile
-    from harness.invariants import (
-        InvariantError,
+    from harness.invariants.flows import (
         check_approval_flow,
-        check_approval_ordering,
         check_attachment_flow,
         check_chain_flow,
-        check_common,
         check_error_flow,
-        check_event_indexes,
         check_extended_thinking_flow,
+        check_simple_message_flow,
+        check_tool_use_flow,
+    )
+    from harness.invariants.report import InvariantError
+    from harness.invariants.rules import (
+        check_approval_ordering,
+        check_common,
+        check_event_indexes,
         check_final_content_matches_chunks,
         check_persistence_states,
         check_sequence_numbers,
-        check_simple_message_flow,
         check_terminal_event,
         check_thinking_before_text,
         check_tool_pairing,
-        check_tool_use_flow,
         check_user_message_first,
     )
     from harness.plugin.strict import UnscriptedRequestsError, UnusedStepsError
@@ -75,27 +77,6 @@ if TYPE_CHECKING:
     from harness.systems.chain.vectors import InMemoryVectorStore, VectorStore
     from harness.systems.llm import ModelClient, ModelError, model_client
     from harness.systems.planner.executor import TaskExecutor
-
-_INVARIANTS = (
-    "InvariantError",
-    "check_approval_flow",
-    "check_approval_ordering",
-    "check_attachment_flow",
-    "check_chain_flow",
-    "check_common",
-    "check_error_flow",
-    "check_event_indexes",
-    "check_extended_thinking_flow",
-    "check_final_content_matches_chunks",
-    "check_persistence_states",
-    "check_sequence_numbers",
-    "check_simple_message_flow",
-    "check_terminal_event",
-    "check_thinking_before_text",
-    "check_tool_pairing",
-    "check_tool_use_flow",
-    "check_user_message_first",
-)
 
 # name -> the module that defines it; imported on first access.
 _LAZY = {
@@ -117,7 +98,24 @@ _LAZY = {
     "InMemoryVectorStore": "harness.systems.chain.vectors",
     "VectorStore": "harness.systems.chain.vectors",
     "TaskExecutor": "harness.systems.planner.executor",
-    **{name: "harness.invariants" for name in _INVARIANTS},
+    "InvariantError": "harness.invariants.report",
+    "check_approval_ordering": "harness.invariants.rules",
+    "check_common": "harness.invariants.rules",
+    "check_event_indexes": "harness.invariants.rules",
+    "check_final_content_matches_chunks": "harness.invariants.rules",
+    "check_persistence_states": "harness.invariants.rules",
+    "check_sequence_numbers": "harness.invariants.rules",
+    "check_terminal_event": "harness.invariants.rules",
+    "check_thinking_before_text": "harness.invariants.rules",
+    "check_tool_pairing": "harness.invariants.rules",
+    "check_user_message_first": "harness.invariants.rules",
+    "check_approval_flow": "harness.invariants.flows",
+    "check_attachment_flow": "harness.invariants.flows",
+    "check_chain_flow": "harness.invariants.flows",
+    "check_error_flow": "harness.invariants.flows",
+    "check_extended_thinking_flow": "harness.invariants.flows",
+    "check_simple_message_flow": "harness.invariants.flows",
+    "check_tool_use_flow": "harness.invariants.flows",
     "GoldenExtension": "harness.golden.extension",
     "ScenarioGoldenExtension": "harness.golden.extension",
     "FallbackRefused": "harness.golden.assertion",

@@ -77,9 +77,12 @@ def door(request: pytest.FixtureRequest) -> Iterator[Door]:
         d.close()
 
 
+# The inner runs load only the plugins they test (ours, syrupy's, xdist's...): pytest-randomly
+# would reorder them, and LangSmith's plugin (langchain-core brings langsmith) costs every
+# pytest start about a second of CPU importing its client, for nothing any inner run uses.
 PYTESTER_INI = """
 [pytest]
-addopts = -p no:cacheprovider -p no:randomly
+addopts = -p no:cacheprovider -p no:randomly -p no:langsmith_plugin
 filterwarnings =
     error
     # The plugin under test is imported by the outer session already.

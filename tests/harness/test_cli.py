@@ -19,7 +19,8 @@ SIMPLE = (ROOT / "scenarios" / "simple_message.yaml").read_text()
 @pytest.fixture
 def flows(pytester: pytest.Pytester) -> pytest.Pytester:
     """A project whose scenario files are in flows/, which its ini does not name."""
-    pytester.makeini("[pytest]\naddopts = -p no:cacheprovider -p no:randomly\n")
+    # The plugins left out as in tests/conftest.py's PYTESTER_INI (LangSmith's costs a second a start).
+    pytester.makeini("[pytest]\naddopts = -p no:cacheprovider -p no:randomly -p no:langsmith_plugin\n")
     (pytester.path / "flows").mkdir()
     (pytester.path / "flows" / "simple_message.yaml").write_text(SIMPLE)
     return pytester

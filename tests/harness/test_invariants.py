@@ -8,38 +8,7 @@ import pytest
 
 from harness import invariants as inv
 from harness.events import Event
-
-
-class Flow:
-    """Builds an event sequence the way a runner would number it."""
-
-    def __init__(self, start: int = 0) -> None:
-        self.events: list[dict[str, Any]] = []
-        self._seq = start
-
-    def add(self, type: str, persistence: str = "persisted", **data: Any) -> Flow:
-        seq = None
-        if persistence == "persisted":
-            seq, self._seq = self._seq, self._seq + 1
-        elif persistence == "pending":  # stored right after it is emitted: it takes a number
-            self._seq += 1
-        self.events.append(
-            {
-                "type": type,
-                "persistence": persistence,
-                "eventIndex": len(self.events),
-                "sequenceNumber": seq,
-                "sessionId": "s1",
-                "timestamp": 1000 + len(self.events),
-                "data": data,
-            }
-        )
-        return self
-
-    def chunks(self, type: str, text: str, block: int = 0) -> Flow:
-        for word in text.split(" "):
-            self.add(type, "transient", content=word + " ", blockIndex=block)
-        return self
+from tests.harness.event_flows import Flow
 
 
 def simple(start: int = 0) -> Flow:
@@ -278,53 +247,6 @@ def test_thinking_flow_requires_persisted_thinking() -> None:
         inv.check_extended_thinking_flow(events)
 
 
-# -- the chain executor's runs ---------------------------------------------------------
-
-
-def chain(*events: tuple[str, dict[str, Any]]) -> list[dict[str, Any]]:
-    flow = Flow()
-    for kind, data in events:
-        flow.add(kind, "transient", **data)
-    return flow.events
-
-
-def step_events(n: int, total: int = 2, end: str = "stepComplete") -> list[tuple[str, dict[str, Any]]]:
-    return [("stepStart", {"stepNumber": n, "totalSteps": total}), (end, {"stepNumber": n, "totalSteps": total})]
-
-
-def test_a_whole_chain_run_passes() -> None:
-    inv.check_chain_flow(chain(*step_events(1), *step_events(2), ("chainComplete", {"totalSteps": 2})))
-    inv.check_chain_flow(chain(*step_events(1), *step_events(2, end="stepError")))
-    inv.check_chain_flow(chain(("stepStart", {"stepNumber": 1}), ("chainCancelled", {})))
-
-
-@pytest.mark.parametrize(
-    ("events", "rule"),
-    [
-        (
-            [("stepStart", {"stepNumber": 1}), ("stepStart", {"stepNumber": 2})],
-            "a step ends before the next one starts",
-        ),
-        (
-            [("stepStart", {"stepNumber": 1}), ("stepComplete", {"stepNumber": 2})],
-            "a step ends as the step that started",
-        ),
-        ([("stepComplete", {"stepNumber": 1}), ("chainComplete", {})], "a step ends only after it started"),
-        ([*step_events(1), ("chainComplete", {}), *step_events(2)], "the chain's ending event is the last event"),
-        ([*step_events(1, end="stepError"), ("chainComplete", {})], "a failed step ends the run"),
-        ([*step_events(1)], "a run that did not fail ends with exactly one ending event"),
-        ([("stepStart", {"stepNumber": 1}), ("chainComplete", {})], "the chain ends only between steps"),
-        ([*step_events(1, total=3), *step_events(2, total=2), ("chainComplete", {})], "totalSteps never shrinks"),
-    ],
-)
-def test_a_broken_chain_run_fails_showing_the_events(events: list[tuple[str, dict[str, Any]]], rule: str) -> None:
-    with pytest.raises(inv.InvariantError) as info:
-        inv.check_chain_flow(chain(*events))
-    message = str(info.value)
-    assert message.startswith(f"invariant broken: {rule}")
-    assert "EVENT TYPE" in message and "   <-- " in message  # the table, with the offending events marked
-
-
 # -- sequence numbers across a session's messages (002 Flow 1 inv 5) -------------------
 
 
@@ -515,29 +437,3 @@ def test_thinking_order_is_judged_per_model_turn() -> None:
     ).events
     inv.check_thinking_before_text(events)
     inv.check_thinking_before_text(simple().events)  # no thinking at all: nothing to switch from
-
-
-def test_a_chain_that_fails_before_any_step_may_end_with_a_step_error_of_its_own() -> None:
-    inv.check_chain_flow(chain(("stepError", {"stepNumber": 0, "error": "no plan"})))
-    inv.check_chain_flow(chain(("stepError", {"error": "no plan"})))
-    for stray in [("stepError", {"stepNumber": 2}), ("stepComplete", {"stepNumber": 0})]:
-        with pytest.raises(inv.InvariantError, match="a step ends only after it started"):
-            inv.check_chain_flow(chain(stray, ("chainComplete", {})))
-
-
-def test_nothing_runs_after_a_failed_step_even_without_an_ending() -> None:
-    with pytest.raises(inv.InvariantError, match="a failed step ends the run"):
-        inv.check_chain_flow(chain(*step_events(1, end="stepError"), *step_events(2)))
-
-
-def test_total_steps_may_not_shrink_between_two_events() -> None:
-    grows_then_shrinks = [
-        ("stepStart", {"stepNumber": 1, "totalSteps": 2}),
-        ("stepComplete", {"stepNumber": 1, "totalSteps": 2}),
-        ("stepStart", {"stepNumber": 2, "totalSteps": 3}),
-        ("stepComplete", {"stepNumber": 2, "totalSteps": 2}),
-        ("chainComplete", {}),
-    ]
-    with pytest.raises(inv.InvariantError, match="totalSteps never shrinks") as info:
-        inv.check_chain_flow(chain(*grows_then_shrinks))
-    assert "3 -> 2" in str(info.value)

@@ -21,8 +21,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
-
 from harness.events import Listener, notify
 from harness.systems.chain import (
     Am7Uri,
@@ -33,7 +31,6 @@ from harness.systems.chain import (
     CharacterError,
     InMemoryVectorStore,
     PlanExecutionError,
-    PlanStep,
     Policy,
     PromptConfig,
     SQLitePlanStore,
@@ -51,8 +48,8 @@ from harness.systems.identity import SQLiteIdentityStore
 from harness.systems.identity.tools import identity_tools
 from harness.systems.llm import ModelClient
 from harness.systems.service.auth import Principal
-from harness.systems.service.body_checks import nested_deeper_than, non_finite_path, surrogate_path
 from harness.systems.service.errors import BadRequest, Forbidden, NotFound
+from harness.systems.service.requests import ChainRequest
 from harness.systems.service.resources import (
     ChatConfig,
     ClientFactory,
@@ -61,55 +58,9 @@ from harness.systems.service.resources import (
     resources_for,
 )
 from harness.systems.service.status import ChainStatus, derive_status
-from harness.validation_problems import validation_problems
 
 __all__ = ["KEEP_FINISHED", "ChainRequest", "ChainService", "ChainServiceConfig"]
 EventCallback = Listener[ChainEvent]
-
-
-class ChainRequest(BaseModel):
-    """What a caller asks for: a query, and optionally the steps (else the model plans
-    them from the query as the run's first call, told of the data references)."""
-
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
-
-    query: str = Field(min_length=1, alias="planQuery")
-    steps: list[PlanStep] | None = None
-    max_steps: int = Field(default=20, ge=1, alias="maxSteps")
-    chat_config: str | None = Field(default=None, alias="chatConfigName")
-    prompt_config: str | None = Field(default=None, alias="promptConfigName")
-    chat_config_uri: str | None = Field(default=None, alias="chatConfigUri")
-    prompt_config_uri: str | None = Field(default=None, alias="promptConfigUri")
-    data_references: list[str] = Field(default_factory=list, alias="dataReferences")
-    name: str = "chain"
-
-    @classmethod
-    def parse(cls, data: Any) -> ChainRequest:
-        """Validate ``data``; a ``BadRequest`` names the field and the problem (nesting
-        past ``MAX_NESTING``, lone surrogates and non-finite numbers too: none could be
-        stored or sent back as JSON)."""
-        if nested_deeper_than(data, MAX_NESTING):
-            raise BadRequest(f"invalid chain request: the body is nested more than {MAX_NESTING} levels deep")
-        where = surrogate_path(data)
-        if where is not None:
-            raise BadRequest(
-                f"invalid chain request: body.{where}: holds a lone UTF-16 surrogate, "
-                "which is not valid Unicode; send well-formed UTF-8 text"
-            )
-        where = non_finite_path(data)
-        if where is not None:
-            raise BadRequest(
-                f"invalid chain request: body.{where}: is not a finite number (JSON has no Infinity or NaN)"
-            )
-        try:
-            return cls.model_validate(data)
-        except ValidationError as exc:
-            problems = "; ".join(validation_problems(exc, "body"))
-            raise BadRequest(f"invalid chain request: {problems}") from exc
-
-
-MAX_NESTING = 64
-"""Deepest nesting of arrays and objects a chain request may use."""
 
 
 @dataclass

@@ -4,103 +4,22 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import pytest
 
 from harness import invariants as inv
-from harness.events import Event
 from harness.systems.agent import (
     AgentOptions,
     AgentResult,
     AgentRunner,
-    ApprovalManager,
     FileStore,
     ToolRegistry,
 )
-from harness.systems.agent.runner import REJECTED
 from harness.systems.llm import model_client
-from mockllm import InstructionChain, MockLLM
+from tests.harness.systems.agent.agent_support import APPROVAL_SCRIPT, PROTOCOLS, call, persisted, script, text, types
 from tests.http_support import sdk_http_client
-
-PROTOCOLS = pytest.mark.parametrize("protocol", ["anthropic-messages", "openai-chat"])
-
-
-def script(prompt: str, *steps: dict[str, Any]) -> str:
-    return InstructionChain.model_validate({"instruction_chain": list(steps)}).tagged(prompt)
-
-
-def text(value: str) -> dict[str, Any]:
-    return {"text_message": {"text": value}}
-
-
-def call(tool: str, **args: Any) -> dict[str, Any]:
-    return {"tool_call": [{"name": tool, "args": args}]}
-
-
-def bc_tools() -> ToolRegistry:
-    tools = ToolRegistry()
-
-    @tools.register(description="List all Business Central entities.")
-    def list_all_entities() -> list[str]:
-        return ["Customer", "Vendor", "Item"]
-
-    @tools.register(description="Create a customer.")
-    def create_customer(name: str) -> dict[str, Any]:
-        return {"created": name}
-
-    return tools
-
-
-class Harness:
-    """A runner on a fresh in-process mock, for one protocol."""
-
-    def __init__(self, protocol: str, **runner_kwargs: Any) -> None:
-        self.mock = MockLLM()
-        self.requests: list[dict[str, Any]] = []  # every request body the model received
-
-        async def record(request: Any) -> None:
-            self.requests.append(json.loads(request.content))
-
-        self.http = sdk_http_client(protocol, self.mock, event_hooks={"request": [record]})
-        runner_kwargs.setdefault("tools", bc_tools())
-        self.runner = AgentRunner(model_client(protocol, http_client=self.http), **runner_kwargs)
-
-    def run(self, prompt: str, session: str = "s1", user: str = "user-1", **options: Any) -> AgentResult:
-        seen: list[Event] = []
-        result = self.runner.run_sync(prompt, session, seen.append, user, AgentOptions(**options))
-        assert seen == result.events  # the listener saw every event, in order
-        return result
-
-
-@pytest.fixture
-def make() -> Iterator[Any]:
-    made: list[Harness] = []
-
-    def build(protocol: str, **runner_kwargs: Any) -> Harness:
-        made.append(Harness(protocol, **runner_kwargs))
-        return made[-1]
-
-    yield build
-    for harness in made:
-        harness.runner.close()
-
-
-def types(result: AgentResult) -> list[str]:
-    """Event types with runs of chunks folded, as the seed's tables show them."""
-    out: list[str] = []
-    for event in result.events:
-        if event.type.endswith("_chunk") and out and out[-1] == event.type + "*":
-            continue
-        out.append(event.type + "*" if event.type.endswith("_chunk") else event.type)
-    return out
-
-
-def persisted(result: AgentResult) -> list[tuple[int | None, str]]:
-    return [(e.sequence_number, e.type) for e in result.events if e.persistence.value == "persisted"]
-
 
 # -- flow 1: simple message -----------------------------------------------------------
 
@@ -264,134 +183,6 @@ def test_too_many_tool_turns_end_in_an_error(make: Any) -> None:
     result = h.run(script("Loop", *[{"messages": [call("list_all_entities")]}] * 3), max_turns=2)
     assert not result.success and "more than 2 turns" in (result.error or "")
     inv.check_error_flow(result.events)
-
-
-# -- flow 4: approval -----------------------------------------------------------------
-
-APPROVAL_SCRIPT = script(
-    "Create a customer named Test Corp",
-    {"messages": [text("I will create a customer."), call("create_customer", name="Test Corp")]},
-    {"messages": [text("Done.")]},
-)
-
-
-@pytest.mark.parametrize(("decision", "approved"), [(True, True), (False, False)])
-def test_flow4_approval_pauses_until_the_user_decides(make: Any, decision: bool, approved: bool) -> None:
-    requests: list[str] = []
-
-    def decide(request: Any) -> bool:
-        requests.append(request.tool_name)
-        return decision
-
-    h = make("anthropic-messages", approvals=ApprovalManager(decide=decide))
-    result = h.run(APPROVAL_SCRIPT)
-    assert requests == ["create_customer"]
-    assert types(result) == [
-        "user_message_sent",
-        "message_chunk*",
-        "message",
-        "tool_use",
-        "approval_requested",
-        "approval_resolved",
-        "tool_result",
-        "message_chunk*",
-        "message",
-        "complete",
-    ]
-    requested = next(e for e in result.events if e.type == "approval_requested")
-    assert requested.persistence.value == "pending" and requested.sequence_number is None
-    assert requested.data["toolName"] == "create_customer"
-    # Pending: stored (and queued) right after it was emitted, taking the next number.
-    stored = h.runner.store.events("s1")
-    assert [(e.sequence_number, e.type) for e in stored][2:5] == [
-        (2, "tool_use"),
-        (3, "approval_requested"),
-        (4, "tool_result"),
-    ]
-    assert stored[3].persistence.value == "persisted" and stored[3].data == requested.data
-    assert stored == h.runner.queue.events("s1")
-    assert "approval_resolved" not in [e.type for e in stored]  # transient
-    resolved = next(e for e in result.events if e.type == "approval_resolved")
-    assert resolved.data["approved"] is approved
-    outcome = next(e for e in result.events if e.type == "tool_result")
-    if approved:
-        assert outcome.data["success"] is True and "Test Corp" in outcome.data["result"]
-    else:
-        assert outcome.data == {**outcome.data, "success": False, "error": REJECTED}
-    inv.check_approval_flow(result.events)
-
-
-@pytest.mark.parametrize("tool", ["create_customer", "update_customer", "delete_customer"])
-def test_every_write_tool_pauses_for_approval_and_a_read_tool_does_not(make: Any, tool: str) -> None:
-    ran: list[str] = []
-    tools = ToolRegistry()
-    for name in (tool, "get_customer"):
-        tools.register(name)(lambda name=name, **kwargs: ran.append(name) or "ok")
-    asked: list[str] = []
-    h = make(
-        "anthropic-messages",
-        tools=tools,
-        approvals=ApprovalManager(decide=lambda request: asked.append(request.tool_name) is None),
-    )
-    result = h.run(
-        script(
-            "Write then read",
-            {"messages": [call(tool, no="C-1")]},
-            {"messages": [call("get_customer", no="C-1")]},
-            {"messages": [text("Done.")]},
-        )
-    )
-    assert asked == [tool] and ran == [tool, "get_customer"]
-    assert [e.data["toolName"] for e in result.events if e.type == "approval_requested"] == [tool]
-    inv.check_approval_flow(result.events)
-
-
-def test_a_tool_call_the_model_repeats_by_toolUseId_runs_once(make: Any) -> None:
-    ran: list[int] = []
-    tools = ToolRegistry()
-    tools.register("list_all_entities")(lambda: ran.append(1) or "[]")
-    h = make("anthropic-messages", tools=tools)
-    repeat = {"tool_call": [{"id": "toolu_01ABC", "name": "list_all_entities", "args": {}}]}
-    result = h.run(script("List", {"messages": [repeat]}, {"messages": [text("Again:"), repeat]}))
-    assert ran == [1]
-    assert [(e.type, e.data["toolUseId"]) for e in result.events if e.type.startswith("tool_")] == [
-        ("tool_use", "toolu_01ABC"),
-        ("tool_result", "toolu_01ABC"),
-    ]
-    assert [e.type for e in h.runner.store.events("s1")].count("tool_use") == 1
-    inv.check_tool_use_flow(result.events)
-
-
-def test_approval_timeout_counts_as_a_rejection(make: Any) -> None:
-    h = make("anthropic-messages", approvals=ApprovalManager(timeout_s=0.05))
-    result = h.run(APPROVAL_SCRIPT)
-    resolved = next(e for e in result.events if e.type == "approval_resolved")
-    assert resolved.data == {"approvalId": resolved.data["approvalId"], "approved": False, "reason": "timeout"}
-    assert next(e for e in result.events if e.type == "tool_result").data["error"] == REJECTED
-    inv.check_approval_flow(result.events)
-
-
-def test_execution_pauses_until_resolved_from_elsewhere(make: Any) -> None:
-    approvals = ApprovalManager(timeout_s=10)
-    h = make("anthropic-messages", approvals=approvals)
-
-    async def main() -> AgentResult:
-        seen: list[str] = []
-
-        async def listen(event: Event) -> None:
-            seen.append(event.type)
-            if event.type == "approval_requested":
-                # The run is paused: nothing after the request until we resolve it.
-                asyncio.get_running_loop().call_later(
-                    0.01, lambda: (seen.append("resolving"), approvals.resolve(event.data["approvalId"], True))
-                )
-
-        result = await h.runner.run(APPROVAL_SCRIPT, "s1", listen, "user-1")
-        assert seen[seen.index("approval_requested") + 1] == "resolving"
-        return result
-
-    result = asyncio.run(main())
-    assert next(e for e in result.events if e.type == "tool_result").data["success"] is True
 
 
 # -- flow 5: errors -------------------------------------------------------------------

@@ -15,7 +15,7 @@ from harness.systems.agent import ApprovalManager, ToolRegistry
 from harness.systems.agent.approvals import ApprovalRequest
 from harness.systems.agent.runner import REJECTED
 from harness.systems.agent.store import InMemoryMessageQueue, SQLiteEventStore
-from tests.harness.systems.agent.test_agent_flows import Harness, call, script, text
+from tests.harness.systems.agent.agent_support import Harness, call, script, text
 
 
 @pytest.fixture
