@@ -160,7 +160,7 @@ def route(mock: MockLLM, ex: Exchange) -> MockResponse | None:
     codec = codec_for_path(path)
     if codec is None:
         return _not_found(mock, method, path)
-    ex.codec = codec = codec.for_request(path, query_params(ex.query))
+    ex.codec = codec = codec.for_request(path, query_params(ex.query) if ex.query else {})
     if method != "POST":
         return _rejected(mock, ex, 405, f"{method} is not allowed on {path}; send a POST request.")
     return None
