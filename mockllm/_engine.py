@@ -224,10 +224,11 @@ class MockLLM:
         built from them only when the journal is read (``_PendingEntry``)."""
         # Everything a request sent is clipped (and made encodable) before it is kept:
         # the journal is bounded in bytes, and its route must always render.
+        # (Short ASCII text is kept as it is: nothing to clip, no surrogate to escape.)
         for name, value in fields.items():
-            if isinstance(value, str):
+            if isinstance(value, str) and (len(value) > JOURNAL_TEXT_MAX or not value.isascii()):
                 fields[name] = clip_text(value, JOURNAL_TEXT_MAX)
-        if "warnings" in fields:
+        if fields.get("warnings"):
             fields["warnings"] = [clip_text(w, JOURNAL_TEXT_MAX) for w in fields["warnings"][:_JOURNAL_WARNINGS_MAX]]
         outline = 2 * body_bytes > self.limits.journal_bytes // 4
         with self._lock:
