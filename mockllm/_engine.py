@@ -26,13 +26,14 @@ from dataclasses import replace
 from typing import Any, cast
 
 from mockllm._attempts import AttemptCounter
+from mockllm._exchange import JOURNAL_TEXT_MAX, Exchange
 from mockllm._held import HeldConversations
 from mockllm._journal import Journal, JournalEntry, Outcome, entry_bytes
 from mockllm._latency import LatencyProfiles, StreamLoad
 from mockllm._limits import ByteBoundedLog, Limits, clip_text, surrogate_path
 from mockllm._mock_response import MockResponse
 from mockllm._parsing import clear_script_cache
-from mockllm._pipeline import JOURNAL_TEXT_MAX, Exchange, answer
+from mockllm._pipeline import answer
 from mockllm._plan import ReplyPlan
 from mockllm._recording.source import RecordedAnswers
 from mockllm._registered import MatchLike, RegisteredScript, ScriptRegistry

@@ -24,7 +24,7 @@ guards it and checks the body's size first)::
   the reply is then held for the next request if the conversation is held.
 - ``journal``: one entry a request (``MockLLM._record``), rejections included.
 
-Every stage reads and writes one ``Exchange``; a stage that answers early (a
+Every stage reads and writes one ``Exchange`` (``mockllm._exchange``); a stage that answers early (a
 rejection) returns the ``MockResponse`` and the rest do not run. No stage names a
 protocol: what differs between providers is asked of the codec.
 """
@@ -32,98 +32,28 @@ protocol: what differs between providers is asked of the codec.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Protocol
+from dataclasses import replace
+from typing import Any
 
-from mockllm._attempts import AttemptRule
 from mockllm._cutting import cut_problem
 from mockllm._delivery import delivery_for
-from mockllm._held import HeldConversations, HeldNotFound
+from mockllm._exchange import JOURNAL_TEXT_MAX, Exchange, MockLLM, model_of
+from mockllm._held import HeldNotFound
 from mockllm._journal import Outcome, recorded_reply, recorded_request
 from mockllm._latency import paced_by_profile
 from mockllm._limits import clip_text, estimated_output_bytes
 from mockllm._mock_response import MockResponse
-from mockllm._plan import Pacing, ReplyPlan
+from mockllm._plan import Pacing
 from mockllm._plan_builder import build_reply_plan
-from mockllm._registered import RegisteredScript
 from mockllm._response_headers import JSON_TYPE, body_request_id, with_headers
 from mockllm._selection import Selection, select_in_conversation
 from mockllm._tool_check import undeclared_tool_calls
 from mockllm._usage import prompt_tokens
-from mockllm._wire.base import RequestRejected, WireCodec, dumps, query_params
+from mockllm._wire.base import RequestRejected, dumps, query_params
 from mockllm._wire.endpoints import ENDPOINT_ROUTES, answer_endpoint
 from mockllm._wire.registry import CODECS, codec_for_path
 
-if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
-
-    from mockllm._attempts import AttemptCounter
-    from mockllm._conversation import Conversation
-    from mockllm._latency import LatencyProfiles, StreamLoad
-    from mockllm._limits import Limits
-    from mockllm._registered import ScriptRegistry
-    from mockllm._shapes import StreamShape
-
-__all__ = ["JOURNAL_TEXT_MAX", "Exchange", "answer", "model_of"]
-
-JOURNAL_TEXT_MAX = 1000
-"""The longest text the journal keeps of one field (a reply's text, an error)."""
-
-
-class MockLLM(Protocol):
-    """What the stages ask of the mock (``mockllm._engine.MockLLM``): its settings and
-    state, how it journals, and how it shapes an error reply."""
-
-    lenient: bool
-    limits: Limits
-    seed: int
-    stream: StreamShape | None
-    latency: LatencyProfiles | None
-    stream_load: StreamLoad
-    on_plan: Callable[[str, ReplyPlan, bool], None] | None
-    scripts: ScriptRegistry
-    _attempts: AttemptCounter
-    _held: dict[str, HeldConversations]
-    _held_stores: list[tuple[WireCodec, HeldConversations]]
-
-    def _record(
-        self, outcome: Outcome, body_bytes: int = 0, later: Callable[[], dict[str, Any]] | None = None, **fields: Any
-    ) -> None: ...
-
-    def _note_step(self, selection: Selection) -> None: ...
-
-    def _error_response(
-        self, codec: WireCodec, status: int, type: str | None, message: str | None, param: str | None,
-        extra: dict[str, str],
-    ) -> MockResponse: ...  # fmt: skip
-
-
-@dataclass(slots=True)
-class Exchange:
-    """One request and what the stages made of it so far."""
-
-    method: str
-    path: str
-    headers: Mapping[str, str]
-    body: bytes
-    query: str = ""
-    codec: WireCodec = None  # type: ignore[assignment]  # set by ``route``
-    sent: Any = None
-    """The body as sent (parsed): what the journal shows."""
-    whole: Any = None
-    """The body the rest reads: ``sent`` with a held conversation's history put back."""
-    model: str | None = None
-    store: HeldConversations | None = None
-    """Where the reply is held for the next request (None: it is not held)."""
-    rebuilt_from: str | None = None
-    conversation: Conversation | None = None
-    selection: Selection = None  # type: ignore[assignment]  # set by ``select``
-    script: RegisteredScript | None = None
-    attempt: int = 0
-    attempt_rule: AttemptRule | None = None
-    stream: bool = False
-    plan: ReplyPlan = None  # type: ignore[assignment]  # set by ``plan``
-    warnings: list[str] = field(default_factory=list)
+__all__ = ["answer", "cap", "expand_held", "journal", "plan", "read", "read_conversation", "render", "route", "select"]
 
 
 def answer(mock: MockLLM, ex: Exchange) -> MockResponse:
@@ -434,9 +364,3 @@ def _rejected(mock: MockLLM, ex: Exchange, status: int, message: str) -> MockRes
 
 def _served_or_rejected(status: int) -> Outcome:
     return Outcome.SERVED if status < 400 else Outcome.REJECTED
-
-
-def model_of(body: Any) -> str | None:
-    """The ``model`` a parsed body names, if it names one."""
-    model = body.get("model") if isinstance(body, dict) else None
-    return model if isinstance(model, str) else None

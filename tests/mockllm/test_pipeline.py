@@ -21,6 +21,7 @@ MOCKLLM = Path(__file__).resolve().parents[2] / "mockllm"
 NEUTRAL_MODULES = [
     "_engine.py",
     "_pipeline.py",
+    "_exchange.py",
     "_response_headers.py",
     "_held.py",
     "_server.py",
