@@ -1,6 +1,9 @@
 """The mock as a real HTTP server: a Starlette app run by uvicorn on loopback.
 
-This is the only module that imports Starlette. Routes:
+This module, with the three beside it that it is made of, is all that imports Starlette:
+``mockllm._server_routes`` (the routes of one mock), ``mockllm._server_io`` (a body in,
+a reply out, the last guard) and ``mockllm._serving`` (the socket and the signals).
+Routes:
 
 - ``POST …/chat/completions``, ``POST …/messages``, ``POST …/responses`` — the three
   provider protocols (any path prefix, so ``/v1`` and ``/api/v1`` both work);
@@ -25,7 +28,8 @@ A body past ``Limits.max_body_bytes`` is a 413 (in the protocol's error shape on
 provider routes), refused as soon as its Content-Length or its bytes so far pass the
 cap, never buffered past it.
 
-Every reply is what ``MockLLM.handle`` returns. A complete reply with no pacing goes out
+Every reply is what ``MockLLM.handle`` returns (a model call at the root goes to it past
+the router: ``ModelCallsFirst``). A complete reply with no pacing goes out
 in one write, with a Content-Length; with pacing each event is its own write, after its
 delay; a long stream is written in pieces rendered as they go (``mockllm._mock_response``), so
 the whole reply is never held, and uvicorn's flow control holds the next piece back
