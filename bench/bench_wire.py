@@ -310,7 +310,10 @@ async def server_phase(
     cpu: dict[str, dict[str, list[float]]] = {s: {m: [] for m in modes} for s in SCENARIOS}
     rate: dict[str, dict[str, list[float]]] = {s: {m: [] for m in modes} for s in SCENARIOS}
     totals = {m: [0, 0] for m in modes}  # schedstat ns, stat ns
-    limits = httpx2.Limits(max_connections=CONCURRENCY, max_keepalive_connections=CONCURRENCY)
+    # The clients let an idle connection go before uvicorn's 5 s keep-alive timeout does:
+    # on a loaded machine a mode can wait longer than that between its batches, and a
+    # request sent as the server closes the connection fails (httpx2.ReadError).
+    limits = httpx2.Limits(max_connections=CONCURRENCY, max_keepalive_connections=CONCURRENCY, keepalive_expiry=2.0)
     clients = {m: httpx2.AsyncClient(limits=limits, timeout=60) for m in modes}
     try:
         for mode in modes:  # warm up: connections open, code paths hot

@@ -7,6 +7,10 @@ with the pacing to deliver them at; a long stream is rendered as it is delivered
 transports deliver what it returns, which is why the same request gives the same bytes
 through all of them.
 
+``handle`` guards the request (the body's size, a recording that answers it, the mock's
+own failure); the stages in between (route → read → expand held conversation → select
+→ plan → cap → render → journal) are ``mockllm._pipeline``.
+
 It also keeps the request journal (bounded, newest last; ``mockllm._journal``) that tests
 and the server's ``/_mockllm/requests`` route read, and counts apart from it what the
 verdict needs (``mockllm._verdict``): ``findings()``, ``verify()``, ``with MockLLM() as mock:``.
@@ -14,42 +18,29 @@ verdict needs (``mockllm._verdict``): ``findings()``, ``verify()``, ``with MockL
 
 from __future__ import annotations
 
-import hashlib
 import json
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import replace
-from typing import Any
+from typing import Any, cast
 
 from mockllm._attempts import AttemptCounter
-from mockllm._cutting import cut_problem
-from mockllm._delivery import Delivery, delivery_for
-from mockllm._held import HeldConversations, HeldNotFound
-from mockllm._journal import (
-    JOURNAL_CODEC,
-    Journal,
-    JournalEntry,
-    Outcome,
-    entry_bytes,
-    recorded_reply,
-    recorded_request,
-)
-from mockllm._latency import LatencyProfiles, StreamLoad, paced_by_profile, whole_reply_wait
-from mockllm._limits import Limits, clip_text, estimated_output_bytes, header_value, surrogate_path
+from mockllm._exchange import JOURNAL_TEXT_MAX, Exchange
+from mockllm._held import HeldConversations
+from mockllm._journal import JOURNAL_CODEC, Journal, JournalEntry, Outcome, entry_bytes
+from mockllm._latency import LatencyProfiles, StreamLoad
+from mockllm._limits import Limits, clip_text, surrogate_path
 from mockllm._mock_response import MockResponse
 from mockllm._parsing import clear_script_cache
-from mockllm._plan import Pacing, ReplyPlan
-from mockllm._plan_builder import build_reply_plan
+from mockllm._pipeline import answer
+from mockllm._plan import ReplyPlan
 from mockllm._recording.source import RecordedAnswers
 from mockllm._registered import MatchLike, RegisteredScript, ScriptRegistry
-from mockllm._responses_state import ResponseStore
-from mockllm._selection import Selection, select_in_conversation
+from mockllm._response_headers import JSON_TYPE, body_request_id, with_headers
+from mockllm._selection import Selection
 from mockllm._shapes import StreamFaults, StreamShape, as_stream_shape
 from mockllm._state import MemoryState, State, StateUnavailable
 from mockllm._steps import CHAIN_TABLE_BYTES, CHAIN_TABLE_SIZE, StepTable, UnusedStep
-from mockllm._threads import ThreadStore
-from mockllm._tool_check import undeclared_tool_calls
-from mockllm._usage import prompt_tokens
 from mockllm._verdict import (
     Allowances,
     Findings,
@@ -60,20 +51,15 @@ from mockllm._verdict import (
     constructor_opt_out,
     verify_findings,
 )
-from mockllm._wire.base import RequestRejected, WireCodec, dumps, query_params
-from mockllm._wire.endpoints import ENDPOINT_ROUTES, answer_endpoint
-from mockllm._wire.registry import CODECS, codec_for_path, codec_named
+from mockllm._wire.base import WireCodec
+from mockllm._wire.registry import CODECS, codec_for_path
 
 PlanObserver = Callable[[str, ReplyPlan, bool], None]
 """Told of every planned reply: its protocol, the plan, whether it is a fallback."""
 __all__ = ["CHAIN_TABLE_BYTES", "CHAIN_TABLE_SIZE", "JournalEntry", "MockLLM", "MockResponse", "UnusedStep"]
 
 JOURNAL_SIZE = 1000
-_JOURNAL_TEXT_MAX = 1000
 _JOURNAL_WARNINGS_MAX = 20
-
-
-_JSON = "application/json"
 
 
 class MockLLM:
@@ -126,20 +112,21 @@ class MockLLM:
             allow_undeclared_tools=bool(allow_undeclared_tools),
         )
         """The opt-outs ``verify()`` applies unless told otherwise."""
+        # A pending entry answers the attributes ``entry_bytes`` reads as its entry will.
+        weigh = cast("Callable[[JournalEntry | _PendingEntry], int]", entry_bytes)
         self._journal = self.state.log(
-            "journal", count=journal_size, budget=self.limits.journal_bytes, size=entry_bytes, codec=JOURNAL_CODEC
+            "journal", count=journal_size, budget=self.limits.journal_bytes, size=weigh, codec=JOURNAL_CODEC
         )
         self._lock = threading.Lock()
         self._steps = StepTable(self.state)
         self._tally = Tally(self.state)
         self._attempts = AttemptCounter(state=self.state)
-        self._threads = ThreadStore(state=self.state)
-        self._responses = ResponseStore(state=self.state)
-        # protocol -> the server-held conversations it may name.
-        self._held: dict[str, HeldConversations] = {
-            "anthropic-messages": self._threads,
-            "openai-responses": self._responses,
-        }
+        # The conversations providers hold on their servers (threads, Responses state):
+        # one store per protocol that has them, made by its codec (``mockllm._held``).
+        self._held_stores: list[tuple[WireCodec, HeldConversations]] = [
+            (codec, store) for codec in CODECS if (store := codec.held_conversations(self.state)) is not None
+        ]
+        self._held: dict[str, HeldConversations] = {codec.name: store for codec, store in self._held_stores}
         self.scripts = ScriptRegistry(self.limits, state=self.state)
         """Chains for conversations without instruction tags (see ``script``)."""
 
@@ -168,14 +155,14 @@ class MockLLM:
         """Received requests with the selection made for each, newest last (a bounded
         ring: ``findings()`` is what never forgets)."""
         with self._lock:
-            return Journal(self._journal.items())
+            return Journal(item.built() if isinstance(item, _PendingEntry) else item for item in self._journal.items())
 
     def reset(self) -> None:
         """Forget the journal, the findings, which scripted steps were used, the registered
         scripts, the parsed scripts, the repeat counts and the conversations held for threads."""
         self._attempts.clear()
-        self._threads.clear()
-        self._responses.clear()
+        for _, store in self._held_stores:
+            store.clear()
         with self._lock:
             self._journal.clear()
             self._steps.clear()
@@ -231,31 +218,32 @@ class MockLLM:
         with self._lock:
             self._steps.served(selection.chain_id, selection.step_labels, selection.turn_index)
 
-    def _record(self, outcome: Outcome, body_bytes: int = 0, **fields: Any) -> None:
+    def _record(
+        self, outcome: Outcome, body_bytes: int = 0, later: Callable[[], dict[str, Any]] | None = None, **fields: Any
+    ) -> None:
+        """Journal one request. ``later`` gives the fields that are dear to build (the
+        parsed request, the reply's summary): an entry the verdict does not count is
+        built from them only when the journal is read (``_PendingEntry``)."""
         # Everything a request sent is clipped (and made encodable) before it is kept:
         # the journal is bounded in bytes, and its route must always render.
+        # (Short ASCII text is kept as it is: nothing to clip, no surrogate to escape.)
         for name, value in fields.items():
-            if isinstance(value, str):
-                fields[name] = clip_text(value, _JOURNAL_TEXT_MAX)
-        if "warnings" in fields:
-            fields["warnings"] = [clip_text(w, _JOURNAL_TEXT_MAX) for w in fields["warnings"][:_JOURNAL_WARNINGS_MAX]]
-
-        def make(index: int) -> JournalEntry:
-            entry = JournalEntry(index=index, outcome=outcome, **fields)
-            if entry.reply is not None:
-                for call in entry.reply.tool_calls:
-                    call.request_index = entry.index
-            if entry.request is not None and 2 * body_bytes > self.limits.journal_bytes // 4:
-                # A body this large would push the rest of the journal out: keep its outline.
-                outline: dict[str, Any] = {"model": entry.model, "messages": [], "tools": [], "parameters": {}}
-                entry.request = entry.request.model_copy(update=outline)
-                entry.warnings.append(f"request body of {body_bytes} bytes not kept (over the journal's budget)")
-            else:
-                entry._weight = body_bytes
-            return entry
-
+            if isinstance(value, str) and (len(value) > JOURNAL_TEXT_MAX or not value.isascii()):
+                fields[name] = clip_text(value, JOURNAL_TEXT_MAX)
+        if fields.get("warnings"):
+            fields["warnings"] = [clip_text(w, JOURNAL_TEXT_MAX) for w in fields["warnings"][:_JOURNAL_WARNINGS_MAX]]
+        outline = 2 * body_bytes > self.limits.journal_bytes // 4
+        # A shared state (serve --workers) writes the entry at once, so it is built at once.
+        pending = not self.state.shared and not outline and outcome.scripted
         with self._lock:
-            self._tally.note(self._journal.append(make))
+            if later is not None and pending and not fields.get("undeclared_tool_calls"):
+                self._journal.append(lambda index: _PendingEntry(index, outcome, fields, later, body_bytes))
+                return
+            if later is not None:
+                fields.update(later())
+            self._tally.note(
+                self._journal.append(lambda index: _journal_entry(index, outcome, fields, body_bytes, outline))
+            )
 
     # -- handling --------------------------------------------------------------------
 
@@ -280,15 +268,17 @@ class MockLLM:
                 return response
         # ------------------------------------------------------------------------------
         try:
-            return self._handle(method, path, headers, body, query)
+            return answer(self, Exchange(method, path, headers, body, query))
         except (UnicodeError, RecursionError) as exc:
             return self._unrepresentable(method, path, body, exc)
         except StateUnavailable as exc:  # a shared state that stopped answering: 503, never a guess
             codec = codec_for_path(path) or CODECS[0]
-            return self._error_response(codec, 503, None, str(exc), None, _rejection_headers(codec, body))
+            return self._error_response(
+                codec, 503, None, str(exc), None, {codec.request_id_header: body_request_id(body)}
+            )
         except Exception as exc:  # the mock's own bug: still a provider-shaped reply
             codec = codec_for_path(path) or CODECS[0]
-            extra = _rejection_headers(codec, body)
+            extra = {codec.request_id_header: body_request_id(body)}
             request_id = extra[codec.request_id_header]
             message = (
                 f"mockllm failed on this request ({type(exc).__name__}: {clip_text(exc, 300)}); "
@@ -310,7 +300,12 @@ class MockLLM:
         self._record(Outcome.REJECTED, method=method, path=path, protocol=codec.name, status=413, error=message)
         # Not derived from the body, which the server may not have read whole.
         return self._error_response(
-            codec, 413, None, message, None, _rejection_headers(codec, f"{method} {path} {size}".encode())
+            codec,
+            413,
+            None,
+            message,
+            None,
+            {codec.request_id_header: body_request_id(f"{method} {path} {size}".encode())},
         )
 
     def _unrepresentable(self, method: str, path: str, body: bytes, exc: Exception) -> MockResponse:
@@ -333,227 +328,8 @@ class MockLLM:
             )
         self._record(Outcome.REJECTED, method=method, path=path, protocol=codec.name, status=400, error=message)
         return self._error_response(
-            codec, 400, "invalid_request_error", message, param, _rejection_headers(codec, body)
+            codec, 400, "invalid_request_error", message, param, {codec.request_id_header: body_request_id(body)}
         )
-
-    def _handle(self, method: str, path: str, headers: Mapping[str, str], body: bytes, query: str) -> MockResponse:
-        endpoint = answer_endpoint(method, path, headers, body, lenient=self.lenient)
-        if endpoint is not None:
-            self._record(
-                _served_or_rejected(endpoint.status),
-                method=method,
-                path=path,
-                protocol=None,
-                status=endpoint.status,
-                error=endpoint.error,
-            )
-            ids = {endpoint.request_id_header: "req_" + hashlib.blake2b(body, digest_size=12).hexdigest()}
-            return MockResponse(endpoint.status, _with_headers(ids, content_type=_JSON), endpoint.body)
-        if method == "POST" and path.endswith("/conversations"):
-            status, answer = self._responses.create_conversation(body)
-            self._record(_served_or_rejected(status), method=method, path=path, protocol=None, status=status)
-            ids = _rejection_headers(codec_named("openai-responses"), body)
-            return MockResponse(status, _with_headers(ids, content_type=_JSON), answer)
-        codec = codec_for_path(path)
-        if codec is None:
-            return self._not_found(method, path)
-        codec = codec.for_request(path, query_params(query))
-        if method != "POST":
-            message = f"{method} is not allowed on {path}; send a POST request."
-            self._record(Outcome.REJECTED, method=method, path=path, protocol=codec.name, status=405, error=message)
-            return self._error_response(
-                codec, 405, "invalid_request_error", message, None, _rejection_headers(codec, body)
-            )
-        try:
-            parsed = json.loads(body, parse_constant=_reject_constant)
-        except ValueError as exc:
-            message = f"The request body is not valid JSON: {exc}. Send a JSON object with the request parameters."
-            self._record(Outcome.REJECTED, method=method, path=path, protocol=codec.name, status=400, error=message)
-            return self._error_response(
-                codec, 400, "invalid_request_error", message, None, _rejection_headers(codec, body)
-            )
-        body_sent = parsed  # what the journal shows: the body as sent, before a held history
-        held = self._held.get(codec.name)
-        rebuilt_from, hold = None, False
-        if held is not None:
-            try:
-                parsed, rebuilt_from, hold = held.expand(parsed)
-            except HeldNotFound as exc:
-                self._record(
-                    Outcome.REJECTED,
-                    method=method,
-                    path=path,
-                    protocol=codec.name,
-                    status=exc.status,
-                    error=exc.message,
-                    model=_model_of(parsed),
-                )
-                return MockResponse(
-                    exc.status, _with_headers(_rejection_headers(codec, body), content_type=_JSON), exc.body()
-                )
-        try:
-            # One reading of the body serves validation and selection alike.
-            conversation = codec.read_request(parsed, lenient=self.lenient)
-        except RequestRejected as exc:
-            self._record(
-                Outcome.REJECTED,
-                method=method,
-                path=path,
-                protocol=codec.name,
-                status=exc.status,
-                error=exc.message,
-                model=_model_of(parsed),
-                request=recorded_request(body_sent, body),
-                body_bytes=len(body),
-            )
-            return self._error_response(
-                codec, exc.status, exc.type, exc.message, exc.param, _rejection_headers(codec, body)
-            )
-
-        selection = select_in_conversation(conversation, codec.name)
-        script = None
-        if not selection.chain_found and self.scripts:
-            found = self.scripts.select(conversation, codec.name, model=_model_of(parsed), headers=headers)
-            if found is not None:
-                selection, script = found
-        self._note_step(selection)
-        scripted_error = selection.instruction is not None and selection.instruction.error is not None
-        attempt, attempt_rule = self._attempts.attempt(path, headers, body, scripted_error=scripted_error)
-        stream = codec.wants_stream(parsed)
-        selection = self._within_output_cap(selection, stream, parsed)
-        plan = build_reply_plan(
-            selection,
-            tool_call_prefix=codec.tool_call_prefix,
-            seed=self.seed,
-            attempt=attempt,
-            input_tokens=prompt_tokens(parsed, codec.prompt_fields),
-            default_stream=self.stream,
-        )
-        problem = cut_problem(plan)
-        if problem is not None:  # a shape the reply's texts cannot take: the fallback says why
-            selection = replace(selection, instruction=None, fallback_reason=problem)
-            plan = build_reply_plan(
-                selection,
-                tool_call_prefix=codec.tool_call_prefix,
-                seed=self.seed,
-                input_tokens=plan.usage.input_tokens,
-            )
-        plan, warnings = self._within_delay_cap(plan)
-        # -- simulation: a latency profile's pacing, the metrics' count -------------------
-        timing = selection.instruction.timing if selection.instruction is not None else None
-        cap_s = self.limits.max_delay_ms / 1000
-        profile = timing.profile if timing is not None else None
-        plan = paced_by_profile(
-            plan, profile, self.latency, model=_model_of(parsed), body=body, cap_s=cap_s, load=self.stream_load
-        )
-        if self.on_plan is not None:
-            self.on_plan(codec.name, plan, selection.fallback_reason is not None)
-        answered = Outcome.FALLBACK if selection.fallback_reason is not None else Outcome.SCRIPTED
-        reply_record = recorded_reply(plan, _JOURNAL_TEXT_MAX)
-        mock_headers = dict(plan.headers)
-        mock_headers["x-mockllm-protocol"] = codec.name
-        request_id = f"req_{plan.response_id}"
-        mock_headers[codec.request_id_header] = request_id
-        record: dict[str, Any] = dict(
-            method=method,
-            path=path,
-            protocol=codec.name,
-            model=_model_of(parsed),
-            stream=stream,
-            attempt=attempt,
-            attempt_rule=attempt_rule,
-            chain_id=selection.chain_id,
-            chain_length=selection.chain_length,
-            turn_index=selection.turn_index,
-            instruction_id=selection.instruction_id,
-            fallback_reason=selection.fallback_reason,
-            warnings=[*selection.warnings, *warnings],
-            script_id=script.id if script is not None else None,
-            explanation=selection.describe() if selection.fallback_reason is not None else None,
-            rebuilt_from=rebuilt_from,
-            request=recorded_request(body_sent, body),
-            body_bytes=len(body),
-            undeclared_tool_calls=undeclared_tool_calls(plan.tool_calls, codec.declared_tools(parsed))
-            if plan.tool_calls
-            else [],
-        )
-
-        error = plan.error
-        if error is not None and (error.after_chunks is None or not stream):
-            extra = dict(mock_headers)
-            if error.retry_after_ms is not None:
-                extra["retry-after-ms"] = str(error.retry_after_ms)
-                extra["retry-after"] = str(max(1, -(-error.retry_after_ms // 1000)))
-            self._record(Outcome.SCRIPTED_ERROR, status=error.status, error=f"scripted error {error.status}", **record)
-            return self._error_response(codec, error.status, error.type, error.message, None, extra)
-
-        if held is not None and hold and error is None:
-            held.keep(parsed, codec.render_json(plan, parsed))
-        if stream:
-
-            def failed(exc: Exception, sent: int) -> bytes:
-                message = (
-                    f"mockllm failed while streaming this reply ({type(exc).__name__}: "
-                    f"{clip_text(exc, 300)}); this is a bug in mockllm, please report it "
-                    f"with request id {request_id}."
-                )
-                return codec.render_stream_error(500, None, message, sent)
-
-            reply = MockResponse.stream(
-                200,
-                _with_headers(
-                    mock_headers, content_type=codec.stream_media_type, extra=[("cache-control", "no-cache")]
-                ),
-                lambda: codec.render_stream(plan, parsed),
-                pacing=plan.pacing,
-                on_failure=failed,
-            )
-            keep_alive = "keep_alive_every" in getattr(codec, "shape_knobs", ())
-            reply.delivery = delivery_for(plan, self.limits.max_delay_ms / 1000, keep_alive=keep_alive)
-            scripted = f"scripted mid-stream error after {error.after_chunks} events" if error else None
-            self._record(
-                Outcome.SCRIPTED_ERROR if error else answered, status=200, error=scripted, reply=reply_record, **record
-            )
-            return reply
-        rendered = codec.render_json(plan, parsed)
-        self._record(answered, status=200, reply=reply_record, **record)
-        reply = MockResponse(200, _with_headers(mock_headers, content_type=_JSON), rendered)
-        wait = whole_reply_wait(plan)  # a profile's generation time, waited before the one write
-        if wait:
-            reply.delivery = Delivery(None, None, stall_s=wait)
-        return reply
-
-    def _within_output_cap(self, selection: Selection, stream: bool, body: Any) -> Selection:
-        """``selection``, or its fallback when the scripted reply would pass the output cap
-        (estimated from the script, before a word is generated)."""
-        if selection.instruction is None:
-            return selection
-        model = body.get("model")
-        echo = len(model) if isinstance(model, str) else 0
-        size = estimated_output_bytes(selection.instruction, stream=stream, echo_bytes=echo)
-        cap = self.limits.max_output_bytes
-        if size <= cap:
-            return selection
-        return replace(
-            selection,
-            instruction=None,
-            fallback_reason=(
-                f"instruction {selection.instruction_id!r} scripts about {size} bytes of output, over the "
-                f"cap of {cap} bytes per reply (script less, or raise it with serve --max-output-bytes)"
-            ),
-        )
-
-    def _within_delay_cap(self, plan: ReplyPlan) -> tuple[ReplyPlan, list[str]]:
-        """``plan`` with every scripted delay at most ``limits.max_delay_ms``."""
-        cap = self.limits.max_delay_ms / 1000
-        pacing = plan.pacing
-        if pacing is None or (pacing.first_chunk_s <= cap and pacing.chunk_s <= cap):
-            return plan, []
-        shortened = Pacing(min(pacing.first_chunk_s, cap), min(pacing.chunk_s, cap))
-        return replace(plan, pacing=shortened), [
-            f"timing shortened to at most {self.limits.max_delay_ms:g} ms per delay "
-            "(raise it with serve --max-delay-ms)"
-        ]
 
     def _error_response(
         self,
@@ -566,47 +342,50 @@ class MockLLM:
     ) -> MockResponse:
         body = codec.render_error(status, type, message, param)
         headers = {"x-mockllm-protocol": codec.name, **extra}
-        return MockResponse(status, _with_headers(headers, content_type=_JSON), body)
-
-    def _not_found(self, method: str, path: str) -> MockResponse:
-        routes = [route for codec in CODECS for route in codec.routes] + list(ENDPOINT_ROUTES)
-        message = f"Unknown route {method} {path}. The mock serves {', '.join(routes)}."
-        self._record(Outcome.REJECTED, method=method, path=path, protocol=None, status=404, error=message)
-        # OpenAI's shape for an unknown URL: ``code`` is null (its 404 default,
-        # ``model_not_found``, would send the reader after the wrong problem).
-        body = dumps(
-            {"error": {"message": message, "type": "invalid_request_error", "param": None, "code": None}}
-        ).encode()
-        return MockResponse(404, _with_headers({}, content_type=_JSON), body)
+        return MockResponse(status, with_headers(headers, content_type=JSON_TYPE), body)
 
 
-def _rejection_headers(codec: WireCodec, body: bytes) -> dict[str, str]:
-    # Real providers put a request id on every reply, rejections included; the SDKs
-    # show it as error.request_id. Derived from the body: same request, same id.
-    return {codec.request_id_header: "req_" + hashlib.blake2b(body, digest_size=12).hexdigest()}
+def _journal_entry(
+    index: int, outcome: Outcome, fields: dict[str, Any], body_bytes: int, outline: bool
+) -> JournalEntry:
+    entry = JournalEntry(index=index, outcome=outcome, **fields)
+    if entry.reply is not None:
+        for call in entry.reply.tool_calls:
+            call.request_index = entry.index
+    if entry.request is not None and outline:
+        # A body this large would push the rest of the journal out: keep its outline.
+        kept: dict[str, Any] = {"model": entry.model, "messages": [], "tools": [], "parameters": {}}
+        entry.request = entry.request.model_copy(update=kept)
+        entry.warnings.append(f"request body of {body_bytes} bytes not kept (over the journal's budget)")
+    else:
+        entry._weight = body_bytes
+    return entry
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a JSON number (JSON numbers are finite)")
+class _PendingEntry:
+    """A journal entry of a scripted reply, kept as the parts it is built from until the
+    journal is read: most entries never are, and building one (the parsed request, the
+    reply's summary, pydantic's checks) was a third of ``handle``'s time. It weighs what
+    its entry will (``entry_bytes`` reads the same fields from it)."""
 
+    __slots__ = ("_built", "_fields", "_later", "_weight", "index", "outcome")
 
-def _served_or_rejected(status: int) -> Outcome:
-    return Outcome.SERVED if status < 400 else Outcome.REJECTED
+    def __init__(
+        self, index: int, outcome: Outcome, fields: dict[str, Any], later: Callable[[], dict[str, Any]], weight: int
+    ) -> None:
+        self.index, self.outcome, self._fields, self._later, self._weight = index, outcome, fields, later, weight
+        self._built: JournalEntry | None = None
 
+    def __getattr__(self, name: str) -> Any:
+        # What ``entry_bytes`` reads before the entry is built.
+        return self._fields.get(name, [] if name == "warnings" else None)
 
-def _model_of(body: Any) -> str | None:
-    model = body.get("model") if isinstance(body, dict) else None
-    return model if isinstance(model, str) else None
-
-
-def _with_headers(
-    values: Mapping[str, str], *, content_type: str, extra: list[tuple[str, str]] | None = None
-) -> list[tuple[str, str]]:
-    headers = [("content-type", content_type)]
-    headers.extend((name, header_value(value)) for name, value in values.items())
-    if extra:
-        headers.extend(extra)
-    return headers
+    def built(self) -> JournalEntry:
+        """The entry (built once; the caller holds the journal's lock)."""
+        if self._built is None:
+            self._fields.update(self._later())
+            self._built = _journal_entry(self.index, self.outcome, self._fields, self._weight, False)
+        return self._built
 
 
 def _recorded_outcome(status: int, fields: dict[str, Any]) -> Outcome:

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Any, Generic, Protocol, TypeVar
 
+from mockllm._exceptions import RequestRejected
 from mockllm._state import KeyValues, MemoryState, State
-from mockllm._wire.base import RequestRejected
 
 __all__ = ["WHY_NOT_HELD", "HeldConversations", "HeldMemory", "HeldNotFound"]
 
@@ -37,7 +37,9 @@ class HeldNotFound(RequestRejected):
 
 class HeldConversations(Protocol):
     """What the engine asks of a protocol's server-held conversations (threads, Responses
-    state): rebuild a request from what is held, then keep its reply."""
+    state): rebuild a request from what is held, then keep its reply. The codec of the
+    protocol makes the store (``WireCodec.held_conversations``); the engine keeps one
+    per mock and names no protocol."""
 
     def expand(self, body: Any) -> tuple[Any, str | None, bool]:
         """(the whole request ``body`` stands for, the held id it was rebuilt from, whether
@@ -46,6 +48,10 @@ class HeldConversations(Protocol):
 
     def keep(self, whole_body: dict[str, Any], reply_json: bytes) -> None:
         """Hold ``whole_body`` (what ``expand`` gave) with the reply after it."""
+        ...
+
+    def clear(self) -> None:
+        """Forget everything held (``MockLLM.reset``)."""
         ...
 
 

@@ -8,12 +8,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import parse_qsl
 
 from mockllm._conversation import Conversation
 from mockllm._exceptions import RequestRejected
 from mockllm._plan import ReplyPlan
+
+if TYPE_CHECKING:
+    from mockllm._held import HeldConversations
+    from mockllm._state import State
 
 __all__ = [
     "SSE_MEDIA_TYPE",
@@ -110,6 +114,13 @@ class WireCodec(Protocol):
       ``after_chunks``, or one the mock fails to finish).
     - ``render_error(status, type, message, param)``: the provider's HTTP error body;
       ``type``/``message`` None means the provider's usual ones for ``status``.
+    - ``held_conversations(state)``: a new store, kept in ``state`` (``mockllm._state``), of the conversations the provider holds on
+      its server (Anthropic threads, OpenAI Responses state), or None when it holds
+      none. The engine keeps one per mock and asks it to ``expand`` each request before
+      anything reads it and to ``keep`` each reply (``mockllm._held``).
+    - ``answer_held_route(method, path, body, store)``: (status, body) of a route of
+      that held state (OpenAI's ``POST /v1/conversations``), or None when ``path`` is
+      not one.
     """
 
     name: str
@@ -147,6 +158,12 @@ class WireCodec(Protocol):
 
     def render_error(self, status: int, type: str | None, message: str | None, param: str | None = None) -> bytes: ...
 
+    def held_conversations(self, state: State) -> HeldConversations | None: ...
+
+    def answer_held_route(
+        self, method: str, path: str, body: bytes, store: HeldConversations
+    ) -> tuple[int, bytes] | None: ...
+
 
 class StreamRenderer:
     """What every codec derives from its ``render_stream``, and the defaults of a codec
@@ -174,6 +191,15 @@ class StreamRenderer:
     def render_events(self, plan: ReplyPlan, body: dict[str, Any]) -> list[bytes]:
         """The whole stream as one list of events (tests, and callers wanting it all)."""
         return [event for batch in self.render_stream(plan, body) for event in batch]
+
+    def held_conversations(self, state: State) -> HeldConversations | None:
+        """None: most providers hold no conversation between requests."""
+        return None
+
+    def answer_held_route(
+        self, method: str, path: str, body: bytes, store: HeldConversations
+    ) -> tuple[int, bytes] | None:
+        return None
 
 
 def first_events(batches: Iterable[list[Any]], count: int) -> Iterator[list[Any]]:

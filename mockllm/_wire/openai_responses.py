@@ -14,56 +14,32 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from itertools import chain
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from mockllm._conversation import Conversation, Row, text_of
+from mockllm._conversation import Conversation
 from mockllm._cutting import argument_batches, text_batches
-from mockllm._pairing import find_pairing_problem
+from mockllm._held import HeldConversations
 from mockllm._plan import ReplyPlan, TextPart, count_words
+from mockllm._responses_state import ResponseStore
 from mockllm._wire.base import (
     DeclaredTools,
     EventBatches,
-    RequestRejected,
     StreamRenderer,
     dumps,
     first_events,
     sse_event,
     tools_declared,
 )
-from mockllm._wire.openai_errors import check_openai_types, openai_error_body, openai_error_fields
-from mockllm._wire.parameter_types import Kind, json_type
+from mockllm._wire.openai_errors import openai_error_body, openai_error_fields
+from mockllm._wire.openai_responses_requests import checked_input, read_input
+
+if TYPE_CHECKING:
+    from mockllm._state import State
 
 __all__ = ["OpenAIResponsesCodec", "openai_responses"]
 
 # Neutral stop reasons that end a response as "incomplete", with the API's reason.
 _INCOMPLETE_REASONS = {"max_tokens": "max_output_tokens", "content_filter": "content_filter"}
-
-# Input items that are model output: each is (part of) an assistant turn.
-_MODEL_OUTPUT_ITEMS = frozenset(
-    {
-        "function_call",
-        "reasoning",
-        "web_search_call",
-        "file_search_call",
-        "computer_call",
-        "custom_tool_call",
-        "mcp_call",
-        "image_generation_call",
-        "code_interpreter_call",
-    }
-)
-# The parameters whose JSON type OpenAI checks (a 400 naming the parameter otherwise).
-_PARAMETER_TYPES: dict[str, Kind] = {
-    "stream": "boolean",
-    "max_output_tokens": "integer",
-    "temperature": "decimal",
-    "top_p": "decimal",
-    "parallel_tool_calls": "boolean",
-    "store": "boolean",
-    "background": "boolean",
-}
-_TOOL_OUTPUT_ITEMS = frozenset({"function_call_output", "custom_tool_call_output"})
-_MESSAGE_TEXT_TYPES = ("input_text", "output_text", "text", "refusal")
 
 # Tool-call arguments stream in pieces of this many characters: small enough that a
 # cut lands inside a key or a string, as the real API's token-sized pieces do.
@@ -85,7 +61,8 @@ class OpenAIResponsesCodec(StreamRenderer):
     (``resp_<id>``, ``rs_<id>_<i>``, ``msg_<id>_<i>``, ``fc_<id>_<i>``), so the same
     plan always gives the same bytes. The codec reads the whole conversation in
     ``input``: the engine has already rebuilt a ``previous_response_id`` or
-    ``conversation`` request into it (``mockllm._responses_state``).
+    ``conversation`` request into it, with the store this codec makes
+    (``held_conversations``: ``mockllm._responses_state``).
     """
 
     name = "openai-responses"
@@ -97,59 +74,29 @@ class OpenAIResponsesCodec(StreamRenderer):
     shape_knobs: tuple[str, ...] = ("arguments", "keep_alive_every")
     """The protocol-specific stream-shape knobs this codec honours (``mockllm._shapes``)."""
 
+    def held_conversations(self, state: State) -> ResponseStore:
+        """``previous_response_id`` and ``conversation`` state: ``mockllm._responses_state``."""
+        return ResponseStore(state=state)
+
+    def answer_held_route(
+        self, method: str, path: str, body: bytes, store: HeldConversations
+    ) -> tuple[int, bytes] | None:
+        """``POST …/conversations``: a new conversation, in OpenAI's shape."""
+        if method != "POST" or not path.endswith("/conversations") or not isinstance(store, ResponseStore):
+            return None
+        return store.create_conversation(body)
+
     # -- requests -----------------------------------------------------------------
 
     def read(self, body: Any) -> Conversation:
-        """The neutral conversation of ``instructions`` and ``input``.
-
-        Model-output items (assistant messages, function calls, reasoning) become
-        assistant messages; consecutive ones form one turn when counted.
-        """
-        if not isinstance(body, dict):
-            return Conversation(())
-        out: list[Row] = []
-        instructions = body.get("instructions")
-        if isinstance(instructions, str) and instructions:
-            out.append(("system", "", (), (), None))
-        items = body.get("input")
-        if isinstance(items, str):
-            out.append(("user", items, (), (), 0))
-        elif isinstance(items, list):
-            for position, item in enumerate(items):
-                if isinstance(item, dict):
-                    message = _read_item(position, item)
-                    if message is not None:
-                        out.append(message)
-        return Conversation(tuple(out))
+        """The neutral conversation of ``instructions`` and ``input``
+        (``mockllm._wire.openai_responses_requests``)."""
+        return read_input(body)
 
     def read_request(self, body: Any, *, lenient: bool) -> Conversation:
         """Reject what the real API rejects with a 400 (pairing only when not lenient);
         else ``read(body)``."""
-        if not isinstance(body, dict):
-            raise RequestRejected(
-                f"Invalid type for the request body: expected a JSON object, but got {type(body).__name__} instead."
-            )
-        if body.get("model") is None:
-            raise RequestRejected("Missing required parameter: 'model'.", param="model")
-        if body.get("input") is None:
-            raise RequestRejected("Missing required parameter: 'input'.", param="input")
-        items = body["input"]
-        if not isinstance(items, (str, list)):
-            raise RequestRejected(
-                "Invalid type for 'input': expected one of a string or an array of input "
-                f"items, but got {json_type(items)} instead.",
-                param="input",
-            )
-        check_openai_types(body, _PARAMETER_TYPES)
-        conversation = self.read(body)
-        problem = None if lenient else find_pairing_problem(conversation)
-        if problem is None:
-            return conversation
-        if problem.kind == "orphan_result":
-            message = f"No tool call found for function call output with call_id {problem.call_id}."
-        else:
-            message = f"No tool output found for function call {problem.call_id}."
-        raise RequestRejected(message, param="input")
+        return checked_input(body, lenient=lenient)
 
     def wants_stream(self, body: dict[str, Any]) -> bool:
         return body.get("stream") is True
@@ -271,29 +218,6 @@ class OpenAIResponsesCodec(StreamRenderer):
             "metadata": body.get("metadata") or {},
             **_conversation_echo(body.get("conversation")),
         }
-
-
-def _read_item(position: int, item: dict[str, Any]) -> Row | None:
-    """The neutral message of one input item, or None for an item that is none."""
-    kind = item.get("type", "message")
-    if not isinstance(kind, str):  # e.g. a list: not hashable, so not a set member
-        return None
-    if kind == "message":
-        role = item.get("role")
-        if role == "assistant":
-            return ("assistant", "", (), (), position)
-        if role == "user":
-            return ("user", text_of(item.get("content"), _MESSAGE_TEXT_TYPES), (), (), position)
-        if role == "system" or role == "developer":
-            return ("system", "", (), (), position)
-        return None
-    if kind in _MODEL_OUTPUT_ITEMS:
-        call_id = item.get("call_id") if kind == "function_call" else None
-        return ("assistant", "", () if call_id is None else (str(call_id),), (), position)
-    if kind in _TOOL_OUTPUT_ITEMS:
-        call_id = item.get("call_id")
-        return ("tool", "", (), () if call_id is None else (str(call_id),), position)
-    return None
 
 
 def _str_or_none(value: Any) -> str | None:

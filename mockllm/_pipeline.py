@@ -1,0 +1,370 @@
+"""One request through the engine, as named stages.
+
+``answer`` is the path every request takes that no recording answered (``MockLLM.handle``
+guards it and checks the body's size first)::
+
+    route → read → expand held conversation → read the conversation → select → plan
+          → cap → render → journal
+
+- ``route``: the endpoints beside the model calls (models, token counting, embeddings;
+  ``mockllm._wire.endpoints``), the routes of a protocol's held state (its codec's
+  ``answer_held_route``), else the codec serving the path; a 404 naming the routes, a
+  405 for a method other than POST.
+- ``read``: the body as JSON (a 400 for what is not).
+- ``expand_held``: a request naming a conversation the provider holds on its server is
+  rebuilt into the whole of it, by the store its codec made (``WireCodec.held_conversations``;
+  a 4xx in the provider's shape for an id the mock does not hold).
+- ``read_conversation``: the codec's reading, after the checks the real provider makes.
+- ``select``: the instruction that answers (tags, else a registered script).
+- ``plan``: the reply plan (``mockllm._plan_builder``), with the request's attempt
+  number; the fallback's for a reply past the output cap (estimated before a word is
+  generated) or a stream shape its texts cannot take.
+- ``cap``: scripted delays within ``limits.max_delay_ms``, then a latency profile's pacing.
+- ``render``: the scripted error, the stream or the JSON body, in the codec's bytes;
+  the reply is then held for the next request if the conversation is held.
+- ``journal``: one entry a request (``MockLLM._record``), rejections included.
+
+Every stage reads and writes one ``Exchange`` (``mockllm._exchange``); a stage that answers early (a
+rejection) returns the ``MockResponse`` and the rest do not run. No stage names a
+protocol: what differs between providers is asked of the codec.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from typing import Any
+
+from mockllm._cutting import cut_problem
+from mockllm._delivery import Delivery, delivery_for
+from mockllm._exchange import JOURNAL_TEXT_MAX, Exchange, MockLLM, model_of
+from mockllm._held import HeldNotFound
+from mockllm._journal import Outcome, recorded_reply, recorded_request
+from mockllm._latency import paced_by_profile, whole_reply_wait
+from mockllm._limits import clip_text, estimated_output_bytes
+from mockllm._mock_response import MockResponse
+from mockllm._plan import Pacing
+from mockllm._plan_builder import build_reply_plan
+from mockllm._response_headers import JSON_TYPE, body_request_id, with_headers
+from mockllm._selection import Selection, select_in_conversation
+from mockllm._tool_check import undeclared_tool_calls
+from mockllm._usage import prompt_tokens
+from mockllm._wire.base import RequestRejected, dumps, query_params
+from mockllm._wire.endpoints import ENDPOINT_ROUTES, answer_endpoint
+from mockllm._wire.registry import CODECS, codec_for_path
+
+__all__ = ["answer", "cap", "expand_held", "journal", "plan", "read", "read_conversation", "render", "route", "select"]
+
+
+def answer(mock: MockLLM, ex: Exchange) -> MockResponse:
+    """The reply to ``ex``, through every stage (the module docstring)."""
+    for early_stage in (route, read, expand_held, read_conversation):
+        early = early_stage(mock, ex)
+        if early is not None:
+            return early
+    select(mock, ex)
+    plan(mock, ex)
+    cap(mock, ex)
+    return render(mock, ex)
+
+
+# -- route ------------------------------------------------------------------------------
+
+
+def route(mock: MockLLM, ex: Exchange) -> MockResponse | None:
+    """Answer the routes that are not model calls; else set ``ex.codec``."""
+    method, path = ex.method, ex.path
+    endpoint = answer_endpoint(method, path, ex.headers, ex.body, lenient=mock.lenient)
+    if endpoint is not None:
+        mock._record(_served_or_rejected(endpoint.status), method=method, path=path, protocol=None,
+                     status=endpoint.status, error=endpoint.error)  # fmt: skip
+        ids = {endpoint.request_id_header: body_request_id(ex.body)}
+        return MockResponse(endpoint.status, with_headers(ids, content_type=JSON_TYPE), endpoint.body)
+    for holder, store in mock._held_stores:
+        held_route = holder.answer_held_route(method, path, ex.body, store)
+        if held_route is not None:
+            status, body = held_route
+            mock._record(_served_or_rejected(status), method=method, path=path, protocol=None, status=status)
+            ids = {holder.request_id_header: body_request_id(ex.body)}
+            return MockResponse(status, with_headers(ids, content_type=JSON_TYPE), body)
+    codec = codec_for_path(path)
+    if codec is None:
+        return _not_found(mock, method, path)
+    ex.codec = codec = codec.for_request(path, query_params(ex.query) if ex.query else {})
+    if method != "POST":
+        return _rejected(mock, ex, 405, f"{method} is not allowed on {path}; send a POST request.")
+    return None
+
+
+def _not_found(mock: MockLLM, method: str, path: str) -> MockResponse:
+    routes = [route for codec in CODECS for route in codec.routes] + list(ENDPOINT_ROUTES)
+    message = f"Unknown route {method} {path}. The mock serves {', '.join(routes)}."
+    mock._record(Outcome.REJECTED, method=method, path=path, protocol=None, status=404, error=message)
+    # OpenAI's shape for an unknown URL: ``code`` is null (its 404 default,
+    # ``model_not_found``, would send the reader after the wrong problem).
+    body = dumps({"error": {"message": message, "type": "invalid_request_error", "param": None, "code": None}})
+    return MockResponse(404, with_headers({}, content_type=JSON_TYPE), body.encode())
+
+
+# -- read -------------------------------------------------------------------------------
+
+
+def read(mock: MockLLM, ex: Exchange) -> MockResponse | None:
+    """Parse the body as JSON into ``ex.sent`` (and ``ex.whole``)."""
+    try:
+        ex.sent = ex.whole = json.loads(ex.body, parse_constant=_reject_constant)
+    except ValueError as exc:
+        message = f"The request body is not valid JSON: {exc}. Send a JSON object with the request parameters."
+        return _rejected(mock, ex, 400, message)
+    ex.model = model_of(ex.sent)
+    return None
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number (JSON numbers are finite)")
+
+
+# -- expand held conversation -----------------------------------------------------------
+
+
+def expand_held(mock: MockLLM, ex: Exchange) -> MockResponse | None:
+    """Rebuild a request that names a held conversation into the whole of it."""
+    store = mock._held.get(ex.codec.name)
+    if store is None:
+        return None
+    try:
+        ex.whole, ex.rebuilt_from, hold = store.expand(ex.sent)
+    except HeldNotFound as exc:
+        mock._record(Outcome.REJECTED, method=ex.method, path=ex.path, protocol=ex.codec.name, status=exc.status,
+                     error=exc.message, model=ex.model)  # fmt: skip
+        headers = with_headers({ex.codec.request_id_header: body_request_id(ex.body)}, content_type=JSON_TYPE)
+        return MockResponse(exc.status, headers, exc.body())
+    ex.model = model_of(ex.whole)
+    ex.store = store if hold else None
+    return None
+
+
+# -- read the conversation --------------------------------------------------------------
+
+
+def read_conversation(mock: MockLLM, ex: Exchange) -> MockResponse | None:
+    """The codec's neutral reading of the whole body, after the provider's checks."""
+    codec = ex.codec
+    try:
+        # One reading of the body serves validation and selection alike.
+        ex.conversation = codec.read_request(ex.whole, lenient=mock.lenient)
+    except RequestRejected as exc:
+        mock._record(Outcome.REJECTED, method=ex.method, path=ex.path, protocol=codec.name, status=exc.status,
+                     error=exc.message, model=ex.model, request=recorded_request(ex.sent, ex.body),
+                     body_bytes=len(ex.body))  # fmt: skip
+        headers = {codec.request_id_header: body_request_id(ex.body)}
+        return mock._error_response(codec, exc.status, exc.type, exc.message, exc.param, headers)
+    return None
+
+
+# -- select -----------------------------------------------------------------------------
+
+
+def select(mock: MockLLM, ex: Exchange) -> None:
+    """The instruction that answers: the conversation's tags, else a registered script."""
+    assert ex.conversation is not None
+    selection = select_in_conversation(ex.conversation, ex.codec.name)
+    if not selection.chain_found and mock.scripts:
+        found = mock.scripts.select(ex.conversation, ex.codec.name, model=ex.model, headers=ex.headers)
+        if found is not None:
+            selection, ex.script = found
+    mock._note_step(selection)
+    ex.selection = selection
+
+
+# -- plan -------------------------------------------------------------------------------
+
+
+def plan(mock: MockLLM, ex: Exchange) -> None:
+    """The reply plan, for this attempt of the request (``mockllm._attempts``); the
+    fallback's when the scripted reply would pass the output cap (estimated before a
+    word is generated) or take a stream shape its texts cannot."""
+    selection, codec = ex.selection, ex.codec
+    scripted_error = selection.instruction is not None and selection.instruction.error is not None
+    ex.attempt, ex.attempt_rule = mock._attempts.attempt(ex.path, ex.headers, ex.body, scripted_error=scripted_error)
+    ex.stream = codec.wants_stream(ex.whole)
+    ex.selection = selection = _within_output_cap(mock, selection, ex.stream, ex.whole)
+    built = build_reply_plan(
+        selection,
+        tool_call_prefix=codec.tool_call_prefix,
+        seed=mock.seed,
+        attempt=ex.attempt,
+        input_tokens=prompt_tokens(ex.whole, codec.prompt_fields),
+        default_stream=mock.stream,
+    )
+    problem = cut_problem(built)
+    if problem is not None:  # a shape the reply's texts cannot take: the fallback says why
+        ex.selection = replace(selection, instruction=None, fallback_reason=problem)
+        built = build_reply_plan(
+            ex.selection, tool_call_prefix=codec.tool_call_prefix, seed=mock.seed,
+            input_tokens=built.usage.input_tokens,
+        )  # fmt: skip
+    ex.plan = built
+
+
+def _within_output_cap(mock: MockLLM, selection: Selection, stream: bool, body: Any) -> Selection:
+    """``selection``, or its fallback when the scripted reply would pass the output cap
+    (estimated from the script, before a word is generated)."""
+    if selection.instruction is None:
+        return selection
+    model = body.get("model")
+    echo = len(model) if isinstance(model, str) else 0
+    size = estimated_output_bytes(selection.instruction, stream=stream, echo_bytes=echo)
+    cap = mock.limits.max_output_bytes
+    if size <= cap:
+        return selection
+    return replace(
+        selection,
+        instruction=None,
+        fallback_reason=(
+            f"instruction {selection.instruction_id!r} scripts about {size} bytes of output, over the "
+            f"cap of {cap} bytes per reply (script less, or raise it with serve --max-output-bytes)"
+        ),
+    )
+
+
+# -- cap --------------------------------------------------------------------------------
+
+
+def cap(mock: MockLLM, ex: Exchange) -> None:
+    """Every scripted delay within ``limits.max_delay_ms``; then a latency profile's
+    pacing (``mockllm._latency``), and the plan told to ``mock.on_plan`` (metrics)."""
+    cap_s = mock.limits.max_delay_ms / 1000
+    pacing = ex.plan.pacing
+    if pacing is not None and (pacing.first_chunk_s > cap_s or pacing.chunk_s > cap_s):
+        ex.plan = replace(ex.plan, pacing=Pacing(min(pacing.first_chunk_s, cap_s), min(pacing.chunk_s, cap_s)))
+        ex.warnings.append(
+            f"timing shortened to at most {mock.limits.max_delay_ms:g} ms per delay (raise it with serve --max-delay-ms)"
+        )
+    instruction = ex.selection.instruction
+    timing = instruction.timing if instruction is not None else None
+    profile = timing.profile if timing is not None else None
+    ex.plan = paced_by_profile(
+        ex.plan, profile, mock.latency, model=ex.model, body=ex.body, cap_s=cap_s, load=mock.stream_load
+    )
+    if mock.on_plan is not None:
+        mock.on_plan(ex.codec.name, ex.plan, ex.selection.fallback_reason is not None)
+
+
+# -- render -----------------------------------------------------------------------------
+
+
+def render(mock: MockLLM, ex: Exchange) -> MockResponse:
+    """The reply in the codec's bytes: the scripted HTTP error, the stream or the JSON
+    body; held for the next request where the conversation is held; journaled."""
+    codec, plan, stream = ex.codec, ex.plan, ex.stream
+    mock_headers = dict(plan.headers)
+    mock_headers["x-mockllm-protocol"] = codec.name
+    request_id = f"req_{plan.response_id}"
+    mock_headers[codec.request_id_header] = request_id
+    answered = Outcome.FALLBACK if ex.selection.fallback_reason is not None else Outcome.SCRIPTED
+
+    error = plan.error
+    if error is not None and (error.after_chunks is None or not stream):
+        extra = dict(mock_headers)
+        if error.retry_after_ms is not None:
+            extra["retry-after-ms"] = str(error.retry_after_ms)
+            extra["retry-after"] = str(max(1, -(-error.retry_after_ms // 1000)))
+        journal(mock, ex, Outcome.SCRIPTED_ERROR, status=error.status, error=f"scripted error {error.status}")
+        return mock._error_response(codec, error.status, error.type, error.message, None, extra)
+
+    whole: dict[str, Any] = ex.whole
+    rendered = None
+    if ex.store is not None and error is None:
+        rendered = codec.render_json(plan, whole)
+        ex.store.keep(whole, rendered)
+    if stream:
+
+        def failed(exc: Exception, sent: int) -> bytes:
+            message = (
+                f"mockllm failed while streaming this reply ({type(exc).__name__}: "
+                f"{clip_text(exc, 300)}); this is a bug in mockllm, please report it "
+                f"with request id {request_id}."
+            )
+            return codec.render_stream_error(500, None, message, sent)
+
+        headers = with_headers(
+            mock_headers, content_type=codec.stream_media_type, extra=[("cache-control", "no-cache")]
+        )
+        reply = MockResponse.stream(
+            200, headers, lambda: codec.render_stream(plan, whole), pacing=plan.pacing, on_failure=failed
+        )
+        keep_alive = "keep_alive_every" in getattr(codec, "shape_knobs", ())
+        reply.delivery = delivery_for(plan, mock.limits.max_delay_ms / 1000, keep_alive=keep_alive)
+        scripted = f"scripted mid-stream error after {error.after_chunks} events" if error else None
+        outcome = Outcome.SCRIPTED_ERROR if error else answered
+        journal(mock, ex, outcome, status=200, error=scripted, reply=True)
+        return reply
+    if rendered is None:
+        rendered = codec.render_json(plan, whole)
+    journal(mock, ex, answered, status=200, reply=True)
+    reply = MockResponse(200, with_headers(mock_headers, content_type=JSON_TYPE), rendered)
+    wait = whole_reply_wait(plan)  # a profile's generation time, waited before the one write
+    if wait:
+        reply.delivery = Delivery(None, None, stall_s=wait)
+    return reply
+
+
+# -- journal ----------------------------------------------------------------------------
+
+
+def journal(mock: MockLLM, ex: Exchange, outcome: Outcome, *, status: int, error: str | None = None,
+            reply: bool = False) -> None:  # fmt: skip
+    """Record a planned reply: the selection, the attempt, what was sent and (``reply``)
+    what the reply said. The parsed request and the reply's summary are built when the
+    journal is read (``MockLLM._record``'s ``later``)."""
+    selection, plan, sent, raw = ex.selection, ex.plan, ex.sent, ex.body
+
+    def later() -> dict[str, Any]:
+        parts: dict[str, Any] = {"request": recorded_request(sent, raw)}
+        if reply:
+            parts["reply"] = recorded_reply(plan, JOURNAL_TEXT_MAX)
+        return parts
+
+    fallback = selection.fallback_reason
+    mock._record(
+        outcome,
+        len(raw),
+        later,
+        method=ex.method,
+        path=ex.path,
+        protocol=ex.codec.name,
+        model=ex.model,
+        stream=ex.stream,
+        status=status,
+        error=error,
+        attempt=ex.attempt,
+        attempt_rule=ex.attempt_rule,
+        chain_id=selection.chain_id,
+        chain_length=selection.chain_length,
+        turn_index=selection.turn_index,
+        instruction_id=selection.instruction_id,
+        fallback_reason=fallback,
+        warnings=[*selection.warnings, *ex.warnings],
+        script_id=ex.script.id if ex.script is not None else None,
+        explanation=selection.describe() if fallback is not None else None,
+        rebuilt_from=ex.rebuilt_from,
+        undeclared_tool_calls=undeclared_tool_calls(plan.tool_calls, ex.codec.declared_tools(ex.whole))
+        if plan.tool_calls
+        else [],
+    )
+
+
+# -- shared -----------------------------------------------------------------------------
+
+
+def _rejected(mock: MockLLM, ex: Exchange, status: int, message: str) -> MockResponse:
+    """A 4xx no script asked for, journaled, in the codec's error shape."""
+    codec = ex.codec
+    mock._record(Outcome.REJECTED, method=ex.method, path=ex.path, protocol=codec.name, status=status, error=message)
+    headers = {codec.request_id_header: body_request_id(ex.body)}
+    return mock._error_response(codec, status, "invalid_request_error", message, None, headers)
+
+
+def _served_or_rejected(status: int) -> Outcome:
+    return Outcome.SERVED if status < 400 else Outcome.REJECTED

@@ -1,0 +1,65 @@
+"""A listening socket on loopback, run until SIGINT or SIGTERM, ending quietly.
+
+Used by the mock's server and the recording proxy (``mockllm.testing`` exports
+``bind_socket`` and ``run_until_signalled`` for test tooling).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import socket
+import threading
+from collections.abc import Iterator
+from types import FrameType
+from typing import Any
+
+__all__ = ["bind_socket", "ended_by_signals", "run_until_signalled"]
+
+
+def bind_socket(host: str, port: int) -> socket.socket:
+    """A listening TCP socket on ``host:port`` (port 0 picks a free one)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    # proto=IPPROTO_TCP (not 0): asyncio sets TCP_NODELAY on accepted connections only
+    # when the socket says it is TCP; without it a reply written in two pieces (headers,
+    # then body) waits ~40 ms for the client's delayed ACK.
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(2048)
+    sock.set_inheritable(True)
+    return sock
+
+
+class _Stopped(Exception):
+    """Raised by the SIGTERM handler so that serve() returns normally."""
+
+
+def _raise_stopped(signum: int, frame: FrameType | None) -> None:
+    raise _Stopped
+
+
+def run_until_signalled(server: Any, sock: socket.socket) -> None:
+    """Run uvicorn ``server`` on ``sock`` until SIGINT or SIGTERM, then return normally
+    (the process can exit 0); ``sock`` is closed either way."""
+    # uvicorn shuts down gracefully on SIGINT/SIGTERM and then re-raises the signal
+    # with the handlers it found installed; ended_by_signals makes those end quietly.
+    try:
+        with ended_by_signals():
+            server.run(sockets=[sock])
+    finally:
+        sock.close()
+
+
+@contextlib.contextmanager
+def ended_by_signals() -> Iterator[None]:
+    """SIGINT or SIGTERM ends the block quietly, so that the process can exit 0."""
+    in_main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _raise_stopped) if in_main else None
+    try:
+        yield
+    except (KeyboardInterrupt, _Stopped):
+        pass
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
