@@ -22,6 +22,8 @@
     │                              and line (mockllm._recording.format; also a ValueError)
     ├── SecretInRecording          a recording about to be written holds a key-shaped
     │                              string (mockllm._recording.scrub; also a ValueError)
+    ├── EventStreamError           bytes that are not a well-formed AWS event stream
+    │                              (mockllm._wire.eventstream; also a ValueError)
     └── MissingExtraError          an optional package (httpx2) is not installed; the
                                    message names the extra (mockllm._optional; also a
                                    ModuleNotFoundError)

@@ -110,6 +110,8 @@ class WireCodec(Protocol):
       ``after_chunks``, or one the mock fails to finish).
     - ``render_error(status, type, message, param)``: the provider's HTTP error body;
       ``type``/``message`` None means the provider's usual ones for ``status``.
+    - ``error_headers(status, type)``: headers the provider adds to that error reply
+      (Bedrock's ``x-amzn-ErrorType``); none by default.
     """
 
     name: str
@@ -147,6 +149,8 @@ class WireCodec(Protocol):
 
     def render_error(self, status: int, type: str | None, message: str | None, param: str | None = None) -> bytes: ...
 
+    def error_headers(self, status: int, type: str | None) -> dict[str, str]: ...
+
 
 class StreamRenderer:
     """What every codec derives from its ``render_stream``, and the defaults of a codec
@@ -170,6 +174,9 @@ class StreamRenderer:
 
     def render_stream(self, plan: ReplyPlan, body: dict[str, Any]) -> EventBatches:
         raise NotImplementedError
+
+    def error_headers(self, status: int, type: str | None) -> dict[str, str]:
+        return {}
 
     def render_events(self, plan: ReplyPlan, body: dict[str, Any]) -> list[bytes]:
         """The whole stream as one list of events (tests, and callers wanting it all)."""
