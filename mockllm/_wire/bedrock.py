@@ -23,10 +23,8 @@ message's ``toolUse`` blocks are one turn's tool calls; a user message of
 from __future__ import annotations
 
 import json
-import zlib
 from collections.abc import Mapping
 from itertools import chain
-from json.encoder import encode_basestring as encode_string
 from typing import Any
 
 from mockllm._conversation import Conversation, Row
@@ -42,7 +40,7 @@ from mockllm._wire.bedrock_errors import (
     bedrock_stream_exception,
 )
 from mockllm._wire.bedrock_validation import check_converse_request
-from mockllm._wire.eventstream import EVENT_STREAM_MEDIA_TYPE, event_headers, event_message
+from mockllm._wire.eventstream import EVENT_STREAM_MEDIA_TYPE, event_message, framer
 
 __all__ = ["BedrockConverseCodec", "bedrock_converse"]
 
@@ -97,19 +95,6 @@ def _stop_reason(plan: ReplyPlan) -> str:
 
 def _tool_input(part: ToolCallPart) -> Any:
     return json.loads(part.arguments) if part.arguments.strip() else {}
-
-
-def _framed(headers: bytes, payloads: list[bytes]) -> list[bytes]:
-    """Event-stream messages of one event type, one per payload (the hot path of a long
-    reply: ``eventstream.encode_message`` inlined)."""
-    size = 16 + len(headers)
-    out = []
-    for payload in payloads:
-        lengths = (size + len(payload)).to_bytes(4, "big") + len(headers).to_bytes(4, "big")
-        prelude = lengths + zlib.crc32(lengths).to_bytes(4, "big")
-        crc = zlib.crc32(payload, zlib.crc32(headers, zlib.crc32(prelude)))
-        out.append(prelude + headers + payload + crc.to_bytes(4, "big"))
-    return out
 
 
 class BedrockConverseCodec(StreamRenderer):
@@ -226,13 +211,13 @@ class BedrockConverseCodec(StreamRenderer):
         return chain(first_events(events, kept), [[failure]])
 
     def _events(self, plan: ReplyPlan, body: dict[str, Any]) -> EventBatches:
-        delta = event_headers("contentBlockDelta")
+        delta = framer("contentBlockDelta").frame_texts
         yield [event_message("messageStart", b'{"role":"assistant"}')]
         index = 0
         if plan.reasoning and _wants_reasoning(body):
             head, tail = f'{{"contentBlockIndex":{index},"delta":{{"reasoningContent":{{"text":', "}}}"
             for pieces in text_batches(plan.reasoning, plan):
-                yield _framed(delta, [(head + encode_string(piece) + tail).encode() for piece in pieces])
+                yield delta(head, tail, pieces)
             signature = {
                 "contentBlockIndex": index,
                 "delta": {"reasoningContent": {"signature": thinking_signature(plan)}},
@@ -244,14 +229,14 @@ class BedrockConverseCodec(StreamRenderer):
                 head, tail = f'{{"contentBlockIndex":{index},"delta":{{"text":', "}}"
                 batches = text_batches(part.text, plan) if part.text else [[""]]
                 for pieces in batches:
-                    yield _framed(delta, [(head + encode_string(piece) + tail).encode() for piece in pieces])
+                    yield delta(head, tail, pieces)
             else:
                 start = {"contentBlockIndex": index, "start": {"toolUse": {"toolUseId": part.id, "name": part.name}}}
                 yield [event_message("contentBlockStart", dumps(start).encode())]
                 head, tail = f'{{"contentBlockIndex":{index},"delta":{{"toolUse":{{"input":', "}}}"
                 arguments = dumps(_tool_input(part))
                 for pieces in argument_batches(arguments, JSON_SLICE, plan):
-                    yield _framed(delta, [(head + encode_string(piece) + tail).encode() for piece in pieces])
+                    yield delta(head, tail, pieces)
             yield [self._stop(index)]
             index += 1
         metadata = {"usage": _usage(plan), "metrics": _metrics(plan)}

@@ -32,13 +32,24 @@ from mockllm._wire.bedrock_errors import (
     bedrock_stream_exception,
     reject,
 )
-from mockllm._wire.eventstream import EVENT_STREAM_MEDIA_TYPE, encode_message, event_headers
+from mockllm._wire.eventstream import EVENT_STREAM_MEDIA_TYPE, framer
 
 __all__ = ["BedrockInvokeCodec", "bedrock_invoke", "decode_chunk"]
 
 _OPERATIONS = ("invoke", "invoke-with-response-stream")
 _EXTRANEOUS = ("model", "stream")
 _DATA = b"data: "
+_PING = b"event: ping"
+# A delta's SSE event -> its chunk message: a delta depends only on its block and its
+# words, which repeat (the words come from a small vocabulary). Only deltas are kept:
+# the other events carry the reply's ids and usage.
+_CHUNKS: dict[bytes, bytes] = {}
+_KEPT_CHUNKS = 8192
+_KEPT_KIND = b'{"type":"content_block_delta"'
+
+
+def _frame_chunk(data: bytes) -> bytes:
+    return framer("chunk").frame([b'{"bytes":"' + base64.b64encode(data) + b'"}'])[0]
 
 
 def _malformed(reason: str) -> RequestRejected:
@@ -137,19 +148,22 @@ class BedrockInvokeCodec(StreamRenderer):
         return chain(first_events(events, kept), [[failure]])
 
     def _chunks(self, plan: ReplyPlan, body: dict[str, Any]) -> EventBatches:
-        headers = event_headers("chunk")
         sse = anthropic_messages.render_stream(replace(plan, error=None), self._with_model(body))
         for batch in sse:
             out = []
             for event in batch:
-                start = event.find(_DATA)
-                if event.startswith(b"event: ping") or start < 0:
-                    continue
-                data = event[start + len(_DATA) :].rstrip(b"\n")
-                if data.startswith(b'{"type":"message_stop"'):
-                    data = dumps({"type": "message_stop", "amazon-bedrock-invocationMetrics": _metrics(plan)}).encode()
-                payload = b'{"bytes":"' + base64.b64encode(data) + b'"}'
-                out.append(encode_message(headers, payload))
+                chunk = _CHUNKS.get(event)
+                if chunk is None:
+                    if event.startswith(_PING) or _DATA not in event:
+                        continue
+                    data = event[event.index(_DATA) + len(_DATA) :].rstrip(b"\n")
+                    if data.startswith(b'{"type":"message_stop"'):
+                        metrics = {"type": "message_stop", "amazon-bedrock-invocationMetrics": _metrics(plan)}
+                        data = dumps(metrics).encode()
+                    chunk = _frame_chunk(data)
+                    if len(_CHUNKS) < _KEPT_CHUNKS and data.startswith(_KEPT_KIND):
+                        _CHUNKS[event] = chunk
+                out.append(chunk)
             if out:
                 yield out
 

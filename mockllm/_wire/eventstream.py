@@ -23,12 +23,14 @@ import struct
 import zlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from json.encoder import encode_basestring as encode_string
 from typing import Any
 
 from mockllm._exceptions import MockLLMError
 
 __all__ = [
     "EVENT_STREAM_MEDIA_TYPE",
+    "EventFramer",
     "EventMessage",
     "EventStreamError",
     "decode_messages",
@@ -37,6 +39,7 @@ __all__ = [
     "event_headers",
     "event_message",
     "exception_message",
+    "framer",
 ]
 
 EVENT_STREAM_MEDIA_TYPE = "application/vnd.amazon.eventstream"
@@ -62,6 +65,69 @@ def encode_message(headers: bytes, payload: bytes) -> bytes:
     lengths = _LENGTHS.pack(16 + len(headers) + len(payload), len(headers))
     message = lengths + _CRC.pack(zlib.crc32(lengths)) + headers + payload
     return message + _CRC.pack(zlib.crc32(message))
+
+
+class EventFramer:
+    """Frames the JSON payloads of one event type, fast: a long reply is hundreds of
+    ``contentBlockDelta`` events, each needing its two CRCs.
+
+    A message's prelude and headers, and the CRC over them, depend only on the payload's
+    length, so they are kept per length; each message then hashes its payload once.
+    ``frame_texts`` goes further: a delta's message depends only on its text (the
+    generated words come from a small vocabulary), so whole messages are kept per text.
+    Both tables are bounded; past the bound a message is framed afresh.
+    """
+
+    _KEPT = 1024
+    _KEPT_HEADS = 32
+
+    def __init__(self, event_type: str) -> None:
+        self.headers = event_headers(event_type)
+        self._prefixes: dict[int, tuple[bytes, int]] = {}
+        self._texts: dict[tuple[str, str], dict[str, bytes]] = {}
+
+    def _prefix(self, length: int) -> tuple[bytes, int]:
+        lengths = _LENGTHS.pack(16 + len(self.headers) + length, len(self.headers))
+        prefix = lengths + _CRC.pack(zlib.crc32(lengths)) + self.headers
+        found = (prefix, zlib.crc32(prefix))
+        if len(self._prefixes) < self._KEPT:
+            self._prefixes[length] = found
+        return found
+
+    def frame(self, payloads: list[bytes]) -> list[bytes]:
+        """One message per payload, in order (``encode_message``'s bytes)."""
+        known, pack, crc32, out = self._prefixes.get, _CRC.pack, zlib.crc32, []
+        append = out.append
+        for payload in payloads:
+            prefix, start = known(len(payload)) or self._prefix(len(payload))
+            append(prefix + payload + pack(crc32(payload, start)))
+        return out
+
+    def frame_texts(self, head: str, tail: str, texts: list[str]) -> list[bytes]:
+        """One message per text, whose payload is ``head``, the text as a JSON string,
+        then ``tail``."""
+        kept = self._texts.get((head, tail))
+        if kept is None:
+            kept = {}
+            if len(self._texts) < self._KEPT_HEADS:
+                self._texts[(head, tail)] = kept
+        out = []
+        for text in texts:
+            message = kept.get(text)
+            if message is None:
+                payload = (head + encode_string(text) + tail).encode()
+                prefix, start = self._prefixes.get(len(payload)) or self._prefix(len(payload))
+                message = prefix + payload + _CRC.pack(zlib.crc32(payload, start))
+                if len(kept) < self._KEPT:
+                    kept[text] = message
+            out.append(message)
+        return out
+
+
+@functools.cache
+def framer(event_type: str) -> EventFramer:
+    """The shared framer of ``event_type`` events."""
+    return EventFramer(event_type)
 
 
 @functools.cache

@@ -4,6 +4,7 @@ the mock's decoder refuses too."""
 
 from __future__ import annotations
 
+import json
 import struct
 import uuid
 
@@ -18,6 +19,7 @@ from mockllm._wire.eventstream import (
     encode_message,
     event_message,
     exception_message,
+    framer,
 )
 
 eventstream = pytest.importorskip("botocore.eventstream", reason="botocore is not installed (the test extra)")
@@ -106,3 +108,16 @@ def test_a_stream_cut_short_names_where() -> None:
     data = event_message("messageStart", b"{}") * 2
     with pytest.raises(EventStreamError, match=f"message at byte {len(data) // 2}"):
         decode_messages(data[:-3])
+
+
+@given(st.lists(st.binary(max_size=70), max_size=30), st.lists(st.text(max_size=12), max_size=30), st.text(max_size=5))
+def test_the_fast_framer_writes_the_same_bytes_as_the_plain_encoder(
+    payloads: list[bytes], texts: list[str], head: str
+) -> None:
+    delta = framer("contentBlockDelta")
+    framed = delta.frame(payloads)
+    assert framed == [event_message("contentBlockDelta", payload) for payload in payloads]
+    assert [payload for _, payload in botocore_read(b"".join(framed))] == payloads
+    for _ in range(2):  # framed, then taken from the table
+        framed = delta.frame_texts(f'{{"h":{json.dumps(head)},"t":', "}", texts)
+        assert [json.loads(payload)["t"] for _, payload in botocore_read(b"".join(framed))] == texts
