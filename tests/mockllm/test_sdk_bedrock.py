@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from harness.golden.extension import golden_text
 from harness.plugin.fixtures import MockLLMServer
 from tests.mockllm.sdk_support import script
 
@@ -218,3 +219,85 @@ def test_invoke_model_with_response_stream_carries_anthropic_events(server: Mock
     assert text == "Let me check." and json.loads(arguments) == {"city": "Paris"}
     metrics = events[-1]["amazon-bedrock-invocationMetrics"]
     assert metrics["outputTokenCount"] > 0 and metrics["inputTokenCount"] > 0
+
+
+# -- one golden for every protocol ---------------------------------------------------
+
+GOLDEN_LOOP = script(
+    {
+        "id": "look-up",
+        "reasoning": {"length": 5},
+        "messages": [
+            {"text_message": {"text": "Let me check."}},
+            {"tool_call": [{"name": "get_weather", "args": {"city": "Paris"}}]},
+        ],
+    },
+    {"id": "answer", "messages": [{"text_message": {"length": 8}}]},
+)
+
+
+def bedrock_agent(server: MockLLMServer, stream: bool) -> list[dict[str, Any]]:
+    """A user's agent loop over Bedrock Converse, as the events it would snapshot."""
+    bedrock, events = client(server), [{"type": "user", "content": GOLDEN_LOOP}]
+    messages = [user(GOLDEN_LOOP)]
+    thinking = {"thinking": {"type": "enabled", "budget_tokens": 1024}}
+    while True:
+        reply = converse(bedrock, stream, messages=messages, toolConfig=TOOLS, additionalModelRequestFields=thinking)
+        message = reply["output"]["message"]
+        messages.append(message)
+        results = []
+        for block in message["content"]:
+            if "reasoningContent" in block:
+                events.append({"type": "reasoning", "content": block["reasoningContent"]["reasoningText"]["text"]})
+            elif "text" in block:
+                events.append({"type": "answer", "content": block["text"]})
+            else:
+                call = block["toolUse"]
+                events.append(
+                    {"type": "tool_call", "name": call["name"], "args": call["input"], "toolUseId": call["toolUseId"]}
+                )
+                events.append({"type": "tool_result", "toolUseId": call["toolUseId"], "output": "sunny"})
+                results.append({"toolResult": {"toolUseId": call["toolUseId"], "content": [{"text": "sunny"}]}})
+        if not results:
+            return events
+        messages.append({"role": "user", "content": results})
+
+
+def anthropic_agent(server: MockLLMServer) -> list[dict[str, Any]]:
+    """The same agent over Anthropic Messages, with the official SDK."""
+    claude, events = server.anthropic(), [{"type": "user", "content": GOLDEN_LOOP}]
+    messages: list[dict[str, Any]] = [{"role": "user", "content": GOLDEN_LOOP}]
+    tools = [{"name": "get_weather", "input_schema": TOOLS["tools"][0]["toolSpec"]["inputSchema"]["json"]}]
+    while True:
+        reply = claude.messages.create(
+            model="claude-mock",
+            max_tokens=4096,
+            messages=messages,
+            tools=tools,
+            thinking={"type": "enabled", "budget_tokens": 1024},
+        )
+        messages.append({"role": "assistant", "content": [block.model_dump() for block in reply.content]})
+        results = []
+        for block in reply.content:
+            if block.type == "thinking":
+                events.append({"type": "reasoning", "content": block.thinking})
+            elif block.type == "text":
+                events.append({"type": "answer", "content": block.text})
+            else:
+                events.append({"type": "tool_call", "name": block.name, "args": block.input, "toolUseId": block.id})
+                events.append({"type": "tool_result", "toolUseId": block.id, "output": "sunny"})
+                results.append({"type": "tool_result", "tool_use_id": block.id, "content": "sunny"})
+        if not results:
+            return events
+        messages.append({"role": "user", "content": results})
+
+
+def test_a_golden_is_byte_identical_over_bedrock_and_anthropic(server: MockLLMServer) -> None:
+    goldens = {
+        "bedrock converse": golden_text(bedrock_agent(server, stream=False)),
+        "bedrock converse_stream": golden_text(bedrock_agent(server, stream=True)),
+        "anthropic messages": golden_text(anthropic_agent(server)),
+    }
+    assert len(set(goldens.values())) == 1, goldens
+    golden = goldens["anthropic messages"]
+    assert "tool_call" in golden and 'toolUseId="<tool:1>"' in golden and golden.count("answer") == 2
