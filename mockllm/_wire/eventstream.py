@@ -96,7 +96,8 @@ class EventFramer:
 
     def frame(self, payloads: list[bytes]) -> list[bytes]:
         """One message per payload, in order (``encode_message``'s bytes)."""
-        known, pack, crc32, out = self._prefixes.get, _CRC.pack, zlib.crc32, []
+        known, pack, crc32 = self._prefixes.get, _CRC.pack, zlib.crc32
+        out: list[bytes] = []
         append = out.append
         for payload in payloads:
             prefix, start = known(len(payload)) or self._prefix(len(payload))
