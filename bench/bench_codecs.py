@@ -57,6 +57,20 @@ REQUESTS: dict[str, tuple[str, str, dict[str, Any]]] = {
         "",
         {"model": "m", "messages": [{"role": "user", "content": PROMPT}]},
     ),
+    "bedrock-converse": (
+        "/model/m/converse-stream",
+        "",
+        {"messages": [{"role": "user", "content": [{"text": PROMPT}]}]},
+    ),
+    "bedrock-invoke": (
+        "/model/m/invoke-with-response-stream",
+        "",
+        {
+            "anthropic_version": "bedrock-2023-05-31",
+            "max_tokens": 1024,
+            "messages": [{"role": "user", "content": PROMPT}],
+        },
+    ),
 }
 
 
@@ -101,7 +115,11 @@ def main(argv: list[str] | None = None) -> int:
     report("|---|---:|---:|")
     failed = False
     for name, (seconds, ratio) in results.items():
-        ok = ratio <= TARGET or name == "anthropic-messages"  # the target is for the new codecs
+        # The target is for the new codecs; InvokeModel's stream is the Anthropic codec's
+        # events re-framed, so it is measured against that codec's cost too.
+        ok = ratio <= TARGET or name == "anthropic-messages"
+        if name == "bedrock-invoke":
+            ok = ratio <= TARGET * results["anthropic-messages"][1]
         failed = failed or not ok
         report(f"| {name} | {seconds * 1e6:.0f} | {ratio:.2f}x{'' if ok else ' (over)'} |")
     return 1 if args.check and failed else 0

@@ -341,7 +341,7 @@ class MockLLM:
         extra: dict[str, str],
     ) -> MockResponse:
         body = codec.render_error(status, type, message, param)
-        headers = {"x-mockllm-protocol": codec.name, **extra}
+        headers = {"x-mockllm-protocol": codec.name, **extra, **codec.error_headers(status, type)}
         return MockResponse(status, with_headers(headers, content_type=JSON_TYPE), body)
 
 

@@ -26,6 +26,8 @@
     │   │                          a ValueError)
     │   ├── StateConfigError       a ``serve --state`` value or its store is wrong (startup)
     │   └── StateUnavailable       the shared store stopped answering mid-run (a 503)
+    ├── EventStreamError           bytes that are not a well-formed AWS event stream
+    │                              (mockllm._wire.eventstream; also a ValueError)
     └── MissingExtraError          an optional package (httpx2) is not installed; the
                                    message names the extra (mockllm._optional; also a
                                    ModuleNotFoundError)

@@ -29,7 +29,12 @@ class UpstreamReply:
     connection back (when reusable) or closes it."""
 
     def __init__(
-        self, pool: UpstreamPool, origin: _Origin, connection: _Connection, status_line: str, headers: list[tuple[str, str]]
+        self,
+        pool: UpstreamPool,
+        origin: _Origin,
+        connection: _Connection,
+        status_line: str,
+        headers: list[tuple[str, str]],
     ) -> None:
         self._pool, self._origin, self._connection = pool, origin, connection
         self.status_line = status_line

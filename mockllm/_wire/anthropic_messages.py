@@ -35,7 +35,7 @@ from mockllm._wire.base import (
     tools_declared,
 )
 
-__all__ = ["AnthropicMessagesCodec", "anthropic_messages"]
+__all__ = ["AnthropicMessagesCodec", "anthropic_messages", "thinking_signature"]
 
 # Characters per ``input_json_delta``: small enough that any real arguments object
 # arrives in several pieces, each cut wherever the slice falls (inside keys, strings,
@@ -98,7 +98,8 @@ def _tool_input(arguments: str) -> dict[str, Any]:
     return value
 
 
-def _signature(plan: ReplyPlan) -> str:
+def thinking_signature(plan: ReplyPlan) -> str:
+    """The signature of the plan's thinking block: the scripted one, or one derived from the reply."""
     if plan.reasoning_signature:
         return plan.reasoning_signature
     # The real API's signatures are opaque base64; clients only need one, stable.
@@ -139,7 +140,7 @@ def _content_blocks(plan: ReplyPlan) -> list[dict[str, Any]]:
     """The finished content blocks, in stream order."""
     blocks: list[dict[str, Any]] = []
     if plan.reasoning:
-        blocks.append({"type": "thinking", "thinking": plan.reasoning, "signature": _signature(plan)})
+        blocks.append({"type": "thinking", "thinking": plan.reasoning, "signature": thinking_signature(plan)})
     for part in plan.parts:
         if isinstance(part, TextPart):
             blocks.append({"type": "text", "text": part.text})

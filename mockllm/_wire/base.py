@@ -121,6 +121,8 @@ class WireCodec(Protocol):
     - ``answer_held_route(method, path, body, store)``: (status, body) of a route of
       that held state (OpenAI's ``POST /v1/conversations``), or None when ``path`` is
       not one.
+    - ``error_headers(status, type)``: headers the provider adds to that error reply
+      (Bedrock's ``x-amzn-ErrorType``); none by default.
     """
 
     name: str
@@ -163,6 +165,7 @@ class WireCodec(Protocol):
     def answer_held_route(
         self, method: str, path: str, body: bytes, store: HeldConversations
     ) -> tuple[int, bytes] | None: ...
+    def error_headers(self, status: int, type: str | None) -> dict[str, str]: ...
 
 
 class StreamRenderer:
@@ -187,6 +190,9 @@ class StreamRenderer:
 
     def render_stream(self, plan: ReplyPlan, body: dict[str, Any]) -> EventBatches:
         raise NotImplementedError
+
+    def error_headers(self, status: int, type: str | None) -> dict[str, str]:
+        return {}
 
     def render_events(self, plan: ReplyPlan, body: dict[str, Any]) -> list[bytes]:
         """The whole stream as one list of events (tests, and callers wanting it all)."""

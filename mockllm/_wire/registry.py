@@ -12,6 +12,8 @@ from mockllm._exceptions import UnknownProtocol
 from mockllm._wire.anthropic_messages import anthropic_messages
 from mockllm._wire.azure_openai import azure_openai
 from mockllm._wire.base import WireCodec
+from mockllm._wire.bedrock import bedrock_converse
+from mockllm._wire.bedrock_invoke import bedrock_invoke
 from mockllm._wire.gemini import gemini
 from mockllm._wire.ollama import ollama
 from mockllm._wire.openai_chat import openai_chat
@@ -19,7 +21,16 @@ from mockllm._wire.openai_responses import openai_responses
 
 __all__ = ["CODECS", "PROTOCOLS", "codec_for_path", "codec_named"]
 
-CODECS: tuple[WireCodec, ...] = (openai_chat, anthropic_messages, openai_responses, gemini, azure_openai, ollama)
+CODECS: tuple[WireCodec, ...] = (
+    openai_chat,
+    anthropic_messages,
+    openai_responses,
+    gemini,
+    azure_openai,
+    ollama,
+    bedrock_converse,
+    bedrock_invoke,
+)
 PROTOCOLS: tuple[str, ...] = tuple(codec.name for codec in CODECS)
 
 _BY_NAME: dict[str, WireCodec] = {name: codec for codec in CODECS for name in (codec.name, *codec.aliases)}
@@ -28,6 +39,8 @@ _BY_NAME: dict[str, WireCodec] = {name: codec for codec in CODECS for name in (c
 # Codecs whose routes are path patterns first: an Azure deployment's path also ends
 # with ``/chat/completions``.
 _MATCH_ORDER: tuple[WireCodec, ...] = (
+    bedrock_converse,
+    bedrock_invoke,
     gemini,
     azure_openai,
     openai_chat,

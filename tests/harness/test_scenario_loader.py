@@ -52,7 +52,7 @@ expect: {flow: tool_use}
         (
             "prompt: hi\nprotocols: [anthropic-messages, cohere]\n",
             "case.yaml:2: protocols[1]: 'cohere' is not a protocol the mock speaks; use one of openai-chat, "
-            "anthropic-messages, openai-responses, gemini, azure-openai, ollama (or all)",
+            "anthropic-messages, openai-responses, gemini, azure-openai, ollama, bedrock-converse, bedrock-invoke (or all)",
         ),
         (
             "prompt: hi\nrunner: side ways\n",

@@ -44,6 +44,8 @@ __all__ = [
     "tagged",
     "text_step",
     "to_anthropic",
+    "to_bedrock",
+    "to_bedrock_invoke",
     "to_chat",
     "to_gemini",
     "to_ollama",
@@ -212,6 +214,40 @@ def to_ollama(conv: list[Turn]) -> dict[str, Any]:
     return {"model": "llama-mock", "messages": out, "stream": False}
 
 
+def to_bedrock(conv: list[Turn]) -> dict[str, Any]:
+    """Bedrock Converse: content blocks ``text``, ``reasoningContent``, ``toolUse``; tool
+    results as ``toolResult`` blocks of a user message, a user's text after them in the
+    same message (Bedrock wants roles to alternate)."""
+    out: list[dict[str, Any]] = []
+    for turn in conv:
+        if turn[0] == "user":
+            last = out[-1] if out else None
+            if last and last["role"] == "user" and "toolResult" in last["content"][-1]:
+                last["content"].append({"text": turn[1]})
+            else:
+                out.append({"role": "user", "content": [{"text": turn[1]}]})
+        elif turn[0] == "assistant":
+            _, text, calls, reasoning = turn
+            blocks: list[dict[str, Any]] = []
+            if reasoning is not None:
+                blocks.append({"reasoningContent": {"reasoningText": {"text": reasoning, "signature": "c2ln"}}})
+            if text is not None:
+                blocks.append({"text": text})
+            blocks.extend({"toolUse": {"toolUseId": i, "name": n, "input": a}} for i, n, a in calls)
+            out.append({"role": "assistant", "content": blocks or [{"text": ""}]})
+        else:
+            results = [{"toolResult": {"toolUseId": i, "content": [{"text": o}]}} for i, o in turn[1]]
+            out.append({"role": "user", "content": results})
+    return {"messages": out}
+
+
+def to_bedrock_invoke(conv: list[Turn]) -> dict[str, Any]:
+    """Bedrock InvokeModel with an Anthropic body: Anthropic Messages without ``model``."""
+    body = to_anthropic(conv, merge=True)
+    del body["model"]
+    return {"anthropic_version": "bedrock-2023-05-31", **body}
+
+
 ITEMS_KEY = {"openai-responses": "input", "gemini": "contents"}
 """Where a protocol's body keeps its conversation, when not in ``messages``."""
 
@@ -222,6 +258,8 @@ RENDER: dict[str, Callable[[list[Turn]], dict[str, Any]]] = {
     "gemini": to_gemini,
     "azure-openai": to_chat,
     "ollama": to_ollama,
+    "bedrock-converse": to_bedrock,
+    "bedrock-invoke": to_bedrock_invoke,
 }
 assert set(RENDER) == set(PROTOCOLS), "a new codec needs a renderer here"
 
@@ -237,6 +275,8 @@ def renderings(conv: list[Turn]) -> list[tuple[str, dict[str, Any]]]:
         ("gemini", to_gemini(conv)),
         ("azure-openai", to_chat(conv)),
         ("ollama", to_ollama(conv)),
+        ("bedrock-converse", to_bedrock(conv)),
+        ("bedrock-invoke", to_bedrock_invoke(conv)),
     ]
 
 

@@ -19,6 +19,10 @@ PATHS = (
     "/openai/v1/chat/completions",
     "/api/chat",
     "/api/generate",
+    "/model/anthropic.claude-mock-v1:0/converse",
+    "/model/anthropic.claude-mock-v1:0/converse-stream",
+    "/model/anthropic.claude-mock-v1:0/invoke",
+    "/model/anthropic.claude-mock-v1:0/invoke-with-response-stream",
 )
 
 _odd_numbers = st.sampled_from([1e999, -1e999, float("nan"), "__HUGE_INT__", -(10**40), 1e308, 2**63, -0.0])
@@ -97,6 +101,12 @@ def _body(draw: st.DrawFn, path: str) -> bytes:
     model = draw(st.one_of(st.just("m"), _odd_text, _scalars))
     if path.endswith("/responses"):
         body: dict[str, Any] = {"model": model, "input": content}
+    elif "/converse" in path:
+        role = draw(st.sampled_from(["user", "assistant", None]))
+        body = {"messages": [{"role": role, "content": [{"text": content}]}]}
+    elif "/invoke" in path:
+        body = {"anthropic_version": "bedrock-2023-05-31", "max_tokens": 64}
+        body["messages"] = [{"role": "user", "content": content}]
     elif "/models/" in path:
         body = {"contents": [{"role": draw(st.sampled_from(["user", "model", None])), "parts": [{"text": content}]}]}
     else:

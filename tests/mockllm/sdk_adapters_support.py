@@ -15,6 +15,8 @@ OWN_SDK_MODULE = {
     "gemini": "test_sdk_gemini.py",
     "azure-openai": "test_sdk_azure.py",
     "ollama": "test_sdk_ollama.py",
+    "bedrock-converse": "test_sdk_bedrock.py",
+    "bedrock-invoke": "test_sdk_bedrock.py",
 }
 """Protocols whose official SDK is tested in a module of its own, not through an adapter."""
 assert set(ADAPTERS) | set(OWN_SDK_MODULE) == set(PROTOCOLS), "a new codec needs an SDK adapter or SDK test module"

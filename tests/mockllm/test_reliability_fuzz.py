@@ -13,6 +13,7 @@ import json
 from hypothesis import HealthCheck, given, settings
 
 from mockllm import MockLLM
+from mockllm._wire.eventstream import EVENT_STREAM_MEDIA_TYPE, decode_messages
 from tests.mockllm.fuzz_strategies import fuzz_request, is_scripted_fault
 
 ENGINE = MockLLM()
@@ -30,13 +31,15 @@ def test_any_request_gets_a_provider_shaped_reply_below_500(request: tuple[str, 
         assert reply.body.startswith((b"data: ", b"event: "))
     elif reply.streaming and media == "application/x-ndjson":  # Ollama: one JSON object a line
         assert all(isinstance(json.loads(line), dict) for line in reply.body.splitlines())
+    elif reply.streaming and media == EVENT_STREAM_MEDIA_TYPE:  # Bedrock: framed JSON messages, CRCs right
+        assert all(isinstance(json.loads(m.payload), dict) for m in decode_messages(reply.body))
     elif reply.streaming:  # Gemini's JSON-array stream: one JSON array once complete
         assert isinstance(json.loads(reply.body), list)
     else:
         parsed = json.loads(reply.body)
         assert isinstance(parsed, dict)
-        if reply.status >= 400:
-            assert "error" in parsed
+        if reply.status >= 400:  # Bedrock's error body is {"message": ...}, its type in a header
+            assert "error" in parsed or "x-amzn-ErrorType" in dict(reply.headers)
     for name, value in reply.headers:
         assert value == value.strip() and value.isascii() and not any(ord(c) < 32 for c in value), (name, value)
     json.dumps([entry.model_dump(mode="json") for entry in ENGINE.journal]).encode()

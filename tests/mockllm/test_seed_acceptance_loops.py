@@ -198,6 +198,8 @@ def test_req6_4_unexpected_message_structure_is_handled_gracefully(protocol: str
         "gemini": {"contents": [{"parts": [{"text": "prefix"}, {"text": tagged(ABC)}]}]},  # role defaults to user
         "azure-openai": {"messages": [{"role": "user", "content": ["prefix", tagged(ABC)]}]},
         "ollama": {"messages": [{"role": "user", "content": "prefix " + tagged(ABC)}]},  # content is a string
+        "bedrock-converse": {"messages": [{"role": "user", "content": [{"text": "prefix"}, {"text": tagged(ABC)}]}]},
+        "bedrock-invoke": {"messages": [{"role": "user", "content": tagged(ABC)}]},
     }
     assert select(bodies[protocol], protocol).instruction_id == "A"
 

@@ -1,0 +1,266 @@
+"""Amazon Bedrock Runtime ``Converse`` and ``ConverseStream``.
+
+``POST /model/{modelId}/converse`` answers JSON; ``POST /model/{modelId}/converse-stream``
+answers the AWS event stream (``mockllm._wire.eventstream``): ``messageStart``, per
+content block ``contentBlockStart`` (tool uses only, as Bedrock sends it) /
+``contentBlockDelta`` … / ``contentBlockStop``, then ``messageStop`` and ``metadata``
+(usage and metrics). The model and the streaming choice are in the path, so the engine
+hands this codec the path (``for_request``) and it answers with a codec bound to them.
+
+The conversation is ``messages``: role ``user`` or ``assistant``, ``content`` a list of
+blocks (``text``, ``toolUse``, ``toolResult``, ``reasoningContent``, …). An assistant
+message's ``toolUse`` blocks are one turn's tool calls; a user message of
+``toolResult`` blocks answers them (a tool message, not a new user message). Our choices:
+
+- Reasoning goes first as a ``reasoningContent`` block (text, then its signature), only
+  when ``additionalModelRequestFields`` asks for it (Anthropic's ``thinking``
+  ``enabled``, or ``reasoning_config`` ``enabled``).
+- Tool input streams as JSON text slices cut mid-token, as Bedrock does.
+- ``metrics.latencyMs`` derives from the reply's size (never the clock).
+- SigV4 ``Authorization`` (and ``x-amz-*``) headers are accepted, never checked.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from itertools import chain
+from typing import Any
+
+from mockllm._conversation import Conversation, Row
+from mockllm._cutting import argument_batches, text_batches
+from mockllm._plan import ReplyPlan, TextPart, ToolCallPart
+from mockllm._wire.anthropic_messages import JSON_SLICE, thinking_signature
+from mockllm._wire.base import DeclaredTools, EventBatches, StreamRenderer, dumps, first_events
+from mockllm._wire.bedrock_errors import (
+    BEDROCK_PATH,
+    REQUEST_ID_HEADER,
+    bedrock_error_body,
+    bedrock_error_headers,
+    bedrock_stream_exception,
+)
+from mockllm._wire.bedrock_validation import check_converse_request
+from mockllm._wire.eventstream import EVENT_STREAM_MEDIA_TYPE, event_message, framer
+
+__all__ = ["BedrockConverseCodec", "bedrock_converse"]
+
+_OPERATIONS = ("converse", "converse-stream")
+
+_STOP_REASONS = {
+    "end_turn": "end_turn",
+    "tool_use": "tool_use",
+    "max_tokens": "max_tokens",
+    "stop_sequence": "stop_sequence",
+    "content_filter": "content_filtered",
+    "refusal": "content_filtered",
+}
+
+
+def _blocks(message: dict[str, Any]) -> list[dict[str, Any]]:
+    content = message.get("content")
+    return [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
+
+
+def _ids(blocks: list[dict[str, Any]], kind: str) -> tuple[str, ...]:
+    return tuple(str(b[kind].get("toolUseId")) for b in blocks if isinstance(b.get(kind), dict))
+
+
+def _wants_reasoning(body: dict[str, Any]) -> bool:
+    fields = body.get("additionalModelRequestFields")
+    if not isinstance(fields, dict):
+        return False
+    for key in ("thinking", "reasoning_config", "reasoningConfig"):
+        setting = fields.get(key)
+        if isinstance(setting, dict) and setting.get("type") == "enabled":
+            return True
+    return False
+
+
+def _usage(plan: ReplyPlan) -> dict[str, int]:
+    return {
+        "inputTokens": plan.usage.input_tokens,
+        "outputTokens": plan.usage.output_tokens,
+        "totalTokens": plan.usage.total_tokens,
+    }
+
+
+def _metrics(plan: ReplyPlan) -> dict[str, int]:
+    """Fixed rates: 100 ms to the first token, 10 ms per output token."""
+    return {"latencyMs": 100 + 10 * plan.usage.output_tokens}
+
+
+def _stop_reason(plan: ReplyPlan) -> str:
+    return _STOP_REASONS.get(plan.stop_reason, "end_turn")
+
+
+def _tool_input(part: ToolCallPart) -> Any:
+    return json.loads(part.arguments) if part.arguments.strip() else {}
+
+
+class BedrockConverseCodec(StreamRenderer):
+    """Bedrock Runtime's ``Converse`` protocol, as ``boto3``'s ``bedrock-runtime`` client
+    reads it; bound to a request's model and operation by ``for_request``."""
+
+    name = "bedrock-converse"
+    aliases: tuple[str, ...] = ("bedrock", "converse")
+    route = "/converse"
+    routes: tuple[str, ...] = ("POST /model/{modelId}/converse", "POST /model/{modelId}/converse-stream")
+    request_id_header = REQUEST_ID_HEADER
+    tool_call_prefix = "tooluse"
+    prompt_fields: tuple[str, ...] = ("system", "messages", "toolConfig")
+    # Text and reasoning are cut as the shape says, tool input as ``arguments`` says;
+    # no keep-alive comments (a binary framing has none) and no usage chunk to move.
+    shape_knobs: tuple[str, ...] = ("arguments",)
+
+    def __init__(self, model: str | None = None, stream: bool = False) -> None:
+        self.model = model
+        self.stream = stream
+
+    def matches(self, path: str) -> bool:
+        found = BEDROCK_PATH.search(path)
+        return found is not None and found.group("operation") in _OPERATIONS
+
+    def for_request(self, path: str, query: Mapping[str, str]) -> BedrockConverseCodec:
+        found = BEDROCK_PATH.search(path.rstrip("/"))
+        if found is None:
+            return self
+        return BedrockConverseCodec(found.group("model"), found.group("operation") == "converse-stream")
+
+    @property
+    def stream_media_type(self) -> str:
+        return EVENT_STREAM_MEDIA_TYPE
+
+    def read(self, body: Any) -> Conversation:
+        """The neutral conversation: ``system``, then ``messages``."""
+        if not isinstance(body, dict):
+            return Conversation(())
+        out: list[Row] = []
+        if body.get("system"):
+            out.append(("system", "", (), (), None))
+        messages = body.get("messages")
+        for position, message in enumerate(messages if isinstance(messages, list) else []):
+            if not isinstance(message, dict):
+                continue
+            role, blocks = message.get("role"), _blocks(message)
+            if role == "assistant":
+                out.append(("assistant", "", _ids(blocks, "toolUse"), (), position))
+            elif role == "user":
+                results = _ids(blocks, "toolResult")
+                texts = [b["text"] for b in blocks if isinstance(b.get("text"), str)]
+                if results:
+                    out.append(("tool", "", (), results, position))
+                if texts or not results:
+                    out.append(("user", "\n".join(texts), (), (), position))
+        return Conversation(tuple(out))
+
+    def read_request(self, body: Any, *, lenient: bool) -> Conversation:
+        """Reject what Bedrock answers with a ``ValidationException``; else ``read(body)``.
+
+        ``lenient`` skips the tool use / result pairing and role alternation checks."""
+        check_converse_request(body, lenient=lenient)
+        return self.read(body)
+
+    def wants_stream(self, body: dict[str, Any]) -> bool:
+        """Whether the path was ``converse-stream``."""
+        return self.stream
+
+    def declared_tools(self, body: dict[str, Any]) -> DeclaredTools:
+        """``toolConfig.tools[].toolSpec`` by ``name``, with ``inputSchema.json``."""
+        config = body.get("toolConfig")
+        tools = config.get("tools") if isinstance(config, dict) else None
+        declared: DeclaredTools = {}
+        for tool in tools if isinstance(tools, list) else []:
+            spec = tool.get("toolSpec") if isinstance(tool, dict) else None
+            if isinstance(spec, dict) and isinstance(spec.get("name"), str):
+                schema = spec.get("inputSchema")
+                schema = schema.get("json") if isinstance(schema, dict) else None
+                declared[spec["name"]] = schema if isinstance(schema, dict) else None
+        return declared
+
+    def _content(self, plan: ReplyPlan, body: dict[str, Any]) -> list[dict[str, Any]]:
+        content: list[dict[str, Any]] = []
+        if plan.reasoning and _wants_reasoning(body):
+            text = {"text": plan.reasoning, "signature": thinking_signature(plan)}
+            content.append({"reasoningContent": {"reasoningText": text}})
+        for part in plan.parts:
+            if isinstance(part, TextPart):
+                content.append({"text": part.text})
+            else:
+                content.append({"toolUse": {"toolUseId": part.id, "name": part.name, "input": _tool_input(part)}})
+        return content
+
+    def render_json(self, plan: ReplyPlan, body: dict[str, Any]) -> bytes:
+        """The ``ConverseResponse``."""
+        response = {
+            "output": {"message": {"role": "assistant", "content": self._content(plan, body)}},
+            "stopReason": _stop_reason(plan),
+            "usage": _usage(plan),
+            "metrics": _metrics(plan),
+        }
+        return dumps(response).encode()
+
+    def render_stream(self, plan: ReplyPlan, body: dict[str, Any]) -> EventBatches:
+        """The ``ConverseStream`` events; cut after ``plan.error.after_chunks`` events by
+        an exception message."""
+        events = self._events(plan, body)
+        error = plan.error
+        if error is None:
+            return events
+        kept = error.after_chunks or 0
+        failure = self.render_stream_error(error.status, error.type, error.message, kept)
+        return chain(first_events(events, kept), [[failure]])
+
+    def _events(self, plan: ReplyPlan, body: dict[str, Any]) -> EventBatches:
+        delta = framer("contentBlockDelta").frame_texts
+        yield [event_message("messageStart", b'{"role":"assistant"}')]
+        index = 0
+        if plan.reasoning and _wants_reasoning(body):
+            head, tail = f'{{"contentBlockIndex":{index},"delta":{{"reasoningContent":{{"text":', "}}}"
+            for pieces in text_batches(plan.reasoning, plan):
+                yield delta(head, tail, pieces)
+            signature = {
+                "contentBlockIndex": index,
+                "delta": {"reasoningContent": {"signature": thinking_signature(plan)}},
+            }
+            yield [event_message("contentBlockDelta", dumps(signature).encode()), self._stop(index)]
+            index += 1
+        for part in plan.parts:
+            if isinstance(part, TextPart):
+                head, tail = f'{{"contentBlockIndex":{index},"delta":{{"text":', "}}"
+                batches = text_batches(part.text, plan) if part.text else [[""]]
+                for pieces in batches:
+                    yield delta(head, tail, pieces)
+            else:
+                start = {"contentBlockIndex": index, "start": {"toolUse": {"toolUseId": part.id, "name": part.name}}}
+                yield [event_message("contentBlockStart", dumps(start).encode())]
+                head, tail = f'{{"contentBlockIndex":{index},"delta":{{"toolUse":{{"input":', "}}}"
+                arguments = dumps(_tool_input(part))
+                for pieces in argument_batches(arguments, JSON_SLICE, plan):
+                    yield delta(head, tail, pieces)
+            yield [self._stop(index)]
+            index += 1
+        metadata = {"usage": _usage(plan), "metrics": _metrics(plan)}
+        yield [
+            event_message("messageStop", dumps({"stopReason": _stop_reason(plan)}).encode()),
+            event_message("metadata", dumps(metadata).encode()),
+        ]
+
+    @staticmethod
+    def _stop(index: int) -> bytes:
+        return event_message("contentBlockStop", b'{"contentBlockIndex":%d}' % index)
+
+    def render_stream_error(self, status: int, type: str | None, message: str | None, sequence: int) -> bytes:
+        """An exception message (``:message-type: exception``), what botocore raises
+        ``EventStreamError`` for."""
+        return bedrock_stream_exception(status, type, message)
+
+    def render_error(self, status: int, type: str | None, message: str | None, param: str | None = None) -> bytes:
+        """``{"message": ...}``; the exception's name goes in ``x-amzn-ErrorType``."""
+        return bedrock_error_body(status, type, message)
+
+    def error_headers(self, status: int, type: str | None) -> dict[str, str]:
+        """``x-amzn-ErrorType``, where botocore reads the error code."""
+        return bedrock_error_headers(status, type)
+
+
+bedrock_converse = BedrockConverseCodec()

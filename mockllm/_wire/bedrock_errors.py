@@ -1,0 +1,101 @@
+"""What Bedrock Runtime's two protocols share: the route, the request id, the errors.
+
+- The routes: ``POST /model/{modelId}/{operation}``; the model id may be an ARN (its
+  ``/`` and ``:`` arrive percent-encoded and are decoded by the server), so the operation
+  is read from the end of the path.
+- An error is ``{"message": ...}`` with the exception's name in the
+  ``x-amzn-ErrorType`` header (what botocore reads the error code from); a scripted
+  ``type`` that is an AWS exception name (``ThrottlingException``) is used as it is, any
+  other the usual exception of the status.
+- In a stream, an error is an exception message of the event-stream framing
+  (``:message-type: exception``), ``:exception-type`` the stream's member name
+  (``throttlingException``); botocore raises ``EventStreamError`` with that code.
+"""
+
+from __future__ import annotations
+
+import re
+
+from mockllm._wire.base import RequestRejected, dumps
+from mockllm._wire.eventstream import exception_message
+
+__all__ = [
+    "BEDROCK_PATH",
+    "REQUEST_ID_HEADER",
+    "bedrock_error_body",
+    "bedrock_error_headers",
+    "bedrock_exception",
+    "bedrock_stream_exception",
+    "reject",
+]
+
+BEDROCK_PATH = re.compile(
+    r"/model/(?P<model>.+)/(?P<operation>converse|converse-stream|invoke|invoke-with-response-stream)$"
+)
+REQUEST_ID_HEADER = "x-amzn-RequestId"
+
+# status -> (exception, message) when a script names only the HTTP status.
+_EXCEPTIONS = {
+    400: ("ValidationException", "The request is not valid."),
+    403: ("AccessDeniedException", "You don't have access to the model with the specified model ID."),
+    404: ("ResourceNotFoundException", "The specified resource ARN was not found. Check the ARN and try again."),
+    408: (
+        "ModelTimeoutException",
+        "The request took too long to process. Processing time exceeded the model timeout length.",
+    ),
+    424: ("ModelErrorException", "The request failed due to an error while processing the model."),
+    429: ("ThrottlingException", "Too many requests, please wait before trying again."),
+    500: ("InternalServerException", "The server encountered an internal error while processing the request."),
+    503: ("ServiceUnavailableException", "Bedrock is unable to process your request."),
+}
+_MESSAGES = {exception: message for exception, message in _EXCEPTIONS.values()}
+_ERROR_TYPE_SUFFIX = ":http://internal.amazon.com/coral/com.amazon.bedrock/"
+
+# The exceptions a stream can carry (botocore's event-stream members); others become
+# the member closest in kind.
+_STREAM_MEMBERS = {
+    "InternalServerException",
+    "ModelStreamErrorException",
+    "ValidationException",
+    "ThrottlingException",
+    "ServiceUnavailableException",
+    "ModelTimeoutException",
+}
+
+
+def bedrock_exception(status: int, type: str | None) -> str:
+    """The exception name of an error: a scripted AWS name, else the status's usual one."""
+    if type and type.endswith("Exception") and type.isidentifier():
+        return type
+    if status in _EXCEPTIONS:
+        return _EXCEPTIONS[status][0]
+    return "InternalServerException" if status >= 500 else "ValidationException"
+
+
+def _message(exception: str, message: str | None, status: int) -> str:
+    return message or _MESSAGES.get(exception) or f"The request failed (HTTP {status})."
+
+
+def bedrock_error_body(status: int, type: str | None, message: str | None) -> bytes:
+    """``{"message": ...}``, Bedrock's error body."""
+    return dumps({"message": _message(bedrock_exception(status, type), message, status)}).encode()
+
+
+def bedrock_error_headers(status: int, type: str | None) -> dict[str, str]:
+    """``x-amzn-ErrorType``: the exception name and the service's namespace."""
+    return {"x-amzn-ErrorType": bedrock_exception(status, type) + _ERROR_TYPE_SUFFIX}
+
+
+def bedrock_stream_exception(status: int, type: str | None, message: str | None) -> bytes:
+    """The exception message that ends a stream."""
+    exception = bedrock_exception(status, type)
+    text = _message(exception, message, status)
+    if exception not in _STREAM_MEMBERS:
+        exception = "InternalServerException" if status >= 500 else "ModelStreamErrorException"
+    member = exception[0].lower() + exception[1:]
+    return exception_message(member, dumps({"message": text}).encode())
+
+
+def reject(message: str, status: int = 400) -> RequestRejected:
+    """A ``ValidationException`` (or the status's exception) about the request."""
+    return RequestRejected(message, status=status, type=bedrock_exception(status, None))

@@ -1,0 +1,187 @@
+"""Bedrock Runtime ``InvokeModel`` and ``InvokeModelWithResponseStream`` for Anthropic
+models: ``POST /model/{modelId}/invoke`` and ``…/invoke-with-response-stream``.
+
+The body is an Anthropic Messages body without ``model`` (the path names the model)
+and with ``anthropic_version: "bedrock-2023-05-31"``; the reply is the Anthropic
+``Message`` (``mockllm._wire.anthropic_messages`` reads and renders both). The stream is
+the AWS event stream: one ``chunk`` event per Anthropic stream event, its JSON
+base64-encoded in ``{"bytes": ...}`` (no ``ping``: Bedrock sends none); the last,
+``message_stop``, carries ``amazon-bedrock-invocationMetrics``. Errors are Bedrock's
+(``mockllm._wire.bedrock_errors``). Other model families' bodies (Titan, Llama, …) are
+not built: a body without ``anthropic_version`` is a ``ValidationException`` saying so.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Mapping
+from dataclasses import replace
+from itertools import chain
+from typing import Any
+
+from mockllm._conversation import Conversation
+from mockllm._plan import ReplyPlan
+from mockllm._wire.anthropic_messages import anthropic_messages
+from mockllm._wire.base import DeclaredTools, EventBatches, RequestRejected, StreamRenderer, dumps, first_events
+from mockllm._wire.bedrock_errors import (
+    BEDROCK_PATH,
+    REQUEST_ID_HEADER,
+    bedrock_error_body,
+    bedrock_error_headers,
+    bedrock_stream_exception,
+    reject,
+)
+from mockllm._wire.eventstream import EVENT_STREAM_MEDIA_TYPE, framer
+
+__all__ = ["BedrockInvokeCodec", "bedrock_invoke", "decode_chunk"]
+
+_OPERATIONS = ("invoke", "invoke-with-response-stream")
+_EXTRANEOUS = ("model", "stream")
+_DATA = b"data: "
+_PING = b"event: ping"
+# A delta's SSE event -> its chunk message: a delta depends only on its block and its
+# words, which repeat (the words come from a small vocabulary). Only deltas are kept:
+# the other events carry the reply's ids and usage.
+_CHUNKS: dict[bytes, bytes] = {}
+_KEPT_CHUNKS = 8192
+_KEPT_KIND = b'{"type":"content_block_delta"'
+
+
+def _frame_chunk(data: bytes) -> bytes:
+    return framer("chunk").frame([b'{"bytes":"' + base64.b64encode(data) + b'"}'])[0]
+
+
+def _malformed(reason: str) -> RequestRejected:
+    return reject(f"Malformed input request: #: {reason}, please reformat your input and try again.")
+
+
+def _metrics(plan: ReplyPlan) -> dict[str, int]:
+    """Fixed rates (as ``Converse``'s ``latencyMs``): never the clock."""
+    return {
+        "inputTokenCount": plan.usage.input_tokens,
+        "outputTokenCount": plan.usage.output_tokens,
+        "invocationLatency": 100 + 10 * plan.usage.output_tokens,
+        "firstByteLatency": 100,
+    }
+
+
+class BedrockInvokeCodec(StreamRenderer):
+    """``InvokeModel`` with an Anthropic Messages body, as ``boto3``'s ``invoke_model``
+    and ``anthropic.AnthropicBedrock`` send it; bound to the model and the operation by
+    ``for_request``."""
+
+    name = "bedrock-invoke"
+    aliases: tuple[str, ...] = ("invoke-model", "bedrock-anthropic")
+    route = "/invoke"
+    routes: tuple[str, ...] = (
+        "POST /model/{modelId}/invoke",
+        "POST /model/{modelId}/invoke-with-response-stream",
+    )
+    request_id_header = REQUEST_ID_HEADER
+    tool_call_prefix = anthropic_messages.tool_call_prefix
+    prompt_fields = anthropic_messages.prompt_fields
+    shape_knobs: tuple[str, ...] = ("arguments", "usage_chunk")
+
+    def __init__(self, model: str | None = None, stream: bool = False) -> None:
+        self.model = model
+        self.stream = stream
+
+    def matches(self, path: str) -> bool:
+        found = BEDROCK_PATH.search(path)
+        return found is not None and found.group("operation") in _OPERATIONS
+
+    def for_request(self, path: str, query: Mapping[str, str]) -> BedrockInvokeCodec:
+        found = BEDROCK_PATH.search(path.rstrip("/"))
+        if found is None:
+            return self
+        return BedrockInvokeCodec(found.group("model"), found.group("operation") == "invoke-with-response-stream")
+
+    @property
+    def stream_media_type(self) -> str:
+        return EVENT_STREAM_MEDIA_TYPE
+
+    def _with_model(self, body: dict[str, Any]) -> dict[str, Any]:
+        return {**body, "model": self.model or ""}
+
+    def read(self, body: Any) -> Conversation:
+        """Anthropic Messages' reading."""
+        return anthropic_messages.read(body)
+
+    def read_request(self, body: Any, *, lenient: bool) -> Conversation:
+        """Bedrock's own rules (``anthropic_version`` required, no ``model`` or ``stream``),
+        then Anthropic Messages' checks, each a ``ValidationException``."""
+        if not isinstance(body, dict):
+            raise _malformed("expected type: JSONObject")
+        if "anthropic_version" not in body:
+            raise _malformed(
+                "required key [anthropic_version] not found (the mock serves InvokeModel for Anthropic models: "
+                'send "anthropic_version": "bedrock-2023-05-31")'
+            )
+        for key in _EXTRANEOUS:
+            if key in body:
+                raise _malformed(f"extraneous key [{key}] is not permitted")
+        try:
+            return anthropic_messages.read_request(self._with_model(body), lenient=lenient)
+        except RequestRejected as exc:
+            raise reject(exc.message, exc.status) from None
+
+    def wants_stream(self, body: dict[str, Any]) -> bool:
+        """Whether the path was ``invoke-with-response-stream``."""
+        return self.stream
+
+    def declared_tools(self, body: dict[str, Any]) -> DeclaredTools:
+        return anthropic_messages.declared_tools(body)
+
+    def render_json(self, plan: ReplyPlan, body: dict[str, Any]) -> bytes:
+        """The Anthropic ``Message``, its ``model`` the path's model id."""
+        return anthropic_messages.render_json(plan, self._with_model(body))
+
+    def render_stream(self, plan: ReplyPlan, body: dict[str, Any]) -> EventBatches:
+        """``chunk`` events; cut after ``plan.error.after_chunks`` by an exception message."""
+        events = self._chunks(plan, body)
+        error = plan.error
+        if error is None:
+            return events
+        kept = error.after_chunks or 0
+        failure = self.render_stream_error(error.status, error.type, error.message, kept)
+        return chain(first_events(events, kept), [[failure]])
+
+    def _chunks(self, plan: ReplyPlan, body: dict[str, Any]) -> EventBatches:
+        sse = anthropic_messages.render_stream(replace(plan, error=None), self._with_model(body))
+        for batch in sse:
+            out = []
+            for event in batch:
+                chunk = _CHUNKS.get(event)
+                if chunk is None:
+                    if event.startswith(_PING) or _DATA not in event:
+                        continue
+                    data = event[event.index(_DATA) + len(_DATA) :].rstrip(b"\n")
+                    if data.startswith(b'{"type":"message_stop"'):
+                        metrics = {"type": "message_stop", "amazon-bedrock-invocationMetrics": _metrics(plan)}
+                        data = dumps(metrics).encode()
+                    chunk = _frame_chunk(data)
+                    if len(_CHUNKS) < _KEPT_CHUNKS and data.startswith(_KEPT_KIND):
+                        _CHUNKS[event] = chunk
+                out.append(chunk)
+            if out:
+                yield out
+
+    def render_stream_error(self, status: int, type: str | None, message: str | None, sequence: int) -> bytes:
+        """An exception message of the event stream."""
+        return bedrock_stream_exception(status, type, message)
+
+    def render_error(self, status: int, type: str | None, message: str | None, param: str | None = None) -> bytes:
+        """``{"message": ...}``; the exception's name goes in ``x-amzn-ErrorType``."""
+        return bedrock_error_body(status, type, message)
+
+    def error_headers(self, status: int, type: str | None) -> dict[str, str]:
+        return bedrock_error_headers(status, type)
+
+
+def decode_chunk(payload: bytes) -> Any:
+    """The Anthropic event a ``chunk`` payload carries (tests and recording read it)."""
+    return json.loads(base64.b64decode(json.loads(payload)["bytes"]))
+
+
+bedrock_invoke = BedrockInvokeCodec()
