@@ -157,3 +157,28 @@ def test_a_redis_state_without_redis_names_the_extra(monkeypatch: pytest.MonkeyP
     monkeypatch.setitem(sys.modules, "redis", None)
     with pytest.raises(MissingExtraError, match=r'--state redis://.*pip install "mockllm-harness\[redis\]"'):
         open_state("redis://127.0.0.1:6379/0")
+
+
+def test_without_google_genai_the_runners_do_not_speak_gemini_and_its_client_names_the_extra(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from harness.systems.llm import installed_protocols
+
+    monkeypatch.setitem(sys.modules, "google.genai", None)
+    monkeypatch.setattr("importlib.util.find_spec", lambda name, *a: None if name == "google.genai" else object())
+    assert installed_protocols() == ("anthropic-messages", "openai-chat")
+    with pytest.raises(
+        ImportError,
+        match=r"harness.systems.llm's gemini client needs the 'google-genai' package, which is not installed\. "
+        r'Install it with: pip install "mockllm-harness\[gemini\]"',
+    ):
+        model_client("gemini")
+
+
+def test_with_google_genai_the_runners_speak_gemini() -> None:
+    pytest.importorskip("google.genai", reason="google-genai is not installed (the gemini extra)")
+    from harness.scenarios.contract import spoken_protocols
+    from harness.scenarios.runners import MODEL_CLIENT_PROTOCOLS, run_agent_scenario
+
+    assert "gemini" in MODEL_CLIENT_PROTOCOLS
+    assert spoken_protocols(run_agent_scenario) == MODEL_CLIENT_PROTOCOLS

@@ -72,6 +72,11 @@ MINTED_ID = re.compile(
     r"(?:chatcmpl-|msg_|resp_|rs_|fc_)[0-9a-f]{24}(?:_\d+)?|[A-Za-z]+_mk[0-9a-f]{8}_t\d+_\d+"
 )
 _MINTED_TOKEN = re.compile(rf"[\w.:-]*?(?:{MINTED_ID.pattern})[\w.:-]*")
+_BARE_RESPONSE_ID = re.compile(r"[0-9a-f]{24}")
+_RESPONSE_ID_KEYS = frozenset({"messageId", "responseId", "response_id"})
+"""Gemini's ``responseId`` is the bare ``response_id``, with no prefix: minted only under
+a response-id key, where a bare 24-hex-digit value is the mock's (elsewhere it may be a
+user's own id, a database's object id)."""
 
 
 @dataclass(frozen=True)
@@ -121,7 +126,9 @@ class VolatileRules:
         """``value`` (under ``key``) as the golden shows it (see the module docstring)."""
         if isinstance(value, Volatile):
             return self.number(value.key, value.value) if value.kind == "id" else f"<{value.kind}>"
-        if isinstance(value, str) and self.is_minted(value):
+        if isinstance(value, str) and (
+            self.is_minted(value) or (key in _RESPONSE_ID_KEYS and _BARE_RESPONSE_ID.fullmatch(value))
+        ):
             return self.number(key, value)
         return value
 

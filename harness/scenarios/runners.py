@@ -1,8 +1,10 @@
 """The bundled scenario runners — ``agent``, ``chain``, ``planner`` — on the same
 contract as a user's runner (``harness.scenarios.contract``): each takes a
 ``RunnerContext`` and returns a ``ScenarioRun``. They talk to the mock through the
-harness's ``ModelClient``, which speaks Anthropic Messages and OpenAI Chat Completions
-but not OpenAI Responses, so they declare that with ``speaks``.
+harness's ``ModelClient``, which speaks Anthropic Messages, OpenAI Chat Completions and,
+where google-genai is installed (the ``gemini`` extra), Gemini; not OpenAI Responses,
+Azure OpenAI or Ollama. They declare that with ``speaks``, so ``protocols: all`` runs
+them under each of those.
 """
 
 from __future__ import annotations
@@ -15,13 +17,13 @@ from harness.scenarios.contract import RunnerContext, ScenarioRun, speaks
 from harness.scenarios.model import ScenarioTool
 from harness.systems.agent import AgentOptions, AgentRunner, ApprovalManager, FileStore, Tool, ToolError, ToolRegistry
 from harness.systems.agent.approvals import ApprovalRequest
-from harness.systems.llm import DEFAULT_MODEL
+from harness.systems.llm import installed_protocols
 
 __all__ = ["MODEL_CLIENT_PROTOCOLS", "run_agent_scenario", "run_chain_scenario", "run_planner_scenario"]
 
-MODEL_CLIENT_PROTOCOLS = tuple(DEFAULT_MODEL)
-"""What ``harness.systems.llm.model_client`` speaks (a default model each), hence the
-bundled runners."""
+MODEL_CLIENT_PROTOCOLS = installed_protocols()
+"""What ``harness.systems.llm.model_client`` speaks here (Gemini only where google-genai
+is installed), hence the bundled runners."""
 
 # A scripted "timeout" decision waits this long; its outcome does not depend on it.
 _TIMEOUT_DECISION_S = 0.01

@@ -3,7 +3,7 @@
 - ``POST /openai/deployments/{deployment}/chat/completions?api-version=…``: what
   ``openai.AzureOpenAI`` calls. ``api-version`` is required, as Azure requires it (its
   absence is Azure's 404 "Resource not found", saying what to add); the body's
-  ``model`` may be left out (the deployment names the model), and the reply's
+  ``model`` may be left out or null (the deployment names the model), and the reply's
   ``model`` is then the deployment's name.
 - ``POST /openai/v1/chat/completions``: Azure's v1 API, no ``api-version`` needed.
 
@@ -90,7 +90,9 @@ class AzureOpenAICodec(OpenAIChatCodec):
         return super().read_request(self._with_model(body), lenient=lenient)
 
     def _with_model(self, body: Any) -> Any:
-        if self.deployment is not None and isinstance(body, dict) and "model" not in body:
+        # A null ``model`` is left out too: LangChain's AzureChatOpenAI sends ``"model": null``
+        # when only the deployment is named, and Azure takes the model from the route.
+        if self.deployment is not None and isinstance(body, dict) and body.get("model") is None:
             return {**body, "model": self.deployment}
         return body
 

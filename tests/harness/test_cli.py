@@ -11,9 +11,12 @@ from pathlib import Path
 import pytest
 
 from harness.cli import _parser
+from harness.scenarios.runners import MODEL_CLIENT_PROTOCOLS
 
 ROOT = Path(__file__).resolve().parents[2]
 SIMPLE = (ROOT / "scenarios" / "simple_message.yaml").read_text()
+ITEMS = len(MODEL_CLIENT_PROTOCOLS)
+"""simple_message says ``protocols: all``: an item each protocol the bundled runner speaks."""
 
 
 @pytest.fixture
@@ -29,7 +32,7 @@ def flows(pytester: pytest.Pytester) -> pytest.Pytester:
 def test_replay_plays_a_folder_it_is_given_though_the_ini_does_not_name_it(flows: pytest.Pytester) -> None:
     result = flows.run(sys.executable, "-m", "harness", "replay", "flows", "--update")
     assert result.ret == 0, result.stdout.str()
-    result.stdout.fnmatch_lines(["*2 passed in *"])
+    result.stdout.fnmatch_lines([f"*{ITEMS} passed in *"])
     assert (flows.path / "golden" / "flows" / "simple_message.golden").is_file()
     over_the_server = flows.run(sys.executable, "-m", "harness", "replay", "flows", "--server")
     assert over_the_server.ret == 0, over_the_server.stdout.str()
@@ -44,7 +47,7 @@ def test_pytest_says_why_a_folder_of_yaml_gave_no_item_and_how_to_opt_in(flows: 
             "*--mockllm-scenario-dir flows*python -m harness replay flows*",
         ]
     )
-    flows.runpytest("flows", "--mockllm-scenario-dir", "flows", "--snapshot-update").assert_outcomes(passed=2)
+    flows.runpytest("flows", "--mockllm-scenario-dir", "flows", "--snapshot-update").assert_outcomes(passed=ITEMS)
     # A folder that gave items says nothing.
     flows.runpytest("flows", "--mockllm-scenario-dir", "flows").stdout.no_fnmatch_line("*not collected*")
 

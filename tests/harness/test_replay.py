@@ -16,10 +16,13 @@ from harness.golden.extension import golden_text
 from harness.plugin.fixtures import MockLLMFixture, MockLLMServer
 from harness.scenarios.model import load_scenario
 from harness.scenarios.playback import run_scenario, scenario_golden
+from harness.scenarios.runners import MODEL_CLIENT_PROTOCOLS
 from mockllm import PROTOCOLS
 from mockllm._engine import MockLLM
 
 ROOT = Path(__file__).resolve().parents[2]
+N = len(MODEL_CLIENT_PROTOCOLS)
+"""The items a ``protocols: all`` scenario gives: one each protocol the bundled runners speak."""
 TOOL_USE = (ROOT / "scenarios" / "tool_use.yaml").read_text()
 SIMPLE = (ROOT / "scenarios" / "simple_message.yaml").read_text()
 
@@ -77,12 +80,12 @@ def test_harness_replay_is_pytest_and_they_agree_byte_for_byte(workspace: pytest
 
 
 def test_a_changed_behaviour_fails_with_a_readable_diff(workspace: pytest.Pytester) -> None:
-    workspace.runpytest("scenarios", "--snapshot-update").assert_outcomes(passed=4)
+    workspace.runpytest("scenarios", "--snapshot-update").assert_outcomes(passed=2 * N)
     (workspace.path / "scenarios" / "tool_use.yaml").write_text(
         TOOL_USE.replace("I found the entities.", "I found three entities.")
     )
     result = workspace.runpytest("scenarios", "--snapshot-no-colors")
-    result.assert_outcomes(passed=2, failed=2)
+    result.assert_outcomes(passed=N, failed=N)
     out = result.stdout.str()
     assert (
         "scenario 'tool_use' under anthropic-messages differs from its golden golden/scenarios/tool_use.golden "
@@ -95,17 +98,17 @@ def test_a_changed_behaviour_fails_with_a_readable_diff(workspace: pytest.Pytest
 
 def test_a_missing_golden_fails_naming_the_flag_that_writes_it(workspace: pytest.Pytester) -> None:
     result = workspace.runpytest("scenarios", "-k", "simple")
-    result.assert_outcomes(failed=2)
+    result.assert_outcomes(failed=N)
     out = result.stdout.str()
     assert "Snapshot 'simple_message' does not exist!" in out
     assert "(--snapshot-update accepts the new one)" in out
 
 
 def test_snapshot_update_writes_and_removes_scenario_goldens(workspace: pytest.Pytester) -> None:
-    workspace.runpytest("scenarios", "--snapshot-update").assert_outcomes(passed=4)
+    workspace.runpytest("scenarios", "--snapshot-update").assert_outcomes(passed=2 * N)
     (workspace.path / "scenarios" / "simple_message.yaml").unlink()
     result = workspace.runpytest("scenarios")
-    result.assert_outcomes(passed=2)
+    result.assert_outcomes(passed=N)
     result.stdout.fnmatch_lines(["*1 snapshot unused*", "*--snapshot-update to delete unused snapshots*"])
     assert result.ret == 1
     result = workspace.runpytest("scenarios", "--snapshot-update", "--snapshot-details")
@@ -121,7 +124,7 @@ def test_a_broken_file_is_a_collection_error_naming_file_and_line(workspace: pyt
     (workspace.path / "scenarios" / "broken.yaml").write_text("prompt: hi\nrunner: sideways\n")
     (workspace.path / "scenarios" / "bad.yaml").write_text("prompt: hi\nscript:\n  - messages: [{bogus: 1}]\n")
     result = workspace.runpytest("scenarios", "--snapshot-update", "--continue-on-collection-errors")
-    result.assert_outcomes(passed=4, errors=2)
+    result.assert_outcomes(passed=2 * N, errors=2)
     out = result.stdout.str()
     assert (
         "scenarios/broken.yaml:2: runner: no runner named 'sideways'; known: agent, chain, planner. "
@@ -138,7 +141,7 @@ def test_protocols_that_behave_differently_are_named_when_updating(workspace: py
         "    messages: [{text_message: {length: 30}}]\nexpect: {success: false, flow: error}\n"
     )
     result = workspace.runpytest("scenarios/split.yaml", "--snapshot-update")
-    result.assert_outcomes(passed=1, failed=1)
+    result.assert_outcomes(passed=1, failed=N - 1)
     # The first protocol of mockllm.PROTOCOLS writes the golden; the next one differs from it.
     first, second = PROTOCOLS[:2]
     assert f"scenario 'split' under {second}: {second} behaves differently from {first}:" in (result.stdout.str())
@@ -158,8 +161,8 @@ def test_a_broken_invariant_is_reported(workspace: pytest.Pytester) -> None:
 
 
 def test_replay_over_the_loopback_server(workspace: pytest.Pytester) -> None:
-    workspace.runpytest("scenarios", "--snapshot-update").assert_outcomes(passed=4)
-    workspace.runpytest("scenarios", "--mockllm-replay-server").assert_outcomes(passed=4)
+    workspace.runpytest("scenarios", "--snapshot-update").assert_outcomes(passed=2 * N)
+    workspace.runpytest("scenarios", "--mockllm-replay-server").assert_outcomes(passed=2 * N)
 
 
 def test_replay_is_byte_identical_in_process_and_over_the_server(mock_server_url: str) -> None:
@@ -182,7 +185,7 @@ def test_diff_shows_changed_and_new_goldens_against_head(
     def git(*args: str) -> None:
         subprocess.run(["git", *args], cwd=workspace.path, check=True, capture_output=True)
 
-    workspace.runpytest("scenarios", "--snapshot-update").assert_outcomes(passed=4)
+    workspace.runpytest("scenarios", "--snapshot-update").assert_outcomes(passed=2 * N)
     git("init", "-q")
     git("-c", "user.email=t@t", "-c", "user.name=t", "add", ".")
     git("-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "goldens")
@@ -192,7 +195,7 @@ def test_diff_shows_changed_and_new_goldens_against_head(
     assert capsys.readouterr().out == "No golden changed against HEAD.\n"
     (workspace.path / "scenarios" / "tool_use.yaml").write_text(TOOL_USE.replace("I found the entities.", "Found."))
     (workspace.path / "scenarios" / "hello.yaml").write_text(SIMPLE.replace("length: 24", "length: 3"))
-    workspace.runpytest("scenarios", "--snapshot-update").assert_outcomes(passed=6)
+    workspace.runpytest("scenarios", "--snapshot-update").assert_outcomes(passed=3 * N)
     capsys.readouterr()
     assert main(["diff"]) == 0
     out = capsys.readouterr().out

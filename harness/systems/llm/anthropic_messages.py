@@ -1,0 +1,137 @@
+"""Anthropic Messages over an ``anthropic.AsyncAnthropic`` client (any SDK generation)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
+
+from harness.systems.llm.conversation import (
+    AssistantTurn,
+    ConversationItem,
+    ModelError,
+    SDKModelClient,
+    StreamEvent,
+    TextDelta,
+    ThinkingDelta,
+    ToolCall,
+    ToolSpec,
+    TurnComplete,
+    UserMessage,
+)
+from harness.systems.llm.sdks import DEFAULT_MODEL, sdk_for
+
+__all__ = ["AnthropicModelClient"]
+
+
+class AnthropicModelClient(SDKModelClient):
+    """Anthropic Messages over an ``anthropic.AsyncAnthropic`` client."""
+
+    protocol = "anthropic-messages"
+
+    def __init__(self, client: Any, model: str = DEFAULT_MODEL["anthropic-messages"]) -> None:
+        self.client = client
+        self.model = model
+
+    @staticmethod
+    def messages(conversation: Sequence[ConversationItem]) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        for item in conversation:
+            if isinstance(item, UserMessage):
+                out.append({"role": "user", "content": item.text})
+            elif isinstance(item, AssistantTurn):
+                blocks: list[dict[str, Any]] = []
+                if item.thinking is not None:
+                    blocks.append(
+                        {"type": "thinking", "thinking": item.thinking, "signature": item.thinking_signature or ""}
+                    )
+                if item.text:
+                    blocks.append({"type": "text", "text": item.text})
+                blocks.extend(
+                    {"type": "tool_use", "id": c.id, "name": c.name, "input": c.arguments} for c in item.tool_calls
+                )
+                out.append({"role": "assistant", "content": blocks})
+            else:
+                out.append(
+                    {
+                        "role": "user",
+                        "content": [
+                            {
+                                "type": "tool_result",
+                                "tool_use_id": r.tool_call_id,
+                                "content": r.content,
+                                "is_error": r.is_error,
+                            }
+                            for r in item.results
+                        ],
+                    }
+                )
+        return out
+
+    async def stream_turn(
+        self,
+        conversation: Sequence[ConversationItem],
+        *,
+        system: str | None = None,
+        tools: Sequence[ToolSpec] = (),
+        thinking_budget: int | None = None,
+        max_tokens: int = 4096,
+    ) -> AsyncIterator[StreamEvent]:
+        anthropic = sdk_for(self.protocol)
+
+        params: dict[str, Any] = {
+            "model": self.model,
+            "max_tokens": max_tokens,
+            "messages": self.messages(conversation),
+        }
+        if system:
+            params["system"] = system
+        if tools:
+            params["tools"] = [
+                {"name": t.name, "description": t.description, "input_schema": t.input_schema} for t in tools
+            ]
+        if thinking_budget is not None:
+            params["thinking"] = {"type": "enabled", "budget_tokens": thinking_budget}
+            params["max_tokens"] = max(max_tokens, thinking_budget + 1)
+        try:
+            async with self.client.messages.stream(**params) as stream:
+                async for event in stream:
+                    if event.type == "content_block_delta":
+                        if event.delta.type == "thinking_delta":
+                            yield ThinkingDelta(event.delta.thinking, event.index)
+                        elif event.delta.type == "text_delta":
+                            yield TextDelta(event.delta.text, event.index)
+                message = await stream.get_final_message()
+        except anthropic.APIStatusError as exc:
+            # An error event inside a 200 stream surfaces with status 200: it is a stream
+            # failure, not an HTTP status.
+            mid_stream = exc.status_code == 200
+            raise ModelError(
+                _anthropic_message(exc),
+                status=None if mid_stream else exc.status_code,
+                kind="stream" if mid_stream else "http",
+            ) from exc
+        except anthropic.APIError as exc:
+            raise ModelError(str(exc), kind="stream") from exc
+        thinking = signature = None
+        texts: list[str] = []
+        calls: list[ToolCall] = []
+        for block in message.content:
+            if block.type == "thinking":
+                thinking, signature = (thinking or "") + block.thinking, block.signature
+            elif block.type == "text":
+                texts.append(block.text)
+            elif block.type == "tool_use":
+                calls.append(ToolCall(block.id, block.name, dict(block.input)))
+        turn = AssistantTurn(
+            "".join(texts), tuple(calls), thinking, signature, message.stop_reason or "end_turn", message.id
+        )
+        yield TurnComplete(turn, message.usage.input_tokens, message.usage.output_tokens)
+
+
+def _anthropic_message(exc: Any) -> str:
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict):
+        error = body.get("error")
+        if isinstance(error, dict) and isinstance(error.get("message"), str):
+            return error["message"]
+    return str(getattr(exc, "message", exc))

@@ -1,0 +1,145 @@
+"""OpenAI Chat Completions over an ``openai.AsyncOpenAI`` client (openai 2.x or 3.x)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
+
+from harness.systems.llm.conversation import (
+    AssistantTurn,
+    ConversationItem,
+    ModelError,
+    SDKModelClient,
+    StreamEvent,
+    TextDelta,
+    ThinkingDelta,
+    ToolCall,
+    ToolSpec,
+    TurnComplete,
+    UserMessage,
+    parse_arguments,
+)
+from harness.systems.llm.sdks import DEFAULT_MODEL, sdk_for
+
+__all__ = ["OpenAIChatModelClient"]
+
+
+_OPENAI_STOP = {
+    "stop": "end_turn",
+    "tool_calls": "tool_use",
+    "length": "max_tokens",
+    "content_filter": "content_filter",
+}
+
+
+class OpenAIChatModelClient(SDKModelClient):
+    """OpenAI Chat Completions over an ``openai.AsyncOpenAI`` client."""
+
+    protocol = "openai-chat"
+
+    def __init__(self, client: Any, model: str = DEFAULT_MODEL["openai-chat"]) -> None:
+        self.client = client
+        self.model = model
+
+    @staticmethod
+    def messages(conversation: Sequence[ConversationItem], system: str | None = None) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
+        for item in conversation:
+            if isinstance(item, UserMessage):
+                out.append({"role": "user", "content": item.text})
+            elif isinstance(item, AssistantTurn):
+                message: dict[str, Any] = {"role": "assistant", "content": item.text or None}
+                if item.tool_calls:
+                    message["tool_calls"] = [
+                        {
+                            "id": c.id,
+                            "type": "function",
+                            "function": {"name": c.name, "arguments": json.dumps(c.arguments)},
+                        }
+                        for c in item.tool_calls
+                    ]
+                out.append(message)
+            else:
+                out.extend({"role": "tool", "tool_call_id": r.tool_call_id, "content": r.content} for r in item.results)
+        return out
+
+    async def stream_turn(
+        self,
+        conversation: Sequence[ConversationItem],
+        *,
+        system: str | None = None,
+        tools: Sequence[ToolSpec] = (),
+        thinking_budget: int | None = None,
+        max_tokens: int = 4096,
+    ) -> AsyncIterator[StreamEvent]:
+        openai = sdk_for(self.protocol)
+
+        params: dict[str, Any] = {
+            "model": self.model,
+            "messages": self.messages(conversation, system),
+            "stream": True,
+            "stream_options": {"include_usage": True},
+            "max_tokens": max_tokens,
+        }
+        if tools:
+            params["tools"] = [
+                {
+                    "type": "function",
+                    "function": {"name": t.name, "description": t.description, "parameters": t.input_schema},
+                }
+                for t in tools
+            ]
+        thinking: list[str] = []
+        texts: list[str] = []
+        calls: dict[int, dict[str, str]] = {}
+        finish = "stop"
+        message_id = None
+        usage = (0, 0)
+        try:
+            stream = await self.client.chat.completions.create(**params)
+            async with stream:
+                async for chunk in stream:
+                    message_id = chunk.id
+                    if chunk.usage is not None:
+                        usage = (chunk.usage.prompt_tokens, chunk.usage.completion_tokens)
+                    for choice in chunk.choices:
+                        delta = choice.delta
+                        reasoning = getattr(delta, "reasoning_content", None)
+                        if reasoning:
+                            thinking.append(reasoning)
+                            yield ThinkingDelta(reasoning, 0)
+                        if delta.content:
+                            texts.append(delta.content)
+                            yield TextDelta(delta.content, 1 if thinking else 0)
+                        for piece in delta.tool_calls or ():
+                            call = calls.setdefault(piece.index, {"id": "", "name": "", "arguments": ""})
+                            call["id"] += piece.id or ""
+                            if piece.function is not None:
+                                call["name"] += piece.function.name or ""
+                                call["arguments"] += piece.function.arguments or ""
+                        if choice.finish_reason:
+                            finish = choice.finish_reason
+        except openai.APIStatusError as exc:
+            raise ModelError(_openai_message(exc), status=exc.status_code) from exc
+        except openai.APIError as exc:
+            raise ModelError(exc.message, kind="stream") from exc
+        tool_calls = tuple(
+            ToolCall(c["id"], c["name"], parse_arguments(c["arguments"], c["name"])) for _, c in sorted(calls.items())
+        )
+        turn = AssistantTurn(
+            "".join(texts),
+            tool_calls,
+            "".join(thinking) if thinking else None,
+            None,
+            _OPENAI_STOP.get(finish, finish),
+            message_id,
+        )
+        yield TurnComplete(turn, *usage)
+
+
+def _openai_message(exc: Any) -> str:
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict) and isinstance(body.get("message"), str):
+        return body["message"]
+    return str(getattr(exc, "message", exc))
