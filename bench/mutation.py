@@ -149,6 +149,8 @@ AREAS = {
             "tests/harness/systems/chain/test_chain_isolation.py",
             "tests/harness/systems/chain/test_chain_scoping.py",
             "tests/harness/systems/service/test_isolation.py",
+            "tests/harness/systems/service/test_isolation_doors.py",
+            "tests/harness/systems/service/test_isolation_subscriptions.py",
             "tests/harness/systems/service/test_org_scoping.py",
             "tests/harness/systems/identity",
             # the character tools' own rules (by name or description, the caller's permissions)
@@ -218,21 +220,79 @@ AREAS = {
 }
 
 
+TIMEOUT = {"timeout_multiplier": 15.0, "timeout_constant": 1.0}
+"""mutmut's per-mutant limit, its defaults written out: a mutant's tests get
+``(their measured time + 1 s) x 15`` seconds of wall clock (twice that of CPU) before the
+mutant counts as a timeout (caught). Not tighter: on a loaded machine a slow mutant
+that survives must not be counted as a timeout."""
+
+_SECTION = re.compile(r"^\[tool\.mutmut\]\n.*?(?=^\[)", re.M | re.S)
+
+
+def _covered(test: str, by: str) -> bool:
+    """Whether pytest argument ``test`` is inside ``by`` (a folder, or a file with its node ids)."""
+    return test != by and (test.startswith(by + "/") or test.startswith(by + "::"))
+
+
+def whole_run() -> dict[str, list[str]]:
+    """What ``mutmut run`` from the repository root mutates and runs: every area's files and
+    tests, each once. ``[tool.mutmut]`` in pyproject.toml must say the same (a test checks
+    it; ``--write-pyproject`` writes it), so the areas are named in one place: ``AREAS``.
+    The root run mutates whole files: the ``isolation`` area's function selection is the
+    script's (its files' other functions belong to no other area and are mutated too)."""
+    mutate = list(dict.fromkeys(path for area in AREAS.values() for path in area.mutate))
+    mutate = [path for path in mutate if not any(path != by and fnmatch(path, by) for by in mutate)]
+    tests: list[str] = []
+    deselected: list[str] = []
+    for area in AREAS.values():
+        arguments = iter(area.tests)
+        for argument in arguments:
+            if argument == "--deselect":
+                deselected += [argument, next(arguments)]
+            elif argument not in tests:
+                tests.append(argument)
+    tests = [test for test in tests if not any(_covered(test, by) for by in tests)]
+    return {"only_mutate": mutate, "pytest_add_cli_args_test_selection": tests + deselected, **TIMEOUT}
+
+
+def _toml(value: object) -> str:
+    """``value`` in TOML (JSON's spelling of strings, numbers, booleans and arrays is TOML's);
+    a long array one item a line."""
+    flat = json.dumps(value)
+    if not isinstance(value, list) or len(flat) <= 100:
+        return flat
+    return "[\n" + "".join(f"    {json.dumps(item)},\n" for item in value) + "]"
+
+
+def _with_section(text: str, settings: dict[str, object], comment: str = "") -> str:
+    if not _SECTION.search(text):
+        raise SystemExit("pyproject.toml has no [tool.mutmut] section followed by another section")
+    body = "".join(f"{key} = {_toml(value)}\n" for key, value in settings.items())
+    return _SECTION.sub(lambda _: f"[tool.mutmut]\n{comment}{body}\n", text)
+
+
+def root_pyproject() -> str:
+    """The project's pyproject.toml with ``[tool.mutmut]`` naming every area (``whole_run``)."""
+    text = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    comment = (
+        "# Mutation testing of the seed-rule code (docs/mutation.md). `python bench/mutation.py`\n"
+        "# runs it area by area; `mutmut run` here runs every area at once. Written by\n"
+        "# `python bench/mutation.py --write-pyproject` from the script's AREAS: edit those.\n"
+    )
+    return _with_section(text, {**tomllib.loads(text)["tool"]["mutmut"], **whole_run()}, comment)
+
+
 def area_pyproject(area: Area) -> str:
     """The project's pyproject.toml with ``[tool.mutmut]`` narrowed to ``area``."""
     text = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
-    base = tomllib.loads(text)["tool"]["mutmut"]
-    section = re.compile(r"^\[tool\.mutmut\]\n.*?(?=^\[)", re.M | re.S)
-    if not section.search(text):
-        raise SystemExit("pyproject.toml has no [tool.mutmut] section followed by another section")
     settings = {
-        **base,
+        **tomllib.loads(text)["tool"]["mutmut"],
         "only_mutate": list(area.mutate),
         "pytest_add_cli_args_test_selection": list(area.tests),
         "use_git_change_detection": False,
+        **TIMEOUT,
     }
-    body = "".join(f"{key} = {json.dumps(value)}\n" for key, value in settings.items())
-    return section.sub(lambda _: f"[tool.mutmut]\n{body}\n", text)
+    return _with_section(text, settings)
 
 
 def prepare(name: str, area: Area) -> Path:
@@ -297,7 +357,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("areas", nargs="*", metavar="AREA", help=f"areas to mutate (default: all): {', '.join(AREAS)}")
     parser.add_argument("--max-children", type=int, default=2, help="mutants run at once (default 2)")
     parser.add_argument("--show-survivors", action="store_true", help="write each survivor's diff to survivors.txt")
+    parser.add_argument(
+        "--write-pyproject", action="store_true", help="write [tool.mutmut] of pyproject.toml from the areas, and stop"
+    )
     options = parser.parse_args(argv)
+    if options.write_pyproject:
+        (ROOT / "pyproject.toml").write_text(root_pyproject(), encoding="utf-8")
+        print("pyproject.toml: [tool.mutmut] names every area's files and tests")
+        return 0
     if importlib.util.find_spec("mutmut") is None:
         parser.error('mutmut is not installed: pip install -e ".[dev]" (or pip install "mutmut>=3.8")')
     names = options.areas or list(AREAS)
