@@ -1,6 +1,7 @@
 """Mutation testing of the seed-rule code with mutmut, area by area.
 
     python bench/mutation.py [AREA ...] [--max-children N] [--show-survivors]
+    python bench/mutation.py --write-pyproject
 
 It is a measurement, not a test. mutmut changes the code one small edit at a time (a
 ``<`` for a ``<=``, a dropped call, a string altered) and runs the tests that cover the
@@ -25,6 +26,14 @@ timed out or had no test, writes ``bench/results/mutation/summary.json``, and wi
 To look at one survivor afterwards: ``cd bench/results/mutation/<area> && mutmut show NAME``.
 
 ``--max-children`` is how many mutants run at once (default 2: the machine's two cores).
+mutmut first runs the area's tests once, recording which tests reach which function and
+how long each takes; then each mutant runs only the tests that reach its function, in
+a forked process stopped after ``TIMEOUT`` (a timeout counts as caught).
+
+The areas are named here only. ``[tool.mutmut]`` of pyproject.toml, which a plain
+``mutmut run`` from the root reads, is their union: ``--write-pyproject`` writes it from
+``AREAS``, and ``tests/test_mutation_areas.py`` fails when the two differ or an area
+names a file or test that does not exist.
 """
 
 from __future__ import annotations
