@@ -20,7 +20,9 @@ import anyio
 import pytest
 from mcp.client.subscriptions import ResourceUpdated, listen
 
+from harness.systems.chain import ChainEvent
 from harness.systems.service.auth import Principal
+from harness.systems.service.core import ChainRequest
 from tests.harness.systems.service.mcp_support import McpClient, http_mcp, planned_query, serving
 from tests.harness.systems.service.service_support import HeldTool
 from tests.harness.systems.service.test_isolation import Two
@@ -108,3 +110,35 @@ async def test_resources_subscribe_hears_nothing_of_another_organizations_plan_o
         while not queue.empty():
             heard.append(queue.get_nowait())
         assert set(heard) == {s.acme_y}, heard
+
+
+@pytest.mark.anyio
+async def test_an_unsubscribed_callback_hears_no_more_and_another_organization_cannot_unsubscribe_it() -> None:
+    """``ChainService.unsubscribe``, which a WebSocket watcher's leaving calls: the
+    callback hears nothing more of the run; the same call by globex, for the id of
+    acme's running chain, leaves acme's subscriber in place."""
+    two = Two()
+    two.held.hold()
+    lookup = {"stepType": "TOOL", "toolName": "lookup", "inputs": {"topic": "x"}}
+    try:
+        plan_id = two.service.start(ACME, ChainRequest.parse({"planQuery": "Q", "steps": [lookup]}))
+        gone: list[str] = []
+        kept: list[str] = []
+
+        async def leaves(event: ChainEvent) -> None:
+            gone.append(event.event_type)
+
+        async def stays(event: ChainEvent) -> None:
+            kept.append(event.event_type)
+
+        assert two.service.subscribe(ACME, plan_id, leaves) and two.service.subscribe(ACME, plan_id, stays)
+        assert not two.service.subscribe(GLOBEX, plan_id, stays)  # not globex's run
+        two.service.unsubscribe(GLOBEX, plan_id, stays)
+        two.service.unsubscribe(ACME, plan_id, leaves)
+        two.held.release.set()
+        with anyio.fail_after(15):
+            assert (await two.service.wait(ACME, plan_id)).executed
+        assert gone == [] and kept == ["stepStart", "stepComplete", "chainComplete"]
+    finally:
+        two.held.release.set()
+        two.config.store.close()
