@@ -1,10 +1,10 @@
 """The organization's own named objects through the WebSocket and MCP doors (seed 001
 §6.2; Group M ``testChainOrgScopingEnforced``), as ``test_isolation.py`` holds them
-through REST: acme and globex each have a prompt config ``house``, a policy
-``house-rule``, a character ``aria`` and a document ``atlas`` in one shared vector
-store, and each creates a user ``sam``. Each chain, run by either organization through
-either door, gets that organization's object of the name — never the other's, which is
-present under the same name.
+through REST: acme and globex each have a prompt config ``house``, a chat config
+``studio`` naming a character ``aria`` of its own, a policy ``house-rule`` and a
+document ``atlas`` in one shared vector store, and each creates a user ``sam``. Each
+chain, run by either organization through either door, gets that organization's object
+of the name — never the other's, which is present under the same name.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ ATLAS = {"acme": ACME_ATLAS, "globex": GLOBEX_ATLAS}
 ANSWER = [{"stepType": "LLM", "inputs": {"prompt": "Answer."}, "promptConfigName": "house"}]
 GATE = [{"stepType": "POLICY_GATE", "policyName": "house-rule", "inputs": {"fact": "a memo about globex"}}]
 CHARACTERS = [{"stepType": "TOOL", "toolName": "findCharacters", "inputs": {"query": ""}}]
+CHAT = [{"stepType": "TOOL", "toolName": "lookup", "inputs": {"topic": "{{systemCharacter.description}}"}}]
 SEARCH = [{"stepType": "RAG_QUERY", "ragQuery": "Paris atlas", "ragLimit": 5}]
 USERS = [
     {"stepType": "TOOL", "toolName": "createUser", "inputs": {"name": "sam"}},
@@ -44,6 +45,9 @@ async def each_organization_gets_its_own(two: Two, run: Run) -> None:
 
         # acme's rule denies a fact naming globex; globex's denies one naming acme
         assert (await run(name, GATE))["status"] == ("gated" if name == "acme" else "completed")
+
+        # the chat config "studio" each names its own system character "aria"
+        assert (await run(name, CHAT))["steps"][0]["summary"] == f"lookup returned facts about {name}'s Aria."
 
         found = (await run(name, CHARACTERS))["output"]
         assert [(c["uri"], c["description"]) for c in found] == [
@@ -97,7 +101,8 @@ async def test_the_websocket_door_gives_each_organization_its_own_objects_of_a_s
             with client.websocket_connect("/chat/chain/ws", headers={**headers[name]}) as socket:
                 assert socket.receive_json()["type"] == "authenticated"
                 answers = ("ok",) if steps is ANSWER else ()
-                socket.send_json({"type": "chain", "planQuery": scripted("Q", *answers), "steps": steps})
+                request = {"planQuery": scripted("Q", *answers), "steps": steps, "chatConfigName": "studio"}
+                socket.send_json({"type": "chain", **request})
                 while (message := socket.receive_json()).get("type") != "chainResult":
                     assert message.get("type") != "error", message
                 return message
