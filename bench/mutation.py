@@ -1,6 +1,7 @@
 """Mutation testing of the seed-rule code with mutmut, area by area.
 
     python bench/mutation.py [AREA ...] [--max-children N] [--show-survivors]
+    python bench/mutation.py --write-pyproject
 
 It is a measurement, not a test. mutmut changes the code one small edit at a time (a
 ``<`` for a ``<=``, a dropped call, a string altered) and runs the tests that cover the
@@ -25,6 +26,17 @@ timed out or had no test, writes ``bench/results/mutation/summary.json``, and wi
 To look at one survivor afterwards: ``cd bench/results/mutation/<area> && mutmut show NAME``.
 
 ``--max-children`` is how many mutants run at once (default 2: the machine's two cores).
+mutmut first runs the area's tests once, recording which tests reach which function and
+how long each takes; then each mutant runs only the tests that reach its function, in
+a forked process stopped after ``TIMEOUT``. That limit is wall-clock time, so on a busy
+machine a mutant starved of CPU can time out though its tests would pass: every mutant
+that timed out is run again with ``RECHECK`` times the limit, and only what times out
+again counts as a timeout (caught: the mutant made a wait never end).
+
+The areas are named here only. ``[tool.mutmut]`` of pyproject.toml, which a plain
+``mutmut run`` from the root reads, is their union: ``--write-pyproject`` writes it from
+``AREAS``, and ``tests/test_mutation_areas.py`` fails when the two differ or an area
+names a file or test that does not exist.
 """
 
 from __future__ import annotations
@@ -155,6 +167,8 @@ AREAS = {
             "tests/harness/systems/chain/test_chain_isolation.py",
             "tests/harness/systems/chain/test_chain_scoping.py",
             "tests/harness/systems/service/test_isolation.py",
+            "tests/harness/systems/service/test_isolation_doors.py",
+            "tests/harness/systems/service/test_isolation_subscriptions.py",
             "tests/harness/systems/service/test_org_scoping.py",
             "tests/harness/systems/identity",
             # the character tools' own rules (by name or description, the caller's permissions)
@@ -224,21 +238,82 @@ AREAS = {
 }
 
 
-def area_pyproject(area: Area) -> str:
+TIMEOUT = {"timeout_multiplier": 15.0, "timeout_constant": 1.0}
+"""mutmut's per-mutant limit, its defaults written out: a mutant's tests get
+``(their measured time + 1 s) x 15`` seconds of wall clock (twice that of CPU) before the
+mutant counts as a timeout (caught). Not tighter: on a loaded machine a slow mutant
+that survives must not be counted as a timeout."""
+
+RECHECK = 4
+"""How many times longer a mutant that timed out is given when it is run again."""
+
+_SECTION = re.compile(r"^\[tool\.mutmut\]\n.*?(?=^\[)", re.M | re.S)
+
+
+def _covered(test: str, by: str) -> bool:
+    """Whether pytest argument ``test`` is inside ``by`` (a folder, or a file with its node ids)."""
+    return test != by and (test.startswith(by + "/") or test.startswith(by + "::"))
+
+
+def whole_run() -> dict[str, list[str]]:
+    """What ``mutmut run`` from the repository root mutates and runs: every area's files and
+    tests, each once. ``[tool.mutmut]`` in pyproject.toml must say the same (a test checks
+    it; ``--write-pyproject`` writes it), so the areas are named in one place: ``AREAS``.
+    The root run mutates whole files: the ``isolation`` area's function selection is the
+    script's (its files' other functions belong to no other area and are mutated too)."""
+    mutate = list(dict.fromkeys(path for area in AREAS.values() for path in area.mutate))
+    mutate = [path for path in mutate if not any(path != by and fnmatch(path, by) for by in mutate)]
+    tests: list[str] = []
+    deselected: list[str] = []
+    for area in AREAS.values():
+        arguments = iter(area.tests)
+        for argument in arguments:
+            if argument == "--deselect":
+                deselected += [argument, next(arguments)]
+            elif argument not in tests:
+                tests.append(argument)
+    tests = [test for test in tests if not any(_covered(test, by) for by in tests)]
+    return {"only_mutate": mutate, "pytest_add_cli_args_test_selection": tests + deselected, **TIMEOUT}
+
+
+def _toml(value: object) -> str:
+    """``value`` in TOML (JSON's spelling of strings, numbers, booleans and arrays is TOML's);
+    a long array one item a line."""
+    flat = json.dumps(value)
+    if not isinstance(value, list) or len(flat) <= 100:
+        return flat
+    return "[\n" + "".join(f"    {json.dumps(item)},\n" for item in value) + "]"
+
+
+def _with_section(text: str, settings: dict[str, object], comment: str = "") -> str:
+    if not _SECTION.search(text):
+        raise SystemExit("pyproject.toml has no [tool.mutmut] section followed by another section")
+    body = "".join(f"{key} = {_toml(value)}\n" for key, value in settings.items())
+    return _SECTION.sub(lambda _: f"[tool.mutmut]\n{comment}{body}\n", text)
+
+
+def root_pyproject() -> str:
+    """The project's pyproject.toml with ``[tool.mutmut]`` naming every area (``whole_run``)."""
+    text = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    comment = (
+        "# Mutation testing of the seed-rule code (docs/mutation.md). `python bench/mutation.py`\n"
+        "# runs it area by area; `mutmut run` here runs every area at once. Written by\n"
+        "# `python bench/mutation.py --write-pyproject` from the script's AREAS: edit those.\n"
+    )
+    return _with_section(text, {**tomllib.loads(text)["tool"]["mutmut"], **whole_run()}, comment)
+
+
+def area_pyproject(area: Area, timeout: dict[str, float] = TIMEOUT) -> str:
     """The project's pyproject.toml with ``[tool.mutmut]`` narrowed to ``area``."""
     text = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
-    base = tomllib.loads(text)["tool"]["mutmut"]
-    section = re.compile(r"^\[tool\.mutmut\]\n.*?(?=^\[)", re.M | re.S)
-    if not section.search(text):
-        raise SystemExit("pyproject.toml has no [tool.mutmut] section followed by another section")
     settings = {
-        **base,
+        **tomllib.loads(text)["tool"]["mutmut"],
         "only_mutate": list(area.mutate),
         "pytest_add_cli_args_test_selection": list(area.tests),
         "use_git_change_detection": False,
+        **timeout,
     }
-    body = "".join(f"{key} = {json.dumps(value)}\n" for key, value in settings.items())
-    return section.sub(lambda _: f"[tool.mutmut]\n{body}\n", text)
+    return _with_section(text, settings)
 
 
 def prepare(name: str, area: Area) -> Path:
@@ -270,15 +345,28 @@ def outcomes(work: Path) -> dict[str, str]:
 def run_area(name: str, area: Area, max_children: int, show_survivors: bool) -> dict[str, object]:
     work = prepare(name, area)
     started = time.monotonic()
-    with open(work / "mutmut-run.log", "w", encoding="utf-8") as log:  # follow it with tail -f
-        code = subprocess.run(
-            [sys.executable, "-m", "mutmut", "run", "--max-children", str(max_children), *area.functions],
-            cwd=work,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        ).returncode
-    seconds = round(time.monotonic() - started)
+
+    def mutmut_run(*mutants: str) -> int:
+        with open(work / "mutmut-run.log", "a", encoding="utf-8") as log:  # follow it with tail -f
+            return subprocess.run(
+                [sys.executable, "-m", "mutmut", "run", "--max-children", str(max_children), *mutants],
+                cwd=work,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            ).returncode
+
+    code = mutmut_run(*area.functions)
     found = {key: status for key, status in outcomes(work).items() if area.selects(key)}
+    timeouts = sorted(k for k, status in found.items() if status == "timeout")
+    if code == 0 and timeouts:
+        # mutmut's limit is wall-clock time: on a busy machine a mutant starved of CPU
+        # times out though its tests would pass. Each is run again with RECHECK times
+        # the limit; what still times out counts as a timeout.
+        longer = {key: value * RECHECK if key == "timeout_multiplier" else value for key, value in TIMEOUT.items()}
+        (work / "pyproject.toml").write_text(area_pyproject(area, longer), encoding="utf-8")
+        code = mutmut_run(*timeouts)
+        found = {key: status for key, status in outcomes(work).items() if area.selects(key)}
+    seconds = round(time.monotonic() - started)
     if code != 0 or not found:
         raise SystemExit(f"{name}: mutmut run failed (exit {code}); see {work / 'mutmut-run.log'}")
     survivors = sorted(k for k, status in found.items() if status == "survived")
@@ -303,7 +391,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("areas", nargs="*", metavar="AREA", help=f"areas to mutate (default: all): {', '.join(AREAS)}")
     parser.add_argument("--max-children", type=int, default=2, help="mutants run at once (default 2)")
     parser.add_argument("--show-survivors", action="store_true", help="write each survivor's diff to survivors.txt")
+    parser.add_argument(
+        "--write-pyproject", action="store_true", help="write [tool.mutmut] of pyproject.toml from the areas, and stop"
+    )
     options = parser.parse_args(argv)
+    if options.write_pyproject:
+        (ROOT / "pyproject.toml").write_text(root_pyproject(), encoding="utf-8")
+        print("pyproject.toml: [tool.mutmut] names every area's files and tests")
+        return 0
     if importlib.util.find_spec("mutmut") is None:
         parser.error('mutmut is not installed: pip install -e ".[dev]" (or pip install "mutmut>=3.8")')
     names = options.areas or list(AREAS)
