@@ -14,6 +14,7 @@ import base64
 import hashlib
 import json
 from itertools import chain
+from json.encoder import encode_basestring as encode_string
 from typing import TYPE_CHECKING, Any
 
 from mockllm._conversation import Conversation
@@ -166,11 +167,12 @@ def _block_events(index: int, block: dict[str, Any], plan: ReplyPlan) -> EventBa
             argument_batches(dumps(block["input"]), JSON_SLICE, plan),
         )
     yield [_event({"type": "content_block_start", "index": index, "content_block": start})]
+    # Every delta is the same event around a different piece, so the text around the
+    # piece is built once and only the piece is encoded per event (``_event``'s bytes:
+    # dumping each whole object cost four times the Chat Completions codec's stream).
+    head = f'event: content_block_delta\ndata: {{"type":"content_block_delta","index":{index},"delta":{{"type":"{kind}","{field}":'
     for batch in pieces:
-        yield [
-            _event({"type": "content_block_delta", "index": index, "delta": {"type": kind, field: piece}})
-            for piece in batch
-        ]
+        yield [(head + encode_string(piece) + "}}\n\n").encode() for piece in batch]
     last = [_event({"type": "content_block_stop", "index": index})]
     if block["type"] == "thinking":
         signature = {"type": "signature_delta", "signature": block["signature"]}
