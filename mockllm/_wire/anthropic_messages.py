@@ -155,6 +155,9 @@ def _event(data: dict[str, Any]) -> bytes:
 
 
 _PING = _event({"type": "ping"})
+_THINKING_START = dumps({"type": "thinking", "thinking": "", "signature": ""})
+_TEXT_START = dumps({"type": "text", "text": ""})
+_MESSAGE_STOP = dumps({"type": "message_stop"})
 
 
 class SSEFraming:
@@ -166,9 +169,9 @@ class SSEFraming:
     def __init__(self) -> None:
         self.ping = (_PING,)
 
-    def event(self, data: dict[str, Any]) -> bytes:
-        """One whole event."""
-        return _event(data)
+    def event(self, kind: str, data: str) -> bytes:
+        """One whole event: its ``type`` and its JSON."""
+        return f"event: {kind}\ndata: {data}\n\n".encode()
 
     def deltas(self, head: str, pieces: list[str]) -> list[bytes]:
         """One ``content_block_delta`` per piece: its JSON is ``head``, the piece as a
@@ -181,35 +184,37 @@ class SSEFraming:
 
 def _block_events(index: int, block: dict[str, Any], plan: ReplyPlan, framing: SSEFraming) -> EventBatches:
     """start / deltas / stop for one finished block, in batches."""
-    start: dict[str, Any]
+    # The fixed events' JSON is written out, as the deltas' is (what ``dumps`` gives).
     if block["type"] == "thinking":
-        start = {"type": "thinking", "thinking": "", "signature": ""}
+        start = _THINKING_START
         kind, field, pieces = "thinking_delta", "thinking", text_batches(block["thinking"], plan)
     elif block["type"] == "text":
-        start = {"type": "text", "text": ""}
+        start = _TEXT_START
         kind, field, pieces = "text_delta", "text", text_batches(block["text"], plan)
     else:
-        start = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
+        start = dumps({"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}})
         kind, field, pieces = (
             "input_json_delta",
             "partial_json",
             argument_batches(dumps(block["input"]), JSON_SLICE, plan),
         )
-    yield [framing.event({"type": "content_block_start", "index": index, "content_block": start})]
+    opening = f'{{"type":"content_block_start","index":{index},"content_block":{start}}}'
+    yield [framing.event("content_block_start", opening)]
     head = f'{{"type":"content_block_delta","index":{index},"delta":{{"type":"{kind}","{field}":'
     for batch in pieces:
         yield framing.deltas(head, batch)
-    last = [framing.event({"type": "content_block_stop", "index": index})]
+    last = [framing.event("content_block_stop", f'{{"type":"content_block_stop","index":{index}}}')]
     if block["type"] == "thinking":
         signature = {"type": "signature_delta", "signature": block["signature"]}
-        last.insert(0, framing.event({"type": "content_block_delta", "index": index, "delta": signature}))
+        closing = dumps({"type": "content_block_delta", "index": index, "delta": signature})
+        last.insert(0, framing.event("content_block_delta", closing))
     yield last
 
 
 def stream_events(plan: ReplyPlan, body: dict[str, Any], framing: SSEFraming) -> EventBatches:
     """The stream's events, without ``ping_every``'s pings, framed by ``framing``."""
     start = _message(plan, body, [], None, min(1, plan.usage.output_tokens))
-    yield [framing.event({"type": "message_start", "message": start}), *framing.ping]
+    yield [framing.event("message_start", dumps({"type": "message_start", "message": start})), *framing.ping]
     for index, block in enumerate(_content_blocks(plan)):
         yield from _block_events(index, block, plan, framing)
     usage: dict[str, int] = {"output_tokens": plan.usage.output_tokens}
@@ -217,8 +222,8 @@ def stream_events(plan: ReplyPlan, body: dict[str, Any], framing: SSEFraming) ->
         usage = _usage(plan, plan.usage.output_tokens)  # the whole usage, as newer API versions send
     delta = {"stop_reason": _stop_reason(plan), "stop_sequence": None}
     yield [
-        framing.event({"type": "message_delta", "delta": delta, "usage": usage}),
-        framing.event({"type": "message_stop"}),
+        framing.event("message_delta", dumps({"type": "message_delta", "delta": delta, "usage": usage})),
+        framing.event("message_stop", _MESSAGE_STOP),
     ]
 
 

@@ -39,6 +39,7 @@ __all__ = ["BedrockInvokeCodec", "bedrock_invoke", "decode_chunk"]
 _OPERATIONS = ("invoke", "invoke-with-response-stream")
 _EXTRANEOUS = ("model", "stream")
 _CHUNK = framer("chunk")
+_KEPT_KINDS = ("content_block_start", "content_block_stop")
 
 
 class _ChunkFraming(SSEFraming):
@@ -52,19 +53,20 @@ class _ChunkFraming(SSEFraming):
         self.ping = ()
         self.plan = plan
 
-    def event(self, data: dict[str, Any]) -> bytes:
-        if data["type"] == "message_stop":
-            data = {**data, "amazon-bedrock-invocationMetrics": _metrics(self.plan)}
-        return _CHUNK.frame([_chunk_payload(dumps(data).encode())])[0]
+    def event(self, kind: str, data: str) -> bytes:
+        if kind == "message_stop":
+            data = dumps({"type": kind, "amazon-bedrock-invocationMetrics": _metrics(self.plan)})
+        elif kind in _KEPT_KINDS:  # the same for every reply (but a tool call's start)
+            return _CHUNK.frame_kept(kind, [data], _framed_text)[0]
+        return _CHUNK.frame([_framed_text(data)])[0]
 
     def deltas(self, head: str, pieces: list[str]) -> list[bytes]:
-        return _CHUNK.frame_kept(
-            head, pieces, lambda piece: _chunk_payload((head + encode_string(piece) + "}}").encode())
-        )
+        return _CHUNK.frame_kept(head, pieces, lambda piece: _framed_text(head + encode_string(piece) + "}}"))
 
 
-def _chunk_payload(data: bytes) -> bytes:
-    return b'{"bytes":"' + base64.b64encode(data) + b'"}'
+def _framed_text(data: str) -> bytes:
+    """The ``chunk`` payload carrying the event JSON ``data``."""
+    return b'{"bytes":"' + base64.b64encode(data.encode()) + b'"}'
 
 
 def _malformed(reason: str) -> RequestRejected:
