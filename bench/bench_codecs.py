@@ -6,9 +6,10 @@ with the OpenAI Chat Completions codec's.
 For each protocol, one request of that protocol's own shape asks for a 200-word reply,
 streamed (1 word per chunk); the cost measured is ``MockLLM.handle`` plus taking every
 byte of the reply (``MockResponse.body``): the engine and the codec, no client, no
-socket. Protocols alternate in small rounds (order rotated each round) and each figure
+socket; in CPU time of this process (``time.process_time``). Protocols alternate in small rounds (order rotated each round) and each figure
 is the median over rounds of the per-round ratio to ``openai-chat``. Target (issue 26):
-every codec within 1.1x of ``openai-chat``. Exit status 0 (a report) unless ``--check``
+every codec within 1.1x of ``openai-chat`` (Anthropic Messages, which InvokeModel's
+stream re-frames, included). Exit status 0 (a report) unless ``--check``
 is given and a target fails.
 """
 
@@ -75,11 +76,13 @@ REQUESTS: dict[str, tuple[str, str, dict[str, Any]]] = {
 
 
 def _run(mock: MockLLM, path: str, query: str, body: bytes, repeat: int) -> float:
-    start = time.perf_counter()
+    # The process's CPU time, not the wall clock: on a shared, loaded machine the time
+    # this process waits for a core is no cost of the codec's, and it is most of the noise.
+    start = time.process_time()
     for _ in range(repeat):
         reply = mock.handle("POST", path, {}, body, query)
         assert reply.status == 200 and reply.body
-    return (time.perf_counter() - start) / repeat
+    return (time.process_time() - start) / repeat
 
 
 def measure(rounds: int, repeat: int) -> dict[str, tuple[float, float]]:
@@ -115,11 +118,7 @@ def main(argv: list[str] | None = None) -> int:
     report("|---|---:|---:|")
     failed = False
     for name, (seconds, ratio) in results.items():
-        # The target is for the new codecs; InvokeModel's stream is the Anthropic codec's
-        # events re-framed, so it is measured against that codec's cost too.
-        ok = ratio <= TARGET or name == "anthropic-messages"
-        if name == "bedrock-invoke":
-            ok = ratio <= TARGET * results["anthropic-messages"][1]
+        ok = ratio <= TARGET
         failed = failed or not ok
         report(f"| {name} | {seconds * 1e6:.0f} | {ratio:.2f}x{'' if ok else ' (over)'} |")
     return 1 if args.check and failed else 0

@@ -14,6 +14,7 @@ import base64
 import hashlib
 import json
 from itertools import chain
+from json.encoder import encode_basestring as encode_string
 from typing import TYPE_CHECKING, Any
 
 from mockllm._conversation import Conversation
@@ -35,7 +36,7 @@ from mockllm._wire.base import (
     tools_declared,
 )
 
-__all__ = ["AnthropicMessagesCodec", "anthropic_messages", "thinking_signature"]
+__all__ = ["AnthropicMessagesCodec", "SSEFraming", "anthropic_messages", "stream_events", "thinking_signature"]
 
 # Characters per ``input_json_delta``: small enough that any real arguments object
 # arrives in several pieces, each cut wherever the slice falls (inside keys, strings,
@@ -149,40 +150,84 @@ def _content_blocks(plan: ReplyPlan) -> list[dict[str, Any]]:
     return blocks
 
 
-def _block_events(index: int, block: dict[str, Any], plan: ReplyPlan) -> EventBatches:
-    """start / deltas / stop for one finished block, in batches."""
-    start: dict[str, Any]
-    if block["type"] == "thinking":
-        start = {"type": "thinking", "thinking": "", "signature": ""}
-        kind, field, pieces = "thinking_delta", "thinking", text_batches(block["thinking"], plan)
-    elif block["type"] == "text":
-        start = {"type": "text", "text": ""}
-        kind, field, pieces = "text_delta", "text", text_batches(block["text"], plan)
-    else:
-        start = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
-        kind, field, pieces = (
-            "input_json_delta",
-            "partial_json",
-            argument_batches(dumps(block["input"]), JSON_SLICE, plan),
-        )
-    yield [_event({"type": "content_block_start", "index": index, "content_block": start})]
-    for batch in pieces:
-        yield [
-            _event({"type": "content_block_delta", "index": index, "delta": {"type": kind, field: piece}})
-            for piece in batch
-        ]
-    last = [_event({"type": "content_block_stop", "index": index})]
-    if block["type"] == "thinking":
-        signature = {"type": "signature_delta", "signature": block["signature"]}
-        last.insert(0, _event({"type": "content_block_delta", "index": index, "delta": signature}))
-    yield last
-
-
 def _event(data: dict[str, Any]) -> bytes:
     return sse_event(data, event=data["type"])
 
 
 _PING = _event({"type": "ping"})
+_THINKING_START = dumps({"type": "thinking", "thinking": "", "signature": ""})
+_TEXT_START = dumps({"type": "text", "text": ""})
+_MESSAGE_STOP = dumps({"type": "message_stop"})
+
+
+class SSEFraming:
+    """How the stream's events become bytes: SSE events (``_event``'s), with ``ping``s.
+    ``mockllm._wire.bedrock_invoke`` frames the same events as event-stream ``chunk``s."""
+
+    ping: tuple[bytes, ...]
+
+    def __init__(self) -> None:
+        self.ping = (_PING,)
+
+    def event(self, kind: str, data: str) -> bytes:
+        """One whole event: its ``type`` and its JSON."""
+        return f"event: {kind}\ndata: {data}\n\n".encode()
+
+    def deltas(self, head: str, pieces: list[str]) -> list[bytes]:
+        """One ``content_block_delta`` per piece: its JSON is ``head``, the piece as a
+        JSON string, then ``}}``. Every delta is the same event around a different piece,
+        so only the piece is encoded per event (dumping each whole object cost four times
+        the Chat Completions codec's stream)."""
+        prefix = "event: content_block_delta\ndata: " + head
+        return [(prefix + encode_string(piece) + "}}\n\n").encode() for piece in pieces]
+
+
+def _block_events(index: int, block: dict[str, Any], plan: ReplyPlan, framing: SSEFraming) -> EventBatches:
+    """start / deltas / stop for one finished block, in batches."""
+    # The fixed events' JSON is written out, as the deltas' is (what ``dumps`` gives).
+    if block["type"] == "thinking":
+        start = _THINKING_START
+        kind, field, pieces = "thinking_delta", "thinking", text_batches(block["thinking"], plan)
+    elif block["type"] == "text":
+        start = _TEXT_START
+        kind, field, pieces = "text_delta", "text", text_batches(block["text"], plan)
+    else:
+        start = dumps({"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}})
+        kind, field, pieces = (
+            "input_json_delta",
+            "partial_json",
+            argument_batches(dumps(block["input"]), JSON_SLICE, plan),
+        )
+    opening = f'{{"type":"content_block_start","index":{index},"content_block":{start}}}'
+    yield [framing.event("content_block_start", opening)]
+    head = f'{{"type":"content_block_delta","index":{index},"delta":{{"type":"{kind}","{field}":'
+    for batch in pieces:
+        yield framing.deltas(head, batch)
+    last = [framing.event("content_block_stop", f'{{"type":"content_block_stop","index":{index}}}')]
+    if block["type"] == "thinking":
+        signature = {"type": "signature_delta", "signature": block["signature"]}
+        closing = dumps({"type": "content_block_delta", "index": index, "delta": signature})
+        last.insert(0, framing.event("content_block_delta", closing))
+    yield last
+
+
+def stream_events(plan: ReplyPlan, body: dict[str, Any], framing: SSEFraming) -> EventBatches:
+    """The stream's events, without ``ping_every``'s pings, framed by ``framing``."""
+    start = _message(plan, body, [], None, min(1, plan.usage.output_tokens))
+    yield [framing.event("message_start", dumps({"type": "message_start", "message": start})), *framing.ping]
+    for index, block in enumerate(_content_blocks(plan)):
+        yield from _block_events(index, block, plan, framing)
+    usage: dict[str, int] = {"output_tokens": plan.usage.output_tokens}
+    if plan.stream is not None and plan.stream.usage_chunk:
+        usage = _usage(plan, plan.usage.output_tokens)  # the whole usage, as newer API versions send
+    delta = {"stop_reason": _stop_reason(plan), "stop_sequence": None}
+    yield [
+        framing.event("message_delta", dumps({"type": "message_delta", "delta": delta, "usage": usage})),
+        framing.event("message_stop", _MESSAGE_STOP),
+    ]
+
+
+_SSE = SSEFraming()
 
 
 def _with_pings(batches: EventBatches, every: int) -> EventBatches:
@@ -261,29 +306,11 @@ class AnthropicMessagesCodec(StreamRenderer):
         return _event(_error_object(status, type, message))
 
     def _events(self, plan: ReplyPlan, body: dict[str, Any]) -> EventBatches:
+        events = stream_events(plan, body, _SSE)
         shape = plan.stream
         if shape is not None and shape.ping_every:
-            return _with_pings(self._shaped_events(plan, body), shape.ping_every)
-        return self._shaped_events(plan, body)
-
-    def _shaped_events(self, plan: ReplyPlan, body: dict[str, Any]) -> EventBatches:
-        start = _message(plan, body, [], None, min(1, plan.usage.output_tokens))
-        yield [_event({"type": "message_start", "message": start}), _PING]
-        for index, block in enumerate(_content_blocks(plan)):
-            yield from _block_events(index, block, plan)
-        usage: dict[str, int] = {"output_tokens": plan.usage.output_tokens}
-        if plan.stream is not None and plan.stream.usage_chunk:
-            usage = _usage(plan, plan.usage.output_tokens)  # the whole usage, as newer API versions send
-        yield [
-            _event(
-                {
-                    "type": "message_delta",
-                    "delta": {"stop_reason": _stop_reason(plan), "stop_sequence": None},
-                    "usage": usage,
-                }
-            ),
-            _event({"type": "message_stop"}),
-        ]
+            return _with_pings(events, shape.ping_every)
+        return events
 
     def render_error(self, status: int, type: str | None, message: str | None, param: str | None = None) -> bytes:
         """``{"type":"error","error":{"type","message"}}``; Anthropic has no ``param``."""

@@ -43,9 +43,14 @@ def query_params(query: str) -> dict[str, str]:
     return dict(parse_qsl(query, keep_blank_values=True))
 
 
+# ``json.dumps(obj, separators=(",", ":"), ensure_ascii=False)``, its encoder built once
+# (``json.dumps`` builds one per call given options; a stream dumps a few per reply).
+_compact = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+
+
 def dumps(obj: Any) -> str:
     """Compact JSON, as the providers send it (and the same bytes on every run)."""
-    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
+    return _compact(obj)
 
 
 def sse_event(data: Any, event: str | None = None) -> bytes:

@@ -16,13 +16,13 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import Mapping
-from dataclasses import replace
 from itertools import chain
+from json.encoder import encode_basestring as encode_string
 from typing import Any
 
 from mockllm._conversation import Conversation
 from mockllm._plan import ReplyPlan
-from mockllm._wire.anthropic_messages import anthropic_messages
+from mockllm._wire.anthropic_messages import SSEFraming, anthropic_messages, stream_events
 from mockllm._wire.base import DeclaredTools, EventBatches, RequestRejected, StreamRenderer, dumps, first_events
 from mockllm._wire.bedrock_errors import (
     BEDROCK_PATH,
@@ -38,18 +38,35 @@ __all__ = ["BedrockInvokeCodec", "bedrock_invoke", "decode_chunk"]
 
 _OPERATIONS = ("invoke", "invoke-with-response-stream")
 _EXTRANEOUS = ("model", "stream")
-_DATA = b"data: "
-_PING = b"event: ping"
-# A delta's SSE event -> its chunk message: a delta depends only on its block and its
-# words, which repeat (the words come from a small vocabulary). Only deltas are kept:
-# the other events carry the reply's ids and usage.
-_CHUNKS: dict[bytes, bytes] = {}
-_KEPT_CHUNKS = 8192
-_KEPT_KIND = b'{"type":"content_block_delta"'
+_CHUNK = framer("chunk")
+_KEPT_KINDS = ("content_block_start", "content_block_stop")
 
 
-def _frame_chunk(data: bytes) -> bytes:
-    return framer("chunk").frame([b'{"bytes":"' + base64.b64encode(data) + b'"}'])[0]
+class _ChunkFraming(SSEFraming):
+    """The Anthropic stream's events as ``chunk`` messages: each event's JSON, base64'd
+    in ``{"bytes": ...}``; no ``ping``; ``message_stop`` carrying the invocation metrics.
+    A delta's message depends only on its block's head and its piece, which repeat (the
+    words come from a small vocabulary), so deltas are framed by ``EventFramer.frame_kept``
+    (bounded tables) and a repeated one costs a lookup."""
+
+    def __init__(self, plan: ReplyPlan) -> None:
+        self.ping = ()
+        self.plan = plan
+
+    def event(self, kind: str, data: str) -> bytes:
+        if kind == "message_stop":
+            data = dumps({"type": kind, "amazon-bedrock-invocationMetrics": _metrics(self.plan)})
+        elif kind in _KEPT_KINDS:  # the same for every reply (but a tool call's start)
+            return _CHUNK.frame_kept(kind, [data], _framed_text)[0]
+        return _CHUNK.frame([_framed_text(data)])[0]
+
+    def deltas(self, head: str, pieces: list[str]) -> list[bytes]:
+        return _CHUNK.frame_kept(head, pieces, lambda piece: _framed_text(head + encode_string(piece) + "}}"))
+
+
+def _framed_text(data: str) -> bytes:
+    """The ``chunk`` payload carrying the event JSON ``data``."""
+    return b'{"bytes":"' + base64.b64encode(data.encode()) + b'"}'
 
 
 def _malformed(reason: str) -> RequestRejected:
@@ -148,24 +165,7 @@ class BedrockInvokeCodec(StreamRenderer):
         return chain(first_events(events, kept), [[failure]])
 
     def _chunks(self, plan: ReplyPlan, body: dict[str, Any]) -> EventBatches:
-        sse = anthropic_messages.render_stream(replace(plan, error=None), self._with_model(body))
-        for batch in sse:
-            out = []
-            for event in batch:
-                chunk = _CHUNKS.get(event)
-                if chunk is None:
-                    if event.startswith(_PING) or _DATA not in event:
-                        continue
-                    data = event[event.index(_DATA) + len(_DATA) :].rstrip(b"\n")
-                    if data.startswith(b'{"type":"message_stop"'):
-                        metrics = {"type": "message_stop", "amazon-bedrock-invocationMetrics": _metrics(plan)}
-                        data = dumps(metrics).encode()
-                    chunk = _frame_chunk(data)
-                    if len(_CHUNKS) < _KEPT_CHUNKS and data.startswith(_KEPT_KIND):
-                        _CHUNKS[event] = chunk
-                out.append(chunk)
-            if out:
-                yield out
+        return stream_events(plan, self._with_model(body), _ChunkFraming(plan))
 
     def render_stream_error(self, status: int, type: str | None, message: str | None, sequence: int) -> bytes:
         """An exception message of the event stream."""

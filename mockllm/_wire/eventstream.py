@@ -21,7 +21,7 @@ from __future__ import annotations
 import functools
 import struct
 import zlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass
 from json.encoder import encode_basestring as encode_string
 from typing import Any
@@ -84,7 +84,7 @@ class EventFramer:
     def __init__(self, event_type: str) -> None:
         self.headers = event_headers(event_type)
         self._prefixes: dict[int, tuple[bytes, int]] = {}
-        self._texts: dict[tuple[str, str], dict[str, bytes]] = {}
+        self._texts: dict[Hashable, dict[str, bytes]] = {}
 
     def _prefix(self, length: int) -> tuple[bytes, int]:
         lengths = _LENGTHS.pack(16 + len(self.headers) + length, len(self.headers))
@@ -107,16 +107,21 @@ class EventFramer:
     def frame_texts(self, head: str, tail: str, texts: list[str]) -> list[bytes]:
         """One message per text, whose payload is ``head``, the text as a JSON string,
         then ``tail``."""
-        kept = self._texts.get((head, tail))
+        return self.frame_kept((head, tail), texts, lambda text: (head + encode_string(text) + tail).encode())
+
+    def frame_kept(self, key: Hashable, texts: list[str], payload_of: Callable[[str], bytes]) -> list[bytes]:
+        """One message per text, its payload ``payload_of(text)``: the same function for
+        the same ``key``, so each text's message is kept under ``key`` and framed once."""
+        kept = self._texts.get(key)
         if kept is None:
             kept = {}
             if len(self._texts) < self._KEPT_HEADS:
-                self._texts[(head, tail)] = kept
+                self._texts[key] = kept
         out = []
         for text in texts:
             message = kept.get(text)
             if message is None:
-                payload = (head + encode_string(text) + tail).encode()
+                payload = payload_of(text)
                 prefix, start = self._prefixes.get(len(payload)) or self._prefix(len(payload))
                 message = prefix + payload + _CRC.pack(zlib.crc32(payload, start))
                 if len(kept) < self._KEPT:

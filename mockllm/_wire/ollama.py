@@ -253,8 +253,9 @@ class OllamaCodec(StreamRenderer):
             keys = ('"response":"","thinking":', '"response":')
         thinking = plan.reasoning if plan.reasoning and _wants_thinking(body) else ""
         for key, text in zip(keys, (thinking, plan.text), strict=True):
+            prefix = before + key
             for pieces in text_batches(text, plan):
-                yield [(before + key + encode_string(piece) + after).encode() for piece in pieces]
+                yield [(prefix + encode_string(piece) + after).encode() for piece in pieces]
         if self.chat and plan.tool_calls:
             calls = [before + '"content":"","tool_calls":' + dumps([call]) + after for call in self._tool_calls(plan)]
             yield [line.encode() for line in calls]

@@ -1,7 +1,9 @@
 """Agent frameworks over Bedrock, unmodified, against the loopback server: LangChain's
-``ChatBedrockConverse`` (``langchain-aws``), LiteLLM's ``bedrock/`` models and
-pydantic-ai's ``BedrockConverseModel``, each through a tool loop whose turns the mock
-counts from the Converse history. Each test skips by name where its package is absent.
+``ChatBedrockConverse`` (``langchain-aws``) and pydantic-ai's ``BedrockConverseModel``,
+each through a tool loop whose turns the mock counts from the Converse history. Each test
+skips by name where its package is absent. LiteLLM's ``bedrock/converse/`` models are
+tested with its other providers, through both doors, in ``tests/frameworks/test_litellm.py``
+(LiteLLM is installed in the lean CI environment only).
 """
 
 from __future__ import annotations
@@ -74,56 +76,6 @@ def test_langchain_chat_bedrock_converse_tool_loop(server: MockLLMServer, stream
     assert second.usage_metadata["output_tokens"] > 0
     assert turns(server) == [("bedrock-converse", 0, "look-up"), ("bedrock-converse", 1, "answer")]
     assert server.findings().counts == {}
-
-
-# LiteLLM's own models warn when pydantic first builds them (its TypedDicts use ReadOnly).
-# Its stream reader reads a pydantic attribute pydantic 2.11 deprecated (litellm 1.110).
-@pytest.mark.filterwarnings("ignore:Items? .*ReadOnly. qualifier:UserWarning")
-@pytest.mark.filterwarnings("ignore:Accessing the 'model_[a-z_]+' attribute on the instance:DeprecationWarning")
-@pytest.mark.parametrize("stream", [False, True], ids=["completion", "stream"])
-def test_litellm_bedrock_converse_tool_loop(
-    server: MockLLMServer, stream: bool, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no cost map from the network
-    litellm = pytest.importorskip("litellm", reason="litellm is not installed (the lean CI run installs it)")
-    tools = [
-        {
-            "type": "function",
-            "function": {
-                "name": "get_weather",
-                "description": "The weather in a city.",
-                "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
-            },
-        }
-    ]
-    options = {
-        "model": f"bedrock/converse/{MODEL}",
-        "aws_bedrock_runtime_endpoint": server.base_url,
-        "aws_region_name": "us-east-1",
-        "tools": tools,
-        "num_retries": 0,
-        **CREDENTIALS,
-    }
-
-    # The async call: LiteLLM's sync completion() starts a logging thread holding an event
-    # loop it never closes (litellm 1.110), which a later test's garbage collection reports.
-    async def ask(messages: list[Any]) -> Any:
-        reply = await litellm.acompletion(messages=messages, stream=stream, **options)
-        if stream:
-            reply = litellm.stream_chunk_builder([chunk async for chunk in reply], messages=messages)
-        return reply.choices[0].message
-
-    async def loop() -> None:
-        messages: list[Any] = [{"role": "user", "content": LOOP}]
-        first = await ask(messages)
-        assert first.content == "Let me check."
-        call = first.tool_calls[0]
-        assert (call.function.name, call.function.arguments.replace(" ", "")) == ("get_weather", '{"city":"Paris"}')
-        messages += [first.model_dump(), {"role": "tool", "tool_call_id": call.id, "content": get_weather("Paris")}]
-        assert (await ask(messages)).content == "It is sunny in Paris."
-
-    asyncio.run(loop())
-    assert turns(server) == [("bedrock-converse", 0, "look-up"), ("bedrock-converse", 1, "answer")]
 
 
 def test_pydantic_ai_bedrock_converse_model_runs_the_tool_loop(server: MockLLMServer) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 from typing import Any
 
@@ -13,7 +14,9 @@ from hypothesis import strategies as st
 
 from mockllm._plan import ErrorPlan, ReplyPlan, TextPart, ToolCallPart, Usage
 from mockllm._wire.anthropic_messages import anthropic_messages as codec
-from mockllm._wire.base import dumps
+from mockllm._wire.base import dumps, sse_event
+from mockllm._wire.bedrock_invoke import bedrock_invoke
+from mockllm._wire.eventstream import event_message
 from tests.mockllm.wire.anthropic_bodies import ASK, USE_A
 from tests.mockllm.wire.wire_support import rendered
 
@@ -214,6 +217,26 @@ def test_any_arguments_object_survives_the_sdks_partial_parsing(args):
         with client.messages.stream(model=MODEL, max_tokens=100, messages=USER) as stream:
             final = stream.get_final_message()
     assert final.content[0].input == args
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    text=st.text(min_size=1), reasoning=st.text(min_size=1), args=st.dictionaries(st.text(), json_values, max_size=3)
+)
+def test_every_streamed_event_is_its_data_dumped_whole_and_invoke_model_carries_the_same_json(text, reasoning, args):
+    """The deltas are built around their encoded piece (no per-event dump): each event's
+    bytes are still exactly its data dumped compactly, for any text, and the InvokeModel
+    stream's ``chunk``s carry those very JSON bytes (pings apart, metrics on the last)."""
+    plan = make_plan(TextPart(text), ToolCallPart("toolu_01", "f", dumps(args)), reasoning=reasoning)
+    events = codec.render_events(plan, {"model": MODEL})
+    datas = [data for _, data in raw_events(events)]
+    assert events == [sse_event(data, event=data["type"]) for data in datas]
+    invoke = bedrock_invoke.for_request(f"/model/{MODEL}/invoke-with-response-stream", {})
+    datas = [data for data in datas if data["type"] != "ping"]
+    metrics = {"inputTokenCount": 12, "outputTokenCount": 34, "invocationLatency": 440, "firstByteLatency": 100}
+    datas[-1] = {**datas[-1], "amazon-bedrock-invocationMetrics": metrics}
+    payloads = [b'{"bytes":"' + base64.b64encode(dumps(data).encode()) + b'"}' for data in datas]
+    assert invoke.render_events(plan, {}) == [event_message("chunk", payload) for payload in payloads]
 
 
 @pytest.mark.parametrize(
