@@ -59,13 +59,14 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.types import Receive, Scope, Send
 
-from mockllm._delivery import StreamReset, deliver
+from mockllm._delivery import deliver
 from mockllm._engine import MockLLM, MockResponse
 from mockllm._exceptions import ScriptLimitReached
 from mockllm._instructions import InstructionChain
 from mockllm._limits import nested_deeper_than, non_finite_path, surrogate_path
 from mockllm._metrics import ServerMetrics
 from mockllm._optional import MissingExtraError
+from mockllm._paced_sender import RAW_SEND, send_pieces
 from mockllm._parsing import MAX_NESTING
 from mockllm._registered import ScriptRequest
 from mockllm._sessions import ServerSessions
@@ -88,36 +89,15 @@ class _PiecewiseResponse(Response):
         self.raw_headers = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in reply.headers]
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        delivery = self.reply.delivery
-        if delivery is not None:
-            if delivery.stall_s:
-                await anyio.sleep(delivery.stall_s)
-            if delivery.gzip:
-                self.raw_headers.append((b"content-encoding", b"gzip"))
-        try:
-            await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
-            async with anyio.create_task_group() as group:
+        await send_pieces(self.chunks, self.reply.delivery, self.status_code, self.raw_headers, scope, receive, send)
 
-                async def watch_disconnect() -> None:
-                    while (await receive())["type"] != "http.disconnect":
-                        pass
-                    group.cancel_scope.cancel()
 
-                group.start_soon(watch_disconnect)
-                try:
-                    for wait, chunk in self.chunks:
-                        if wait:
-                            await anyio.sleep(wait)
-                        await send({"type": "http.response.body", "body": chunk, "more_body": True})
-                except StreamReset:
-                    # The scripted reset: end without ending the body; uvicorn then drops the connection.
-                    group.cancel_scope.cancel()
-                    return
-                await send({"type": "http.response.body", "body": b"", "more_body": False})
-                group.cancel_scope.cancel()
-        except OSError:
-            # The client went away; there is no one left to tell.
-            return
+class _App(Starlette):
+    """Keeps the ASGI server's own ``send`` in the scope, for ``send_pieces``' body writes."""
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        scope[RAW_SEND] = send
+        await super().__call__(scope, receive, send)
 
 
 def _reply_response(reply: MockResponse, metrics: ServerMetrics | None = None, started: float = 0.0) -> Response:
@@ -390,7 +370,7 @@ def create_app(mock: MockLLM | None = None, *, metrics: bool = True) -> Starlett
             return _refused(404, f"There is no mock session {session!r} on this server.")
         return JSONResponse({"id": session, "status": "deleted"})
 
-    app = Starlette(
+    app = _App(
         middleware=[Middleware(_LastGuard)],
         routes=[
             Route("/_mockllm/health", health, methods=["GET"]),
