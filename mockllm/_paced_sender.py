@@ -103,6 +103,7 @@ async def send_pieces(
             headers.append((b"content-encoding", b"gzip"))
     write = scope.get(RAW_SEND, send)
     ticker = _ticker()
+    failure: Exception | None = None
     try:
         await send({"type": "http.response.start", "status": status, "headers": headers})
         async with anyio.create_task_group() as group:
@@ -112,18 +113,26 @@ async def send_pieces(
                     pass
                 group.cancel_scope.cancel()
 
-            group.start_soon(watch_disconnect)
-            try:
-                for wait, chunk in chunks:
-                    if wait:
-                        await (ticker.after(wait) if ticker is not None else anyio.sleep(wait))
-                    await write({"type": "http.response.body", "body": chunk, "more_body": True})
-            except StreamReset:
-                # The scripted reset: end without ending the body; uvicorn then drops the connection.
+            async def pump() -> None:
+                # A task of its own: waking it resumes this coroutine only, not the
+                # framework's chain of awaits down to the request's.
+                nonlocal failure
+                try:
+                    for wait, chunk in chunks:
+                        if wait:
+                            await (ticker.after(wait) if ticker is not None else anyio.sleep(wait))
+                        await write({"type": "http.response.body", "body": chunk, "more_body": True})
+                    await write({"type": "http.response.body", "body": b"", "more_body": False})
+                except StreamReset:
+                    pass  # the scripted reset: end without ending the body; uvicorn then drops the connection
+                except Exception as exc:  # raised again below, as if sent from the request's task
+                    failure = exc
                 group.cancel_scope.cancel()
-                return
-            await write({"type": "http.response.body", "body": b"", "more_body": False})
-            group.cancel_scope.cancel()
+
+            group.start_soon(watch_disconnect)
+            group.start_soon(pump)
+        if failure is not None:
+            raise failure
     except OSError:
         # The client went away; there is no one left to tell.
         return
