@@ -12,7 +12,9 @@ here, the bytes and their boundaries left as ``mockllm._delivery.deliver`` makes
   keeps its own schedule (``mockllm._delivery.on_schedule``), so that never adds up.
 - **The server's own send** (``RAW_SEND``): the body writes after the status line go to
   the ASGI server's ``send`` directly, past the framework's wrappers, which only watch
-  for the start of a response (the status line still goes through them).
+  for the start of a response (the status line still goes through them), from a task
+  of their own: waking a stream resumes its delivery loop alone, not every await of the
+  framework down to it.
 
 Outside asyncio (a trio loop) the waits are ``anyio.sleep``, as before.
 """
