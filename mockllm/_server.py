@@ -50,10 +50,12 @@ from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route
+from starlette.types import Receive, Scope, Send
 
 from mockllm._engine import MockLLM
 from mockllm._metrics import ServerMetrics
 from mockllm._optional import MissingExtraError
+from mockllm._paced_sender import RAW_SEND
 from mockllm._server_io import LastGuard, refused, validated
 from mockllm._server_routes import ModelCallsFirst, engine_routes
 from mockllm._serving import bind_socket, run_until_signalled
@@ -61,6 +63,14 @@ from mockllm._sessions import ServerSessions
 from mockllm._shapes import StreamShape
 
 __all__ = ["bind_socket", "create_app", "run_until_signalled", "serve"]
+
+
+class _App(Starlette):
+    """Keeps the ASGI server's own ``send`` in the scope, for ``send_pieces``' body writes."""
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        scope[RAW_SEND] = send
+        await super().__call__(scope, receive, send)
 
 
 class _SessionRequest(BaseModel):
@@ -103,7 +113,7 @@ def create_app(mock: MockLLM | None = None, *, metrics: bool = True) -> Starlett
             return refused(404, f"There is no mock session {session!r} on this server.")
         return JSONResponse({"id": session, "status": "deleted"})
 
-    app = Starlette(
+    app = _App(
         middleware=[Middleware(LastGuard), Middleware(ModelCallsFirst, engine=engine, metrics=counted)],
         routes=[
             Route("/_mockllm/health", health, methods=["GET"]),

@@ -12,16 +12,16 @@ import uuid
 from collections.abc import Iterator
 from typing import Any
 
-import anyio
 from pydantic import BaseModel, ValidationError
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import Receive, Scope, Send
 
-from mockllm._delivery import StreamReset, deliver
+from mockllm._delivery import deliver
 from mockllm._limits import nested_deeper_than, non_finite_path, surrogate_path
 from mockllm._metrics import ServerMetrics
 from mockllm._mock_response import MockResponse
+from mockllm._paced_sender import send_pieces
 from mockllm._parsing import MAX_NESTING
 from mockllm._state import StateUnavailable
 from mockllm._validation import validation_problems
@@ -49,36 +49,7 @@ class PiecewiseResponse(Response):
         self.raw_headers = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in reply.headers]
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        delivery = self.reply.delivery
-        if delivery is not None:
-            if delivery.stall_s:
-                await anyio.sleep(delivery.stall_s)
-            if delivery.gzip:
-                self.raw_headers.append((b"content-encoding", b"gzip"))
-        try:
-            await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
-            async with anyio.create_task_group() as group:
-
-                async def watch_disconnect() -> None:
-                    while (await receive())["type"] != "http.disconnect":
-                        pass
-                    group.cancel_scope.cancel()
-
-                group.start_soon(watch_disconnect)
-                try:
-                    for wait, chunk in self.chunks:
-                        if wait:
-                            await anyio.sleep(wait)
-                        await send({"type": "http.response.body", "body": chunk, "more_body": True})
-                except StreamReset:
-                    # The scripted reset: end without ending the body; uvicorn then drops the connection.
-                    group.cancel_scope.cancel()
-                    return
-                await send({"type": "http.response.body", "body": b"", "more_body": False})
-                group.cancel_scope.cancel()
-        except OSError:
-            # The client went away; there is no one left to tell.
-            return
+        await send_pieces(self.chunks, self.reply.delivery, self.status_code, self.raw_headers, scope, receive, send)
 
 
 def reply_response(reply: MockResponse, metrics: ServerMetrics | None = None, started: float = 0.0) -> Response:
