@@ -18,7 +18,7 @@ from harness.systems.llm.conversation import (
     TurnRequest,
     UserMessage,
 )
-from harness.systems.llm.sdks import DEFAULT_MODEL, sdk_for
+from harness.systems.llm.sdks import sdk_for
 
 __all__ = ["AnthropicModelClient"]
 
@@ -27,10 +27,6 @@ class AnthropicModelClient(SDKModelClient):
     """Anthropic Messages over an ``anthropic.AsyncAnthropic`` client."""
 
     protocol = "anthropic-messages"
-
-    def __init__(self, client: Any, model: str = DEFAULT_MODEL["anthropic-messages"]) -> None:
-        self.client = client
-        self.model = model
 
     @staticmethod
     def messages(conversation: Sequence[ConversationItem]) -> list[dict[str, Any]]:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Union
 
 from harness.exceptions import HarnessError
+from harness.systems.llm.sdks import DEFAULT_MODEL
 
 __all__ = [
     "AssistantTurn",
@@ -161,9 +162,12 @@ class ModelClient(abc.ABC):
 
 
 class SDKModelClient(ModelClient):
-    """What the model clients share: the SDK client they drive, closed by ``aclose``."""
+    """What the model clients share: the SDK client they drive, closed by ``aclose``, and
+    the model they ask for (the protocol's ``DEFAULT_MODEL`` unless named)."""
 
-    client: Any
+    def __init__(self, client: Any, model: str | None = None) -> None:
+        self.client = client
+        self.model = DEFAULT_MODEL[self.protocol] if model is None else model
 
     async def aclose(self) -> None:
         """Close the SDK client's HTTP connections."""

@@ -23,7 +23,7 @@ from harness.systems.llm.conversation import (
     TurnRequest,
     UserMessage,
 )
-from harness.systems.llm.sdks import DEFAULT_MODEL, sdk_for
+from harness.systems.llm.sdks import sdk_for
 
 __all__ = ["GeminiModelClient"]
 
@@ -43,10 +43,9 @@ class GeminiModelClient(SDKModelClient):
 
     protocol = "gemini"
 
-    def __init__(self, client: Any, http: Any, model: str = DEFAULT_MODEL["gemini"]) -> None:
-        self.client = client
+    def __init__(self, client: Any, http: Any, model: str | None = None) -> None:
+        super().__init__(client, model)
         self.http = http
-        self.model = model
 
     async def aclose(self) -> None:
         """Close the SDK's async client and the HTTP client it sends through."""

@@ -18,7 +18,7 @@ from harness.systems.llm.conversation import (
     UserMessage,
     parse_arguments,
 )
-from harness.systems.llm.sdks import DEFAULT_MODEL, sdk_for
+from harness.systems.llm.sdks import sdk_for
 
 __all__ = ["OpenAIChatModelClient"]
 
@@ -35,10 +35,6 @@ class OpenAIChatModelClient(SDKModelClient):
     """OpenAI Chat Completions over an ``openai.AsyncOpenAI`` client."""
 
     protocol = "openai-chat"
-
-    def __init__(self, client: Any, model: str = DEFAULT_MODEL["openai-chat"]) -> None:
-        self.client = client
-        self.model = model
 
     @staticmethod
     def messages(conversation: Sequence[ConversationItem], system: str | None = None) -> list[dict[str, Any]]:
