@@ -20,6 +20,7 @@ import os
 import shutil
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +37,70 @@ from mockllm._wire.registry import PROTOCOLS
 __all__ = ["main"]
 
 
+@dataclass(frozen=True)
+class _LimitFlag:
+    """A ``serve`` flag that sets one field of ``Limits`` (its default is that field's)."""
+
+    flag: str
+    field: str
+    type: type[int] | type[float]
+    metavar: str
+    least: int
+    """The smallest value accepted (``--max-delay-ms`` is checked on its own: finite, 0 or more)."""
+    help: str
+
+    @property
+    def dest(self) -> str:
+        return self.flag.removeprefix("--").replace("-", "_")
+
+
+_LIMIT_FLAGS = (
+    _LimitFlag(
+        "--max-output-bytes",
+        "max_output_bytes",
+        int,
+        "N",
+        1024,
+        "largest reply one request may script; past it the reply is a fallback saying why (default 8 MiB)",
+    ),
+    _LimitFlag(
+        "--max-delay-ms",
+        "max_delay_ms",
+        float,
+        "MS",
+        0,
+        "longest scripted streaming delay; longer ones are shortened (default 30000)",
+    ),
+    _LimitFlag(
+        "--max-body-bytes",
+        "max_body_bytes",
+        int,
+        "N",
+        1024,
+        "largest request body; past it the reply is a 413 (default 4 MiB)",
+    ),
+    _LimitFlag(
+        "--max-scripts",
+        "max_scripts",
+        int,
+        "N",
+        0,
+        "most registered scripts a mock (or session) keeps; past it a 409 (default 1000)",
+    ),
+    _LimitFlag(
+        "--max-scripts-bytes",
+        "scripts_bytes",
+        int,
+        "N",
+        0,
+        "most bytes of registered scripts a mock (or session) keeps (default 8 MiB)",
+    ),
+    _LimitFlag(
+        "--max-sessions", "max_sessions", int, "N", 0, "most sessions open at once; past it a 409 (default 256)"
+    ),
+)
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m mockllm", description=__doc__.split("\n")[0])
     verbs = parser.add_subparsers(dest="verb", required=True)
@@ -45,48 +110,10 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=int, default=8000, help="port (0 picks a free one; default 8000)")
     serve.add_argument("--seed", type=int, default=0, help="seed for generated words (default 0)")
     serve.add_argument("--lenient", action="store_true", help="accept tool results and tool calls that do not pair up")
-    serve.add_argument(
-        "--max-output-bytes",
-        type=int,
-        default=Limits.max_output_bytes,
-        metavar="N",
-        help="largest reply one request may script; past it the reply is a fallback saying why (default 8 MiB)",
-    )
-    serve.add_argument(
-        "--max-delay-ms",
-        type=float,
-        default=Limits.max_delay_ms,
-        metavar="MS",
-        help="longest scripted streaming delay; longer ones are shortened (default 30000)",
-    )
-    serve.add_argument(
-        "--max-body-bytes",
-        type=int,
-        default=Limits.max_body_bytes,
-        metavar="N",
-        help="largest request body; past it the reply is a 413 (default 4 MiB)",
-    )
-    serve.add_argument(
-        "--max-scripts",
-        type=int,
-        default=Limits.max_scripts,
-        metavar="N",
-        help="most registered scripts a mock (or session) keeps; past it a 409 (default 1000)",
-    )
-    serve.add_argument(
-        "--max-scripts-bytes",
-        type=int,
-        default=Limits.scripts_bytes,
-        metavar="N",
-        help="most bytes of registered scripts a mock (or session) keeps (default 8 MiB)",
-    )
-    serve.add_argument(
-        "--max-sessions",
-        type=int,
-        default=Limits.max_sessions,
-        metavar="N",
-        help="most sessions open at once; past it a 409 (default 256)",
-    )
+    for limit in _LIMIT_FLAGS:
+        serve.add_argument(
+            limit.flag, type=limit.type, default=getattr(Limits, limit.field), metavar=limit.metavar, help=limit.help
+        )
 
     serve.add_argument(
         "--latency-profile",
@@ -148,15 +175,10 @@ def _limits_problem(args: argparse.Namespace) -> str | None:
         return f"--workers must be at least 1; got {args.workers}."
     if not 0 <= args.max_delay_ms < float("inf"):
         return f"--max-delay-ms must be a finite number of milliseconds, 0 or more; got {args.max_delay_ms}."
-    for flag, least in (
-        ("max_output_bytes", 1024),
-        ("max_body_bytes", 1024),
-        ("max_scripts", 0),
-        ("max_scripts_bytes", 0),
-        ("max_sessions", 0),
-    ):
-        if getattr(args, flag) < least:
-            return f"--{flag.replace('_', '-')} must be at least {least}; got {getattr(args, flag)}."
+    for limit in _LIMIT_FLAGS:
+        value = getattr(args, limit.dest)
+        if limit.type is int and value < limit.least:
+            return f"{limit.flag} must be at least {limit.least}; got {value}."
     return None
 
 
@@ -170,14 +192,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if problem is not None:
             print(f"mockllm: {problem}", file=sys.stderr)
             return 2
-        limits = Limits(
-            max_output_bytes=args.max_output_bytes,
-            max_delay_ms=args.max_delay_ms,
-            max_body_bytes=args.max_body_bytes,
-            max_scripts=args.max_scripts,
-            scripts_bytes=args.max_scripts_bytes,
-            max_sessions=args.max_sessions,
-        )
+        limits = Limits(**{limit.field: getattr(args, limit.dest) for limit in _LIMIT_FLAGS})
         try:
             stream_shape = as_stream_shape(args.stream_shape)
         except ValueError as exc:

@@ -11,10 +11,10 @@ because a malformed conversation must still get a (fallback) reply.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any, Literal, NamedTuple
 
-__all__ = ["Conversation", "Message", "Row", "text_of"]
+__all__ = ["Conversation", "Message", "Row", "chat_messages", "text_of"]
 
 Role = Literal["system", "user", "assistant", "tool"]
 
@@ -85,3 +85,14 @@ def text_of(content: Any, text_types: tuple[str, ...]) -> str:
                 texts.append(part)
         return "\n".join(texts)
     return ""
+
+
+def chat_messages(items: Any) -> Iterator[tuple[int, dict[str, Any], Any]]:
+    """``(position, message, role)`` of each object of a chat ``messages`` list (OpenAI
+    Chat's, Ollama's): nothing where ``items`` is no list; what is no object is passed
+    over, keeping the others' positions."""
+    if not isinstance(items, list):
+        return
+    for position, m in enumerate(items):
+        if isinstance(m, dict):
+            yield position, m, m.get("role")

@@ -43,6 +43,7 @@ the request.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict
 from starlette.applications import Starlette
@@ -62,7 +63,10 @@ from mockllm._serving import bind_socket, run_until_signalled
 from mockllm._sessions import ServerSessions
 from mockllm._shapes import StreamShape
 
-__all__ = ["bind_socket", "create_app", "run_until_signalled", "serve"]
+if TYPE_CHECKING:
+    import uvicorn
+
+__all__ = ["base_url", "bind_socket", "create_app", "run_until_signalled", "serve", "uvicorn_server"]
 
 
 class _App(Starlette):
@@ -162,11 +166,17 @@ def serve(
     metrics: bool = True,
 ) -> None:
     """Run the server until SIGINT/SIGTERM. ``on_ready`` gets the base URL once bound."""
+    server = uvicorn_server(mock, metrics=metrics)
+    sock = bind_socket(host, port)
+    if on_ready is not None:
+        on_ready(base_url(host, sock.getsockname()[1]))
+    run_until_signalled(server, sock)
+
+
+def uvicorn_server(mock: MockLLM, *, metrics: bool) -> uvicorn.Server:
+    """The uvicorn server of ``mock``'s app, as ``serve`` and each ``--workers`` worker run it."""
     import uvicorn
 
-    sock = bind_socket(host, port)
-    bound_port = sock.getsockname()[1]
-    shown_host = f"[{host}]" if ":" in host else host
     config = uvicorn.Config(
         create_app(mock, metrics=metrics),
         log_level="warning",
@@ -174,7 +184,10 @@ def serve(
         lifespan="off",
         timeout_graceful_shutdown=2,
     )
-    server = uvicorn.Server(config)
-    if on_ready is not None:
-        on_ready(f"http://{shown_host}:{bound_port}")
-    run_until_signalled(server, sock)
+    return uvicorn.Server(config)
+
+
+def base_url(host: str, port: int) -> str:
+    """``http://host:port``, an IPv6 host in brackets."""
+    shown_host = f"[{host}]" if ":" in host else host
+    return f"http://{shown_host}:{port}"

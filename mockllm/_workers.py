@@ -29,7 +29,7 @@ from collections.abc import Callable
 from types import FrameType
 
 from mockllm._engine import MockLLM
-from mockllm._server import create_app, run_until_signalled
+from mockllm._server import base_url, run_until_signalled, uvicorn_server
 
 __all__ = ["STOP_GRACE_S", "serve_workers"]
 
@@ -54,7 +54,6 @@ def serve_workers(
 
     reserved = _port_socket(host, port)
     bound_port = reserved.getsockname()[1]
-    shown_host = f"[{host}]" if ":" in host else host
     mock.state.close()
     parent = os.getpid()
     pids: list[int] = []
@@ -77,7 +76,7 @@ def serve_workers(
         os.close(ready_read)
         reserved.close()
     if on_ready is not None:
-        on_ready(f"http://{shown_host}:{bound_port}")
+        on_ready(base_url(host, bound_port))
     return _supervise(pids)
 
 
@@ -127,16 +126,7 @@ def _run_worker(mock: MockLLM, address: tuple[str, int], ready: int, metrics: bo
             raise
         os.write(ready, b"listening\n")
         os.close(ready)
-        import uvicorn
-
-        config = uvicorn.Config(
-            create_app(mock, metrics=metrics),
-            log_level="warning",
-            access_log=False,
-            lifespan="off",
-            timeout_graceful_shutdown=2,
-        )
-        run_until_signalled(uvicorn.Server(config), sock)
+        run_until_signalled(uvicorn_server(mock, metrics=metrics), sock)
     except BaseException:  # a worker must end here, whatever happened
         traceback.print_exc()
         code = 1

@@ -120,23 +120,22 @@ class _Clients:
         """An ``openai.OpenAI`` (or ``AsyncOpenAI``) client on the mock, openai 2.x or 3.x."""
         openai = require_sdk("openai", needed_by="mockllm.openai()")
         cls = openai.AsyncOpenAI if is_async else openai.OpenAI
-        kwargs.setdefault("max_retries", 0)
-        return cls(
-            api_key="test",
-            base_url=self.openai_base_url,
-            http_client=self._client(http_library(openai), is_async=is_async),
-            **kwargs,
-        )
+        return self._sdk_client(cls, openai, self.openai_base_url, is_async, kwargs)
 
     def anthropic(self, *, is_async: bool = False, **kwargs: Any) -> Any:
         """An ``anthropic.Anthropic`` (or ``AsyncAnthropic``) client on the mock, any generation."""
         anthropic = require_sdk("anthropic", needed_by="mockllm.anthropic()")
         cls = anthropic.AsyncAnthropic if is_async else anthropic.Anthropic
+        return self._sdk_client(cls, anthropic, self.anthropic_base_url, is_async, kwargs)
+
+    def _sdk_client(self, cls: Any, sdk: ModuleType, base_url: str, is_async: bool, kwargs: dict[str, Any]) -> Any:
+        """``cls`` of the SDK ``sdk`` on the mock: no retries unless asked, sending through
+        a client of the SDK's HTTP library that reaches the mock."""
         kwargs.setdefault("max_retries", 0)
         return cls(
             api_key="test",
-            base_url=self.anthropic_base_url,
-            http_client=self._client(http_library(anthropic), is_async=is_async),
+            base_url=base_url,
+            http_client=self._client(http_library(sdk), is_async=is_async),
             **kwargs,
         )
 

@@ -52,6 +52,7 @@ from harness.plugin import hookspecs
 from harness.plugin.config import MARKER, add_options, base_settings, settings_for
 from harness.plugin.recording import (
     add_recording_options,
+    mock_for,
     mockllm_recording_config,
     recording_server,
     recording_session,
@@ -106,20 +107,10 @@ def mockllm(request: pytest.FixtureRequest) -> Iterator[MockLLMFixture]:
     default hosts are refused while it runs (unless it records from them), and the
     verdict's rule applies at teardown."""
     from harness.plugin.fixtures import MockLLMFixture, refusing_provider_hosts
-    from mockllm import MockLLM
 
     settings = settings_for(request.node)
     recording = recording_session(request, settings.record)
-    mock = MockLLM(
-        seed=settings.seed,
-        lenient=settings.lenient,
-        allow_fallback=settings.allow_fallback,
-        allow_unused_steps=settings.allow_unused_steps,
-        allow_undeclared_tools=settings.allow_undeclared_tools,
-        recordings=recording,
-        stream=settings.stream,
-    )
-    fixture = MockLLMFixture(mock)
+    fixture = MockLLMFixture(mock_for(settings, recording))
     # A test that records reaches its upstream on purpose: the recording session is the
     # one door to it, and it writes nothing a real key could leak into.
     guard = (

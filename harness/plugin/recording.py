@@ -133,9 +133,16 @@ def recording_session(request: pytest.FixtureRequest, record: bool) -> Recording
 def recording_server(recording: RecordingSession, settings: Settings) -> Iterator[MockLLMServer]:
     """The ``mockllm_server`` of a recording test: a mock answered by ``recording``,
     served over loopback HTTP from this process until the block ends."""
+    with serve_in_thread(mock_for(settings, recording)) as server:
+        yield server
+
+
+def mock_for(settings: Settings, recording: RecordingSession | None) -> MockLLM:
+    """A test's mock, as its settings say; answered by ``recording`` where the test records
+    or replays (the ``mockllm`` fixture's and the recording ``mockllm_server``'s)."""
     from mockllm import MockLLM
 
-    mock = MockLLM(
+    return MockLLM(
         seed=settings.seed,
         lenient=settings.lenient,
         allow_fallback=settings.allow_fallback,
@@ -144,8 +151,6 @@ def recording_server(recording: RecordingSession, settings: Settings) -> Iterato
         recordings=recording,
         stream=settings.stream,
     )
-    with serve_in_thread(mock) as server:
-        yield server
 
 
 @contextlib.contextmanager

@@ -27,6 +27,7 @@ Errors::
 
 from __future__ import annotations
 
+import abc
 import contextlib
 import json
 from collections.abc import Callable, Iterator
@@ -41,6 +42,8 @@ __all__ = [
     "Codec",
     "Counters",
     "KeyValues",
+    "LogSpec",
+    "MapSpec",
     "State",
     "StateConfigError",
     "StateError",
@@ -138,8 +141,32 @@ class AppendLog(Protocol[T]):
     def clear(self) -> None: ...
 
 
-class State(Protocol):
-    """One scope of a backend: the spaces of one mock."""
+@dataclass(frozen=True)
+class MapSpec:
+    """What ``State.map`` was asked for: the bounds of a ``KeyValues`` and its codec."""
+
+    max_entries: int | None
+    max_bytes: int | None
+    lru: bool
+    codec: Codec[Any]
+
+
+@dataclass(frozen=True)
+class LogSpec:
+    """What ``State.log`` was asked for: the bounds of an ``AppendLog`` and its codec."""
+
+    count: int
+    budget: int | None
+    size: Callable[[Any], int] | None
+    codec: Codec[Any]
+
+
+class State(abc.ABC):
+    """One scope of a backend: the spaces of one mock.
+
+    The three kinds of space are asked for here, with their options and defaults; a
+    backend says only how it opens each (``_open_map``, ``_open_counters``, ``_open_log``).
+    """
 
     shared: bool
     """Whether other processes see what this state holds (SQLite, Redis)."""
@@ -154,13 +181,14 @@ class State(Protocol):
         max_entries: int | None = None,
         max_bytes: int | None = None,
         lru: bool = False,
-        codec: Codec[Any] = ...,
+        codec: Codec[Any] = JSON_CODEC,
     ) -> KeyValues[Any]:
         """The space ``space``; past a bound the oldest entries go (``lru``: in memory, a
         read makes an entry newest; shared backends drop the least recently written)."""
-        ...
+        return self._open_map(space, MapSpec(max_entries, max_bytes, lru, codec))
 
-    def counters(self, space: str, *, max_keys: int | None = None) -> Counters: ...
+    def counters(self, space: str, *, max_keys: int | None = None) -> Counters:
+        return self._open_counters(space, max_keys)
 
     def log(
         self,
@@ -169,29 +197,45 @@ class State(Protocol):
         count: int,
         budget: int | None = None,
         size: Callable[[Any], int] | None = None,
-        codec: Codec[Any] = ...,
-    ) -> AppendLog[Any]: ...
+        codec: Codec[Any] = JSON_CODEC,
+    ) -> AppendLog[Any]:
+        return self._open_log(space, LogSpec(count, budget, size, codec))
 
+    @abc.abstractmethod
+    def _open_map(self, space: str, spec: MapSpec) -> KeyValues[Any]: ...
+
+    @abc.abstractmethod
+    def _open_counters(self, space: str, max_keys: int | None) -> Counters: ...
+
+    @abc.abstractmethod
+    def _open_log(self, space: str, spec: LogSpec) -> AppendLog[Any]: ...
+
+    @abc.abstractmethod
     def scope(self, name: str) -> State:
         """Another scope of the same backend (a session's), beside this one."""
         ...
 
+    @abc.abstractmethod
     def clear(self) -> None:
         """Empty every space of this scope (other scopes keep theirs)."""
         ...
 
+    @abc.abstractmethod
     def drop(self, name: str) -> None:
         """Empty the scope ``name`` (beside this one) and forget it (a deleted session)."""
         ...
 
+    @abc.abstractmethod
     def batch(self) -> contextlib.AbstractContextManager[None]:
         """Group the writes of the block (one transaction where the backend has them)."""
         ...
 
+    @abc.abstractmethod
     def check(self) -> None:
         """Raise ``StateConfigError`` if the backend cannot be used (at startup)."""
         ...
 
+    @abc.abstractmethod
     def close(self) -> None: ...
 
 

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from mockllm._limits import ByteBoundedLog
-from mockllm._state.base import JSON_CODEC, Codec
+from mockllm._state.base import LogSpec, MapSpec, State
 
 __all__ = ["MemoryState"]
 
@@ -160,7 +160,7 @@ def _weightless(value: Any) -> int:
     return 0
 
 
-class MemoryState:
+class MemoryState(State):
     """The spaces of one mock, in this process's memory."""
 
     shared = False
@@ -178,30 +178,14 @@ class MemoryState:
                 found = self._spaces[space] = make()
             return found
 
-    def map(
-        self,
-        space: str,
-        *,
-        max_entries: int | None = None,
-        max_bytes: int | None = None,
-        lru: bool = False,
-        codec: Codec[Any] = JSON_CODEC,
-    ) -> MemoryKeyValues:
-        return self._space("map:" + space, lambda: MemoryKeyValues(max_entries, max_bytes, lru))  # type: ignore[no-any-return]
+    def _open_map(self, space: str, spec: MapSpec) -> MemoryKeyValues:
+        return self._space("map:" + space, lambda: MemoryKeyValues(spec.max_entries, spec.max_bytes, spec.lru))  # type: ignore[no-any-return]
 
-    def counters(self, space: str, *, max_keys: int | None = None) -> MemoryCounters:
+    def _open_counters(self, space: str, max_keys: int | None) -> MemoryCounters:
         return self._space("counters:" + space, lambda: MemoryCounters(max_keys))  # type: ignore[no-any-return]
 
-    def log(
-        self,
-        space: str,
-        *,
-        count: int,
-        budget: int | None = None,
-        size: Callable[[Any], int] | None = None,
-        codec: Codec[Any] = JSON_CODEC,
-    ) -> MemoryLog:
-        return self._space("log:" + space, lambda: MemoryLog(count, budget, size))  # type: ignore[no-any-return]
+    def _open_log(self, space: str, spec: LogSpec) -> MemoryLog:
+        return self._space("log:" + space, lambda: MemoryLog(spec.count, spec.budget, spec.size))  # type: ignore[no-any-return]
 
     def scope(self, name: str) -> MemoryState:
         with self._lock:

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from mockllm._optional import require
-from mockllm._state.base import JSON_CODEC, Codec, StateConfigError, StateUnavailable, no_batch
+from mockllm._state.base import Codec, LogSpec, MapSpec, State, StateConfigError, StateUnavailable, no_batch
 
 __all__ = ["RedisState", "connect_redis"]
 
@@ -168,7 +168,7 @@ class RedisLog:
         self._c.call("delete", self._list, self._next)
 
 
-class RedisState:
+class RedisState(State):
     """One scope (one mock) of a Redis database."""
 
     shared = True
@@ -181,30 +181,14 @@ class RedisState:
     def _base(self, kind: str, space: str) -> str:
         return f"{_PREFIX}:{self._scope}:{kind}:{space}"
 
-    def map(
-        self,
-        space: str,
-        *,
-        max_entries: int | None = None,
-        max_bytes: int | None = None,
-        lru: bool = False,
-        codec: Codec[Any] = JSON_CODEC,
-    ) -> RedisKeyValues:
-        return RedisKeyValues(self._c, self._base("map", space), max_entries, codec)
+    def _open_map(self, space: str, spec: MapSpec) -> RedisKeyValues:
+        return RedisKeyValues(self._c, self._base("map", space), spec.max_entries, spec.codec)
 
-    def counters(self, space: str, *, max_keys: int | None = None) -> RedisCounters:
+    def _open_counters(self, space: str, max_keys: int | None) -> RedisCounters:
         return RedisCounters(self._c, self._base("counters", space))
 
-    def log(
-        self,
-        space: str,
-        *,
-        count: int,
-        budget: int | None = None,
-        size: Callable[[Any], int] | None = None,
-        codec: Codec[Any] = JSON_CODEC,
-    ) -> RedisLog:
-        return RedisLog(self._c, self._base("log", space), count, codec)
+    def _open_log(self, space: str, spec: LogSpec) -> RedisLog:
+        return RedisLog(self._c, self._base("log", space), spec.count, spec.codec)
 
     def scope(self, name: str) -> RedisState:
         return RedisState(self._c, self.where, f"{self._scope}/{name}")

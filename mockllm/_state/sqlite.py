@@ -17,7 +17,7 @@ import weakref
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from mockllm._state.base import JSON_CODEC, Codec, StateConfigError, StateUnavailable
+from mockllm._state.base import JSON_CODEC, Codec, LogSpec, MapSpec, State, StateConfigError, StateUnavailable
 
 __all__ = ["SqliteState", "SqliteStore"]
 
@@ -276,7 +276,7 @@ class SqliteLog:
         self._store.run("DELETE FROM log WHERE scope=? AND space=?", self._key)
 
 
-class SqliteState:
+class SqliteState(State):
     """One scope (one mock) of a SQLite file."""
 
     shared = True
@@ -286,30 +286,14 @@ class SqliteState:
         self._scope = scope
         self.where = store.where
 
-    def map(
-        self,
-        space: str,
-        *,
-        max_entries: int | None = None,
-        max_bytes: int | None = None,
-        lru: bool = False,
-        codec: Codec[Any] = JSON_CODEC,
-    ) -> SqliteKeyValues:
-        return SqliteKeyValues(self._store, self._scope, space, max_entries, max_bytes, codec)
+    def _open_map(self, space: str, spec: MapSpec) -> SqliteKeyValues:
+        return SqliteKeyValues(self._store, self._scope, space, spec.max_entries, spec.max_bytes, spec.codec)
 
-    def counters(self, space: str, *, max_keys: int | None = None) -> SqliteCounters:
+    def _open_counters(self, space: str, max_keys: int | None) -> SqliteCounters:
         return SqliteCounters(self._store, self._scope, space)
 
-    def log(
-        self,
-        space: str,
-        *,
-        count: int,
-        budget: int | None = None,
-        size: Callable[[Any], int] | None = None,
-        codec: Codec[Any] = JSON_CODEC,
-    ) -> SqliteLog:
-        return SqliteLog(self._store, self._scope, space, count, codec)
+    def _open_log(self, space: str, spec: LogSpec) -> SqliteLog:
+        return SqliteLog(self._store, self._scope, space, spec.count, spec.codec)
 
     def scope(self, name: str) -> SqliteState:
         return SqliteState(self._store, f"{self._scope}/{name}")

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -90,45 +90,27 @@ def _json(flavour: str, body: bytes) -> Any | EndpointReply:
         )
 
 
-def _count_tokens(body: Any, lenient: bool) -> EndpointReply:
-    try:
-        anthropic_messages.read_count_request(body, lenient=lenient)
-    except RequestRejected as exc:
-        return _error("anthropic", exc.status, exc.message)
-    tokens = prompt_tokens(body, anthropic_messages.prompt_fields)
-    return EndpointReply(200, dumps({"input_tokens": tokens}).encode(), "anthropic")
-
-
-def _embeddings(body: Any) -> EndpointReply:
-    try:
-        return EndpointReply(200, embeddings_response(body), "openai")
-    except RequestRejected as exc:
-        return _error("openai", exc.status, exc.message, exc.param)
-
-
-def _gemini(method: str, path: str, gemini_method: str, body: bytes) -> EndpointReply:
-    if method != "POST":
-        return _wrong_method("gemini", method, path, "POST")
-    parsed = _json("gemini", body)
-    if isinstance(parsed, EndpointReply):
-        return parsed
-    try:
-        return EndpointReply(200, gemini_endpoint_body(gemini_method, parsed), "gemini")
-    except RequestRejected as exc:
-        return _error("gemini", exc.status, exc.message)
-
-
-def _ollama(method: str, path: str, route: str, body: bytes) -> EndpointReply:
-    allowed = OLLAMA_ENDPOINTS[route]
+def _json_route(
+    flavour: str, method: str, path: str, allowed: str, body: bytes, answer: Callable[[Any], bytes]
+) -> EndpointReply:
+    """A route answered in ``flavour``'s shape: a method other than ``allowed`` is a 405, a
+    POST body that is not JSON a 400, and ``answer``'s ``RequestRejected`` that provider's
+    error; else ``answer`` of the parsed body (None for a GET)."""
     if method != allowed:
-        return _wrong_method("ollama", method, path, allowed)
-    parsed = _json("ollama", body) if allowed == "POST" else None
+        return _wrong_method(flavour, method, path, allowed)
+    parsed = _json(flavour, body) if allowed == "POST" else None
     if isinstance(parsed, EndpointReply):
         return parsed
     try:
-        return EndpointReply(200, ollama_endpoint_body(route, parsed), "ollama")
+        return EndpointReply(200, answer(parsed), flavour)
     except RequestRejected as exc:
-        return _error("ollama", exc.status, exc.message)
+        return _error(flavour, exc.status, exc.message, exc.param)
+
+
+def _count_tokens(body: Any, lenient: bool) -> bytes:
+    anthropic_messages.read_count_request(body, lenient=lenient)
+    tokens = prompt_tokens(body, anthropic_messages.prompt_fields)
+    return dumps({"input_tokens": tokens}).encode()
 
 
 def answer_endpoint(
@@ -138,12 +120,17 @@ def answer_endpoint(
     path = path.rstrip("/")
     gemini_method = gemini_endpoint_method(path)
     if gemini_method is not None:
-        return _gemini(method, path, gemini_method, body)
+        return _json_route(
+            "gemini", method, path, "POST", body, lambda parsed: gemini_endpoint_body(gemini_method, parsed)
+        )
     if gemini.matches(path):
         return None  # generateContent: the codec's
     ollama_route = ollama_endpoint(path)
     if ollama_route is not None:
-        return _ollama(method, path, ollama_route, body)
+        allowed = OLLAMA_ENDPOINTS[ollama_route]
+        return _json_route(
+            "ollama", method, path, allowed, body, lambda parsed: ollama_endpoint_body(ollama_route, parsed)
+        )
     models = _MODELS.search(path)
     if models is not None:
         anthropic = is_anthropic_client(headers)
@@ -155,13 +142,7 @@ def answer_endpoint(
             return EndpointReply(200, model_list(anthropic=anthropic), flavour)
         return EndpointReply(200, dumps(model_object(model_id, anthropic=anthropic)).encode(), flavour)
     if path.endswith("/messages/count_tokens"):
-        if method != "POST":
-            return _wrong_method("anthropic", method, path, "POST")
-        parsed = _json("anthropic", body)
-        return parsed if isinstance(parsed, EndpointReply) else _count_tokens(parsed, lenient)
+        return _json_route("anthropic", method, path, "POST", body, lambda parsed: _count_tokens(parsed, lenient))
     if path.endswith("/embeddings"):
-        if method != "POST":
-            return _wrong_method("openai", method, path, "POST")
-        parsed = _json("openai", body)
-        return parsed if isinstance(parsed, EndpointReply) else _embeddings(parsed)
+        return _json_route("openai", method, path, "POST", body, embeddings_response)
     return None

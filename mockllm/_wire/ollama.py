@@ -29,7 +29,7 @@ from itertools import chain
 from json.encoder import encode_basestring as encode_string
 from typing import Any
 
-from mockllm._conversation import Conversation, Row
+from mockllm._conversation import Conversation, Row, chat_messages
 from mockllm._cutting import text_batches
 from mockllm._plan import ReplyPlan
 from mockllm._wire.base import (
@@ -152,14 +152,8 @@ class OllamaCodec(StreamRenderer):
             prompt = body.get("prompt")
             rows.append(("user", prompt if isinstance(prompt, str) else "", (), (), 0))
             return Conversation(tuple(rows))
-        items = body.get("messages")
-        if not isinstance(items, list):
-            return Conversation(())
         out: list[Row] = []
-        for position, m in enumerate(items):
-            if not isinstance(m, dict):
-                continue
-            role = m.get("role")
+        for position, m, role in chat_messages(body.get("messages")):
             if role == "assistant":
                 out.append(("assistant", "", _call_ids(position, m.get("tool_calls")), (), position))
             elif role == "tool":

@@ -19,7 +19,7 @@ from itertools import chain
 from json.encoder import encode_basestring as encode_string
 from typing import Any
 
-from mockllm._conversation import Conversation, Row, text_of
+from mockllm._conversation import Conversation, Row, chat_messages, text_of
 from mockllm._cutting import argument_batches, text_batches
 from mockllm._pairing import PairingProblem, find_pairing_problem
 from mockllm._plan import ReplyPlan, TextPart, Usage
@@ -112,13 +112,8 @@ class OpenAIChatCodec(StreamRenderer):
     def read(self, body: Any) -> Conversation:
         """The neutral conversation of the request's ``messages``."""
         items = body.get("messages") if isinstance(body, dict) else None
-        if not isinstance(items, list):
-            return Conversation(())
         out: list[Row] = []
-        for position, m in enumerate(items):
-            if not isinstance(m, dict):
-                continue
-            role = m.get("role")
+        for position, m, role in chat_messages(items):
             if role == "assistant":
                 calls = m.get("tool_calls")
                 ids = (

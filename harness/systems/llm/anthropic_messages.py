@@ -14,11 +14,11 @@ from harness.systems.llm.conversation import (
     TextDelta,
     ThinkingDelta,
     ToolCall,
-    ToolSpec,
     TurnComplete,
+    TurnRequest,
     UserMessage,
 )
-from harness.systems.llm.sdks import DEFAULT_MODEL, sdk_for
+from harness.systems.llm.sdks import sdk_for
 
 __all__ = ["AnthropicModelClient"]
 
@@ -27,10 +27,6 @@ class AnthropicModelClient(SDKModelClient):
     """Anthropic Messages over an ``anthropic.AsyncAnthropic`` client."""
 
     protocol = "anthropic-messages"
-
-    def __init__(self, client: Any, model: str = DEFAULT_MODEL["anthropic-messages"]) -> None:
-        self.client = client
-        self.model = model
 
     @staticmethod
     def messages(conversation: Sequence[ConversationItem]) -> list[dict[str, Any]]:
@@ -67,31 +63,25 @@ class AnthropicModelClient(SDKModelClient):
                 )
         return out
 
-    async def stream_turn(
-        self,
-        conversation: Sequence[ConversationItem],
-        *,
-        system: str | None = None,
-        tools: Sequence[ToolSpec] = (),
-        thinking_budget: int | None = None,
-        max_tokens: int = 4096,
+    async def _stream(
+        self, conversation: Sequence[ConversationItem], request: TurnRequest
     ) -> AsyncIterator[StreamEvent]:
         anthropic = sdk_for(self.protocol)
 
         params: dict[str, Any] = {
             "model": self.model,
-            "max_tokens": max_tokens,
+            "max_tokens": request.max_tokens,
             "messages": self.messages(conversation),
         }
-        if system:
-            params["system"] = system
-        if tools:
+        if request.system:
+            params["system"] = request.system
+        if request.tools:
             params["tools"] = [
-                {"name": t.name, "description": t.description, "input_schema": t.input_schema} for t in tools
+                {"name": t.name, "description": t.description, "input_schema": t.input_schema} for t in request.tools
             ]
-        if thinking_budget is not None:
-            params["thinking"] = {"type": "enabled", "budget_tokens": thinking_budget}
-            params["max_tokens"] = max(max_tokens, thinking_budget + 1)
+        if request.thinking_budget is not None:
+            params["thinking"] = {"type": "enabled", "budget_tokens": request.thinking_budget}
+            params["max_tokens"] = max(request.max_tokens, request.thinking_budget + 1)
         try:
             async with self.client.messages.stream(**params) as stream:
                 async for event in stream:

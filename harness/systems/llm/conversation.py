@@ -1,6 +1,6 @@
 """The model client's neutral conversation: what is sent (``UserMessage``, ``AssistantTurn``,
 ``ToolResults``, ``ToolSpec``), what streams back (``ThinkingDelta``, ``TextDelta``,
-``TurnComplete``), the ``ModelClient`` protocol every client follows, and ``ModelError``.
+``TurnComplete``), the ``ModelClient`` base every client follows, and ``ModelError``.
 
 Each protocol's client (``anthropic_messages``, ``openai_chat``, ``gemini``) writes these
 in its provider's own form on each call and reads the reply back into them.
@@ -8,12 +8,14 @@ in its provider's own form on each call and reads the reply back into them.
 
 from __future__ import annotations
 
+import abc
 import json
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, Union
+from typing import Any, Union
 
 from harness.exceptions import HarnessError
+from harness.systems.llm.sdks import DEFAULT_MODEL
 
 __all__ = [
     "AssistantTurn",
@@ -22,6 +24,7 @@ __all__ = [
     "ModelError",
     "SDKModelClient",
     "StreamEvent",
+    "StreamedTurn",
     "TextDelta",
     "ThinkingDelta",
     "ToolCall",
@@ -29,6 +32,7 @@ __all__ = [
     "ToolResults",
     "ToolSpec",
     "TurnComplete",
+    "TurnRequest",
     "UserMessage",
     "parse_arguments",
 ]
@@ -118,8 +122,22 @@ class TurnComplete:
 StreamEvent = Union[ThinkingDelta, TextDelta, TurnComplete]
 
 
-class ModelClient(Protocol):
-    """Streams one assistant turn for a conversation; raises ``ModelError`` on failure."""
+@dataclass(frozen=True)
+class TurnRequest:
+    """What one call asks for beside the conversation (``ModelClient.stream_turn``'s options)."""
+
+    system: str | None
+    tools: tuple[ToolSpec, ...]
+    thinking_budget: int | None
+    max_tokens: int
+
+
+class ModelClient(abc.ABC):
+    """Streams one assistant turn for a conversation; raises ``ModelError`` on failure.
+
+    The call's options and their defaults are read here, once; each protocol's client
+    writes them in its provider's form (``_stream``).
+    """
 
     protocol: str
 
@@ -131,21 +149,54 @@ class ModelClient(Protocol):
         tools: Sequence[ToolSpec] = (),
         thinking_budget: int | None = None,
         max_tokens: int = 4096,
-    ) -> AsyncIterator[StreamEvent]: ...
+    ) -> AsyncIterator[StreamEvent]:
+        return self._stream(conversation, TurnRequest(system, tuple(tools), thinking_budget, max_tokens))
 
+    @abc.abstractmethod
+    def _stream(self, conversation: Sequence[ConversationItem], request: TurnRequest) -> AsyncIterator[StreamEvent]:
+        """The turn, streamed in this client's protocol."""
+
+    @abc.abstractmethod
     async def aclose(self) -> None:
         """Close the HTTP connections the client holds."""
-        ...
 
 
-class SDKModelClient:
-    """What the model clients share: the SDK client they drive, closed by ``aclose``."""
+class SDKModelClient(ModelClient):
+    """What the model clients share: the SDK client they drive, closed by ``aclose``, and
+    the model they ask for (the protocol's ``DEFAULT_MODEL`` unless named)."""
 
-    client: Any
+    def __init__(self, client: Any, model: str | None = None) -> None:
+        self.client = client
+        self.model = DEFAULT_MODEL[self.protocol] if model is None else model
 
     async def aclose(self) -> None:
         """Close the SDK client's HTTP connections."""
         await self.client.close()
+
+
+class StreamedTurn:
+    """A turn read piece by piece, for the SDKs that hand back no final message (OpenAI
+    Chat, Gemini): thinking is block 0, and the text follows it (block 1 after thinking)."""
+
+    def __init__(self) -> None:
+        self.thinking: list[str] = []
+        self.texts: list[str] = []
+        self.message_id: str | None = None
+        self.usage = (0, 0)
+
+    def think(self, text: str) -> ThinkingDelta:
+        self.thinking.append(text)
+        return ThinkingDelta(text, 0)
+
+    def say(self, text: str) -> TextDelta:
+        self.texts.append(text)
+        return TextDelta(text, 1 if self.thinking else 0)
+
+    def complete(self, tool_calls: tuple[ToolCall, ...], stop_reason: str) -> TurnComplete:
+        """The whole turn, with the calls and the stop reason in the neutral form."""
+        thinking = "".join(self.thinking) if self.thinking else None
+        turn = AssistantTurn("".join(self.texts), tool_calls, thinking, None, stop_reason, self.message_id)
+        return TurnComplete(turn, *self.usage)
 
 
 def parse_arguments(raw: str, name: str) -> dict[str, Any]:

@@ -17,15 +17,13 @@ from harness.systems.llm.conversation import (
     ConversationItem,
     ModelError,
     SDKModelClient,
+    StreamedTurn,
     StreamEvent,
-    TextDelta,
-    ThinkingDelta,
     ToolCall,
-    ToolSpec,
-    TurnComplete,
+    TurnRequest,
     UserMessage,
 )
-from harness.systems.llm.sdks import DEFAULT_MODEL, sdk_for
+from harness.systems.llm.sdks import sdk_for
 
 __all__ = ["GeminiModelClient"]
 
@@ -45,10 +43,9 @@ class GeminiModelClient(SDKModelClient):
 
     protocol = "gemini"
 
-    def __init__(self, client: Any, http: Any, model: str = DEFAULT_MODEL["gemini"]) -> None:
-        self.client = client
+    def __init__(self, client: Any, http: Any, model: str | None = None) -> None:
+        super().__init__(client, model)
         self.http = http
-        self.model = model
 
     async def aclose(self) -> None:
         """Close the SDK's async client and the HTTP client it sends through."""
@@ -91,41 +88,33 @@ class GeminiModelClient(SDKModelClient):
                 )
         return out
 
-    async def stream_turn(
-        self,
-        conversation: Sequence[ConversationItem],
-        *,
-        system: str | None = None,
-        tools: Sequence[ToolSpec] = (),
-        thinking_budget: int | None = None,
-        max_tokens: int = 4096,
+    async def _stream(
+        self, conversation: Sequence[ConversationItem], request: TurnRequest
     ) -> AsyncIterator[StreamEvent]:
         errors = sdk_for(self.protocol).errors
-        config: dict[str, Any] = {"max_output_tokens": max_tokens}
-        if system:
-            config["system_instruction"] = system
-        if tools:
+        config: dict[str, Any] = {"max_output_tokens": request.max_tokens}
+        if request.system:
+            config["system_instruction"] = request.system
+        if request.tools:
             declarations = [
-                {"name": t.name, "description": t.description, "parameters_json_schema": t.input_schema} for t in tools
+                {"name": t.name, "description": t.description, "parameters_json_schema": t.input_schema}
+                for t in request.tools
             ]
             config["tools"] = [{"function_declarations": declarations}]
-        if thinking_budget is not None:
-            config["thinking_config"] = {"include_thoughts": True, "thinking_budget": thinking_budget}
-        thinking: list[str] = []
-        texts: list[str] = []
+        if request.thinking_budget is not None:
+            config["thinking_config"] = {"include_thoughts": True, "thinking_budget": request.thinking_budget}
+        turn = StreamedTurn()
         calls: list[ToolCall] = []
         finish = "STOP"
-        message_id = None
-        usage = (0, 0)
         try:
             stream = await self.client.aio.models.generate_content_stream(
                 model=self.model, contents=self.contents(conversation), config=config
             )
             async for chunk in stream:
-                message_id = chunk.response_id or message_id
+                turn.message_id = chunk.response_id or turn.message_id
                 if chunk.usage_metadata is not None:
                     meta = chunk.usage_metadata
-                    usage = (
+                    turn.usage = (
                         meta.prompt_token_count or 0,
                         (meta.candidates_token_count or 0) + (meta.thoughts_token_count or 0),
                     )
@@ -135,14 +124,12 @@ class GeminiModelClient(SDKModelClient):
                     for part in (candidate.content.parts if candidate.content else None) or ():
                         if part.function_call is not None:
                             call = part.function_call
-                            call_id = call.id or f"{message_id}_{len(calls)}"
+                            call_id = call.id or f"{turn.message_id}_{len(calls)}"
                             calls.append(ToolCall(call_id, call.name or "", dict(call.args or {})))
                         elif part.text and part.thought:
-                            thinking.append(part.text)
-                            yield ThinkingDelta(part.text, 0)
+                            yield turn.think(part.text)
                         elif part.text:
-                            texts.append(part.text)
-                            yield TextDelta(part.text, 1 if thinking else 0)
+                            yield turn.say(part.text)
         except errors.APIError as exc:
             # The request is sent when the stream is first read, so an HTTP error surfaces
             # here too: it carries the HTTP response's status. An error object in a stream
@@ -151,8 +138,4 @@ class GeminiModelClient(SDKModelClient):
             if isinstance(status, int) and status >= 400:
                 raise ModelError(exc.message or str(exc), status=status) from exc
             raise ModelError(exc.message or str(exc), kind="stream") from exc
-        stop = "tool_use" if calls else _GEMINI_STOP.get(finish, finish.lower())
-        turn = AssistantTurn(
-            "".join(texts), tuple(calls), "".join(thinking) if thinking else None, None, stop, message_id
-        )
-        yield TurnComplete(turn, *usage)
+        yield turn.complete(tuple(calls), "tool_use" if calls else _GEMINI_STOP.get(finish, finish.lower()))

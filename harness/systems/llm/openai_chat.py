@@ -11,16 +11,14 @@ from harness.systems.llm.conversation import (
     ConversationItem,
     ModelError,
     SDKModelClient,
+    StreamedTurn,
     StreamEvent,
-    TextDelta,
-    ThinkingDelta,
     ToolCall,
-    ToolSpec,
-    TurnComplete,
+    TurnRequest,
     UserMessage,
     parse_arguments,
 )
-from harness.systems.llm.sdks import DEFAULT_MODEL, sdk_for
+from harness.systems.llm.sdks import sdk_for
 
 __all__ = ["OpenAIChatModelClient"]
 
@@ -37,10 +35,6 @@ class OpenAIChatModelClient(SDKModelClient):
     """OpenAI Chat Completions over an ``openai.AsyncOpenAI`` client."""
 
     protocol = "openai-chat"
-
-    def __init__(self, client: Any, model: str = DEFAULT_MODEL["openai-chat"]) -> None:
-        self.client = client
-        self.model = model
 
     @staticmethod
     def messages(conversation: Sequence[ConversationItem], system: str | None = None) -> list[dict[str, Any]]:
@@ -64,54 +58,43 @@ class OpenAIChatModelClient(SDKModelClient):
                 out.extend({"role": "tool", "tool_call_id": r.tool_call_id, "content": r.content} for r in item.results)
         return out
 
-    async def stream_turn(
-        self,
-        conversation: Sequence[ConversationItem],
-        *,
-        system: str | None = None,
-        tools: Sequence[ToolSpec] = (),
-        thinking_budget: int | None = None,
-        max_tokens: int = 4096,
+    async def _stream(
+        self, conversation: Sequence[ConversationItem], request: TurnRequest
     ) -> AsyncIterator[StreamEvent]:
         openai = sdk_for(self.protocol)
 
         params: dict[str, Any] = {
             "model": self.model,
-            "messages": self.messages(conversation, system),
+            "messages": self.messages(conversation, request.system),
             "stream": True,
             "stream_options": {"include_usage": True},
-            "max_tokens": max_tokens,
+            "max_tokens": request.max_tokens,
         }
-        if tools:
+        if request.tools:
             params["tools"] = [
                 {
                     "type": "function",
                     "function": {"name": t.name, "description": t.description, "parameters": t.input_schema},
                 }
-                for t in tools
+                for t in request.tools
             ]
-        thinking: list[str] = []
-        texts: list[str] = []
+        turn = StreamedTurn()
         calls: dict[int, dict[str, str]] = {}
         finish = "stop"
-        message_id = None
-        usage = (0, 0)
         try:
             stream = await self.client.chat.completions.create(**params)
             async with stream:
                 async for chunk in stream:
-                    message_id = chunk.id
+                    turn.message_id = chunk.id
                     if chunk.usage is not None:
-                        usage = (chunk.usage.prompt_tokens, chunk.usage.completion_tokens)
+                        turn.usage = (chunk.usage.prompt_tokens, chunk.usage.completion_tokens)
                     for choice in chunk.choices:
                         delta = choice.delta
                         reasoning = getattr(delta, "reasoning_content", None)
                         if reasoning:
-                            thinking.append(reasoning)
-                            yield ThinkingDelta(reasoning, 0)
+                            yield turn.think(reasoning)
                         if delta.content:
-                            texts.append(delta.content)
-                            yield TextDelta(delta.content, 1 if thinking else 0)
+                            yield turn.say(delta.content)
                         for piece in delta.tool_calls or ():
                             call = calls.setdefault(piece.index, {"id": "", "name": "", "arguments": ""})
                             call["id"] += piece.id or ""
@@ -127,15 +110,7 @@ class OpenAIChatModelClient(SDKModelClient):
         tool_calls = tuple(
             ToolCall(c["id"], c["name"], parse_arguments(c["arguments"], c["name"])) for _, c in sorted(calls.items())
         )
-        turn = AssistantTurn(
-            "".join(texts),
-            tool_calls,
-            "".join(thinking) if thinking else None,
-            None,
-            _OPENAI_STOP.get(finish, finish),
-            message_id,
-        )
-        yield TurnComplete(turn, *usage)
+        yield turn.complete(tool_calls, _OPENAI_STOP.get(finish, finish))
 
 
 def _openai_message(exc: Any) -> str:
