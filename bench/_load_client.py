@@ -17,6 +17,8 @@ import time
 from array import array
 from dataclasses import dataclass, field
 
+from mockllm._serving import tune_gc_for_serving
+
 __all__ = ["ClientResult", "StreamPlan", "run_client"]
 
 
@@ -155,6 +157,10 @@ def raise_fd_limit(needed: int) -> int:
 def run_client(plan: StreamPlan) -> ClientResult:
     """Hold ``plan``'s streams (in a process of its own) and report what arrived when."""
     raise_fd_limit(len(plan.starts) + 64)
+    # The client is the measuring instrument: a full collection over its 10,000 streams'
+    # objects would pause it and count as the server's lateness. It runs with the
+    # collector settings the server runs with.
+    tune_gc_for_serving()
     before = os.times()
     result = asyncio.run(_all(plan))
     after = os.times()

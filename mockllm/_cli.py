@@ -234,6 +234,7 @@ def _open_state(args: argparse.Namespace) -> tuple[State, str | None]:
 
 def _serve(args: argparse.Namespace, limits: Limits, stream_shape: Any, state: State) -> int:
     from mockllm._server import serve
+    from mockllm._serving import tune_gc_for_serving
 
     try:
         latency = load_latency_profiles(args.latency_profile) if args.latency_profile else None
@@ -251,6 +252,7 @@ def _serve(args: argparse.Namespace, limits: Limits, stream_shape: Any, state: S
         print(f"mockllm: {exc}", file=sys.stderr)
         return 2
     status = 0
+    tune_gc_for_serving()
     try:
         if args.workers is None:
             serve(mock, host=args.host, port=args.port, on_ready=_announce, metrics=not args.no_metrics)

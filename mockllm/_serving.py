@@ -7,6 +7,7 @@ Used by the mock's server and the recording proxy (``mockllm.testing`` exports
 from __future__ import annotations
 
 import contextlib
+import gc
 import signal
 import socket
 import threading
@@ -14,7 +15,24 @@ from collections.abc import Iterator
 from types import FrameType
 from typing import Any
 
-__all__ = ["bind_socket", "ended_by_signals", "run_until_signalled"]
+__all__ = ["SERVING_GC_THRESHOLDS", "bind_socket", "ended_by_signals", "run_until_signalled", "tune_gc_for_serving"]
+
+SERVING_GC_THRESHOLDS = (100_000, 50, 100)
+"""The cyclic collector's thresholds in a server process (Python's are 700, 10, 10)."""
+
+
+def tune_gc_for_serving() -> None:
+    """Make the cyclic garbage collector fit a long-running server process: the objects
+    made at startup (modules, the app, registered scripts) are frozen out of every
+    collection, and collections run far less often. A reply's objects are freed by their
+    reference counts; what the collector finds is the rare cycle, while each full
+    collection walks every live object — with 10,000 open streams, pauses of hundreds of
+    milliseconds that every paced stream feels (docs/performance.md, "Load"). Called by
+    ``python -m mockllm serve`` before it forks its workers, never in a process that only
+    imports the library."""
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(*SERVING_GC_THRESHOLDS)
 
 
 def bind_socket(host: str, port: int) -> socket.socket:
