@@ -33,10 +33,10 @@ from mockllm._plan import ReplyPlan, TextPart, ToolCallPart
 from mockllm._wire.anthropic_messages import JSON_SLICE, thinking_signature
 from mockllm._wire.base import DeclaredTools, EventBatches, StreamRenderer, dumps, first_events
 from mockllm._wire.bedrock_errors import (
-    BEDROCK_PATH,
     REQUEST_ID_HEADER,
     bedrock_error_body,
     bedrock_error_headers,
+    bedrock_route,
     bedrock_stream_exception,
 )
 from mockllm._wire.bedrock_validation import check_converse_request
@@ -117,14 +117,11 @@ class BedrockConverseCodec(StreamRenderer):
         self.stream = stream
 
     def matches(self, path: str) -> bool:
-        found = BEDROCK_PATH.search(path)
-        return found is not None and found.group("operation") in _OPERATIONS
+        return bedrock_route(path, _OPERATIONS) is not None
 
     def for_request(self, path: str, query: Mapping[str, str]) -> BedrockConverseCodec:
-        found = BEDROCK_PATH.search(path.rstrip("/"))
-        if found is None:
-            return self
-        return BedrockConverseCodec(found.group("model"), found.group("operation") == "converse-stream")
+        route = bedrock_route(path, _OPERATIONS)
+        return self if route is None else BedrockConverseCodec(*route)
 
     @property
     def stream_media_type(self) -> str:

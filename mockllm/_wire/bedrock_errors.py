@@ -21,6 +21,7 @@ from mockllm._wire.eventstream import exception_message
 
 __all__ = [
     "BEDROCK_PATH",
+    "bedrock_route",
     "REQUEST_ID_HEADER",
     "bedrock_error_body",
     "bedrock_error_headers",
@@ -99,3 +100,13 @@ def bedrock_stream_exception(status: int, type: str | None, message: str | None)
 def reject(message: str, status: int = 400) -> RequestRejected:
     """A ``ValidationException`` (or the status's exception) about the request."""
     return RequestRejected(message, status=status, type=bedrock_exception(status, None))
+
+
+def bedrock_route(path: str, operations: tuple[str, str]) -> tuple[str, bool] | None:
+    """The model id of a Bedrock Runtime ``path`` and whether its operation is the
+    streaming one (``operations``: the plain operation, then the streaming one), or None
+    when ``path`` is not one of ``operations``."""
+    found = BEDROCK_PATH.search(path.rstrip("/"))
+    if found is None or found.group("operation") not in operations:
+        return None
+    return found.group("model"), found.group("operation") == operations[1]

@@ -25,10 +25,10 @@ from mockllm._plan import ReplyPlan
 from mockllm._wire.anthropic_messages import SSEFraming, anthropic_messages, stream_events
 from mockllm._wire.base import DeclaredTools, EventBatches, RequestRejected, StreamRenderer, dumps, first_events
 from mockllm._wire.bedrock_errors import (
-    BEDROCK_PATH,
     REQUEST_ID_HEADER,
     bedrock_error_body,
     bedrock_error_headers,
+    bedrock_route,
     bedrock_stream_exception,
     reject,
 )
@@ -105,14 +105,11 @@ class BedrockInvokeCodec(StreamRenderer):
         self.stream = stream
 
     def matches(self, path: str) -> bool:
-        found = BEDROCK_PATH.search(path)
-        return found is not None and found.group("operation") in _OPERATIONS
+        return bedrock_route(path, _OPERATIONS) is not None
 
     def for_request(self, path: str, query: Mapping[str, str]) -> BedrockInvokeCodec:
-        found = BEDROCK_PATH.search(path.rstrip("/"))
-        if found is None:
-            return self
-        return BedrockInvokeCodec(found.group("model"), found.group("operation") == "invoke-with-response-stream")
+        route = bedrock_route(path, _OPERATIONS)
+        return self if route is None else BedrockInvokeCodec(*route)
 
     @property
     def stream_media_type(self) -> str:
