@@ -1,0 +1,33 @@
+"""What `serve --state` says about a malformed SQLite URL and a Redis that went away."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from mockllm._state import open_state
+from mockllm._state.base import StateConfigError, StateUnavailable
+
+
+def test_a_sqlite_url_without_its_two_slashes_is_refused_naming_the_form(tmp_path: Path) -> None:
+    # urlsplit reads sqlite:/tmp/x.db as a sqlite URL; cutting "sqlite://" off it opened
+    # "mp/x.db", a path nobody gave, relative to the working directory.
+    with pytest.raises(StateConfigError, match=r"sqlite:/x\.db: a SQLite state is sqlite:// and a path") as said:
+        open_state("sqlite:/x.db")
+    assert "sqlite:///tmp/s.db for /tmp/s.db" in str(said.value)
+
+
+def test_a_directory_is_refused_with_a_url_that_names_a_file_in_it(tmp_path: Path) -> None:
+    with pytest.raises(StateConfigError) as said:
+        open_state(f"sqlite://{tmp_path}")
+    suggested = str(said.value).rsplit("e.g. ", 1)[1].rstrip(".")
+    assert suggested == f"sqlite://{tmp_path}/state.db"
+    state = open_state(suggested)  # the suggestion works as given
+    state.close()
+    assert (tmp_path / "state.db").is_file()
+
+
+def test_an_unavailable_store_is_named_in_one_sentence_per_full_stop() -> None:
+    said = str(StateUnavailable("--state redis://r:6379/0", ConnectionError("Connection refused.")))
+    assert "unavailable: Connection refused. The mock answers 503" in said and ".." not in said
