@@ -46,7 +46,7 @@ _FORMS = "memory, sqlite:///path/to/state.db (sqlite:// for a temporary file) or
 def temporary_sqlite_url() -> str:
     """A ``sqlite:///`` URL of a new file in a new temporary directory."""
     folder = tempfile.mkdtemp(prefix="mockllm-state-")
-    return "sqlite:///" + os.path.join(folder, "state.db")
+    return "sqlite://" + os.path.join(folder, "state.db")  # folder is absolute: sqlite:///tmp/…
 
 
 def open_state(url: str) -> State:

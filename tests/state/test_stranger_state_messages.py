@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
-from mockllm._state import open_state
+from mockllm._state import open_state, temporary_sqlite_url
 from mockllm._state.base import StateConfigError, StateUnavailable
 
 
@@ -31,3 +32,12 @@ def test_a_directory_is_refused_with_a_url_that_names_a_file_in_it(tmp_path: Pat
 def test_an_unavailable_store_is_named_in_one_sentence_per_full_stop() -> None:
     said = str(StateUnavailable("--state redis://r:6379/0", ConnectionError("Connection refused.")))
     assert "unavailable: Connection refused. The mock answers 503" in said and ".." not in said
+
+
+def test_the_temporary_state_is_named_with_three_slashes_as_the_docs_write_it() -> None:
+    # serve --workers prints this URL; it read sqlite:////tmp/… (a path starting "//").
+    url = temporary_sqlite_url()
+    path = url.removeprefix("sqlite://")
+    assert url.startswith("sqlite:///") and not url.startswith("sqlite:////")
+    assert path == os.path.normpath(path) and os.path.isabs(path)
+    os.rmdir(os.path.dirname(path))
