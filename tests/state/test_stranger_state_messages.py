@@ -9,6 +9,7 @@ import pytest
 
 from mockllm._state import open_state, temporary_sqlite_url
 from mockllm._state.base import StateConfigError, StateUnavailable
+from tests.mockllm.server_support import launch
 
 
 def test_a_sqlite_url_without_its_two_slashes_is_refused_naming_the_form(tmp_path: Path) -> None:
@@ -41,3 +42,19 @@ def test_the_temporary_state_is_named_with_three_slashes_as_the_docs_write_it() 
     assert url.startswith("sqlite:///") and not url.startswith("sqlite:////")
     assert path == os.path.normpath(path) and os.path.isabs(path)
     os.rmdir(os.path.dirname(path))
+
+
+def test_one_process_on_a_shared_state_says_which_in_its_banner(tmp_path: Path) -> None:
+    # A replica started without --workers printed nothing of its --state: nothing to tell
+    # a replica on the shared Redis from one on its own memory.
+    path = tmp_path / "shared.db"
+    server = launch(tmp_path, "--port", "0", "--state", f"sqlite://{path}").wait_ready()
+    try:
+        assert f"  state: sqlite://{path}\n" in server.output
+    finally:
+        assert server.stop() == 0
+    alone = launch(tmp_path, "--port", "0").wait_ready()
+    try:
+        assert "state:" not in alone.output
+    finally:
+        assert alone.stop() == 0
