@@ -164,6 +164,8 @@ def _announce(base_url: str, workers: int | None = None, state: str = "") -> Non
     print(f"mockllm serving on {base_url}", flush=True)
     if workers is not None:
         print(f"  {workers} worker(s) sharing {state.removeprefix('--state ')}", flush=True)
+    elif state and state != "--state memory":  # a replica: say which shared state it joined
+        print(f"  state: {state.removeprefix('--state ')}", flush=True)
     print(f"  OpenAI (Chat Completions, Responses): base_url={base_url}/v1", flush=True)
     print(f"  Anthropic (Messages):                 base_url={base_url}", flush=True)
     print(f"  journal: {base_url}/_mockllm/requests   (Ctrl+C stops)", flush=True)
@@ -255,7 +257,13 @@ def _serve(args: argparse.Namespace, limits: Limits, stream_shape: Any, state: S
     tune_gc_for_serving()
     try:
         if args.workers is None:
-            serve(mock, host=args.host, port=args.port, on_ready=_announce, metrics=not args.no_metrics)
+            serve(
+                mock,
+                host=args.host,
+                port=args.port,
+                on_ready=lambda url: _announce(url, state=state.where),
+                metrics=not args.no_metrics,
+            )
         else:
             from mockllm._workers import serve_workers
 

@@ -46,7 +46,7 @@ _FORMS = "memory, sqlite:///path/to/state.db (sqlite:// for a temporary file) or
 def temporary_sqlite_url() -> str:
     """A ``sqlite:///`` URL of a new file in a new temporary directory."""
     folder = tempfile.mkdtemp(prefix="mockllm-state-")
-    return "sqlite:///" + os.path.join(folder, "state.db")
+    return "sqlite://" + os.path.join(folder, "state.db")  # folder is absolute: sqlite:///tmp/…
 
 
 def open_state(url: str) -> State:
@@ -60,11 +60,15 @@ def open_state(url: str) -> State:
     if parts.scheme == "sqlite":
         from mockllm._state.sqlite import SqliteState, SqliteStore
 
+        if not url.startswith("sqlite://"):  # sqlite:/tmp/s.db would lose its path's first characters
+            raise StateConfigError(
+                f"{where}: a SQLite state is sqlite:// and a path, e.g. sqlite:///tmp/s.db for /tmp/s.db."
+            )
         path = url[len("sqlite://") :]  # sqlite:///tmp/s.db is /tmp/s.db
         if not path:
             return open_state(temporary_sqlite_url())
         if os.path.isdir(path):
-            raise StateConfigError(f"{where}: {path!r} is a directory; name a file, e.g. sqlite:///{path}/state.db.")
+            raise StateConfigError(f"{where}: {path!r} is a directory; name a file, e.g. sqlite://{path}/state.db.")
         state = SqliteState(SqliteStore(path, where))
     elif parts.scheme in ("redis", "rediss", "unix"):
         from mockllm._state.redis import RedisState, connect_redis

@@ -67,8 +67,9 @@ class StateUnavailable(StateError):
     def __init__(self, where: str, cause: BaseException) -> None:
         self.where = where
         super().__init__(
-            f"The mock's shared state ({where}) is unavailable: {cause}. The mock answers 503 until it is "
-            "reachable again; check that the store is running."
+            # str(cause).rstrip("."): redis' own messages end with a full stop.
+            f"The mock's shared state ({where}) is unavailable: {str(cause).rstrip('.')}. The mock answers 503 "
+            "until it is reachable again; check that the store is running."
         )
 
 
