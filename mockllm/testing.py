@@ -10,6 +10,8 @@ outside ``__all__`` is private and may change without notice.
     transport_for(mock, library)   the in-process transport for httpx or httpx2 clients
     import_httpx2(feature)         httpx2, or a MissingExtraError naming the extra
     MissingExtraError              an optional dependency is missing (names the extra)
+    FileError                      a file that cannot be used, as ``path:line: reason``
+                                   (RecordingError's base; a tool's own file errors too)
     as_chain(chain), as_match(m)   what MockLLM.script accepts, as its models
     with_stream(chain, stream, f)  the chain with a stream shape / stream faults on every step lacking one
     Selection                      what ``mockllm.explain`` returns
@@ -26,6 +28,7 @@ outside ``__all__`` is private and may change without notice.
 
 from __future__ import annotations
 
+from mockllm._exceptions import FileError
 from mockllm._instructions import INSTRUCTION_BLOCK
 from mockllm._optional import MissingExtraError
 from mockllm._plan_builder import FALLBACK_PREFIX
@@ -43,6 +46,7 @@ __all__ = [
     "DEFAULT_IGNORE",
     "FALLBACK_PREFIX",
     "INSTRUCTION_BLOCK",
+    "FileError",
     "MissingExtraError",
     "RecordedTurn",
     "Recording",

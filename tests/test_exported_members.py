@@ -89,6 +89,7 @@ TESTING_EXPORTS = [
     "DEFAULT_IGNORE",
     "FALLBACK_PREFIX",
     "INSTRUCTION_BLOCK",
+    "FileError",
     "MissingExtraError",
     "RecordedTurn",
     "Recording",
