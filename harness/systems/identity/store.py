@@ -18,7 +18,6 @@ from __future__ import annotations
 import builtins
 import json
 import sqlite3
-import threading
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -27,6 +26,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from harness.exceptions import HarnessError
+from harness.systems.sqlite_store import SQLiteStore
 
 __all__ = ["DuplicateName", "Member", "ResourceKind", "SQLiteIdentityStore", "StoredResource"]
 
@@ -73,7 +73,7 @@ CREATE TABLE IF NOT EXISTS identity_memberships (
 """
 
 
-class SQLiteIdentityStore:
+class SQLiteIdentityStore(SQLiteStore):
     """Users, groups and memberships per organization in one SQLite database.
 
     ``ids`` makes a new resource's id (default: a random UUID) and ``clock`` the time
@@ -88,12 +88,9 @@ class SQLiteIdentityStore:
         ids: Callable[[ResourceKind], str] | None = None,
         clock: Callable[[], datetime] | None = None,
     ) -> None:
-        self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
-        self._lock = threading.RLock()
+        super().__init__(path, _SCHEMA)
         self._ids = ids or (lambda kind: str(uuid.uuid4()))
         self._clock = clock or _utc_now
-        with self._lock:
-            self._db.executescript(_SCHEMA)
 
     # -- resources ------------------------------------------------------------------------
 
@@ -230,16 +227,6 @@ class SQLiteIdentityStore:
                 (organization, member_id),
             ).fetchall()
         return [row[0] for row in rows]
-
-    def close(self) -> None:
-        with self._lock:
-            self._db.close()
-
-    def __enter__(self) -> SQLiteIdentityStore:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 def _key(name: str | None) -> str | None:
