@@ -106,22 +106,20 @@ class SQLiteIdentityStore(SQLiteStore):
         unique_name: str | None = None,
     ) -> StoredResource:
         now = self._clock()
-        try:
-            with self._lock:
-                self._db.execute(
-                    "INSERT INTO identity_resources VALUES (?, ?, ?, ?, ?, ?, ?, 1)",
-                    (
-                        organization,
-                        kind,
-                        resource_id,
-                        _key(unique_name),
-                        json.dumps(attributes),
-                        now.isoformat(),
-                        now.isoformat(),
-                    ),
-                )
-        except sqlite3.IntegrityError as exc:
-            raise DuplicateName(f"{kind} {unique_name!r} already exists") from exc
+        self._write(
+            kind,
+            unique_name,
+            "INSERT INTO identity_resources VALUES (?, ?, ?, ?, ?, ?, ?, 1)",
+            (
+                organization,
+                kind,
+                resource_id,
+                _key(unique_name),
+                json.dumps(attributes),
+                now.isoformat(),
+                now.isoformat(),
+            ),
+        )
         return StoredResource(kind, resource_id, attributes, now, now, 1)
 
     def update(
@@ -133,17 +131,23 @@ class SQLiteIdentityStore(SQLiteStore):
         unique_name: str | None = None,
     ) -> StoredResource | None:
         """Replace the attributes; ``None`` when there is no such resource."""
-        now = self._clock()
+        written = self._write(
+            kind,
+            unique_name,
+            "UPDATE identity_resources SET attributes = ?, unique_name = ?, last_modified = ?, "
+            "version = version + 1 WHERE organization = ? AND kind = ? AND id = ?",
+            (json.dumps(attributes), _key(unique_name), self._clock().isoformat(), organization, kind, resource_id),
+        )
+        return self.get(organization, kind, resource_id) if written else None
+
+    def _write(self, kind: ResourceKind, unique_name: str | None, statement: str, values: tuple[Any, ...]) -> int:
+        """Run a statement that writes a resource's row: how many rows it wrote, or
+        ``DuplicateName`` when ``unique_name`` is another resource's."""
         try:
             with self._lock:
-                cursor = self._db.execute(
-                    "UPDATE identity_resources SET attributes = ?, unique_name = ?, last_modified = ?, "
-                    "version = version + 1 WHERE organization = ? AND kind = ? AND id = ?",
-                    (json.dumps(attributes), _key(unique_name), now.isoformat(), organization, kind, resource_id),
-                )
+                return self._db.execute(statement, values).rowcount
         except sqlite3.IntegrityError as exc:
             raise DuplicateName(f"{kind} {unique_name!r} already exists") from exc
-        return self.get(organization, kind, resource_id) if cursor.rowcount else None
 
     def touch(self, organization: str, kind: ResourceKind, resource_id: str) -> None:
         """A change that is not in the attributes (a group's members): new version and time."""
