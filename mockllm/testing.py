@@ -18,6 +18,8 @@ outside ``__all__`` is private and may change without notice.
     INSTRUCTION_BLOCK              a compiled pattern matching one instruction block, tags included
     bind_socket(host, port)        a listening loopback socket (port 0: a free one), with a clear OSError
     run_until_signalled(server, s) run a uvicorn server on that socket until SIGINT/SIGTERM, quietly
+    uvicorn_server(mock, metrics)  the uvicorn server ``serve`` runs for ``mock``, to run yourself
+                                   (e.g. from a thread, on ``bind_socket``'s socket)
     Recording, load_recording      one recording file, read and checked (docs/recording.md)
     RecordedTurn, read_reply       what a recorded reply said (text, reasoning, tool calls, error)
     Upstreams, DEFAULT_IGNORE      where a recording proxy sends each protocol; the fields
@@ -38,7 +40,7 @@ from mockllm._recording.proxy import Upstreams
 from mockllm._recording.replies import RecordedTurn, read_reply
 from mockllm._registered import as_chain, as_match, with_stream
 from mockllm._selection import Selection
-from mockllm._server import bind_socket, run_until_signalled
+from mockllm._server import bind_socket, run_until_signalled, uvicorn_server
 from mockllm._transports import import_httpx2, transport_for
 from mockllm._verdict import failures
 
@@ -61,5 +63,6 @@ __all__ = [
     "read_reply",
     "run_until_signalled",
     "transport_for",
+    "uvicorn_server",
     "with_stream",
 ]

@@ -104,6 +104,7 @@ TESTING_EXPORTS = [
     "read_reply",
     "run_until_signalled",
     "transport_for",
+    "uvicorn_server",
     "with_stream",
 ]
 
