@@ -91,7 +91,7 @@ def _serve(args: argparse.Namespace) -> int:
         from harness.systems.service.auth import TOKENS_ENV, TokenAuth, token_gate
         from harness.systems.service.config import load_service_config
         from harness.systems.service.core import ChainService
-        from harness.systems.service.serving import bind_socket, run_until_signalled
+        from mockllm.testing import bind_socket, run_until_signalled
 
         # What the service imports once it starts (MCP when the app is built, websockets
         # when uvicorn serves): imported now, so a missing one is named before anything runs.

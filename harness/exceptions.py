@@ -5,7 +5,8 @@ category (the tooling first, then the systems it is proved on)::
     ├── MissingExtra              an optional package is missing; names the extra   (harness.exceptions)
     │                             (also ModuleNotFoundError)
     │   scenario files                                                              (harness.scenarios)
-    ├── ScenarioError             a file that cannot be used (also ValueError)
+    ├── ScenarioError             a file that cannot be used, as ``path:line: reason``
+    │                             (also mockllm.testing.FileError, a ValueError)
     ├── RunnerNotFound            a ``runner:`` nobody provides (also LookupError)
     │   goldens and the checks of a run: also AssertionError, but GitError      (harness.golden, …)
     ├── InvariantError            an event-sequence invariant broke                 (harness.invariants)

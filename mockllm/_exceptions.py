@@ -18,8 +18,10 @@
     │   │                          (``mockllm._verdict``; also an AssertionError)
     │   └── UnmockedRequestError   a request to a host the mock does not serve, refused
     │                              (``intercept(block_unmocked=True)``, the pytest fixtures)
-    ├── RecordingError             a recording file that cannot be used, naming its file
-    │                              and line (mockllm._recording.format; also a ValueError)
+    ├── FileError                  a file that cannot be used, as ``path:line: reason``
+    │   │                          (also a ValueError; ``mockllm.testing``, the base of
+    │   │                          test tooling's file errors too: the harness's ScenarioError)
+    │   └── RecordingError         a recording file (mockllm._recording.format)
     ├── SecretInRecording          a recording about to be written holds a key-shaped
     │                              string (mockllm._recording.scrub; also a ValueError)
     ├── StateError                 the mock's state cannot be used (mockllm._state; also
@@ -41,9 +43,12 @@ with bad fields raises ``ScriptValidationError``: still pydantic's ``ValidationE
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from pydantic import ValidationError
 
 __all__ = [
+    "FileError",
     "InvalidScript",
     "MockLLMError",
     "RequestRejected",
@@ -57,6 +62,18 @@ __all__ = [
 
 class MockLLMError(Exception):
     """The root of mockllm's exceptions."""
+
+
+class FileError(MockLLMError, ValueError):
+    """A file that cannot be used: ``path``, the ``line`` where it goes wrong (``None``
+    when no line is to blame) and the ``reason``; the message is ``path:line: reason``."""
+
+    def __init__(self, path: Path | str, line: int | None, reason: str) -> None:
+        where = f"{path}:{line}" if line is not None else str(path)
+        super().__init__(f"{where}: {reason}")
+        self.path = Path(path)
+        self.line = line
+        self.reason = reason
 
 
 class RequestRejected(MockLLMError):

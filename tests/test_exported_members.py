@@ -89,6 +89,7 @@ TESTING_EXPORTS = [
     "DEFAULT_IGNORE",
     "FALLBACK_PREFIX",
     "INSTRUCTION_BLOCK",
+    "FileError",
     "MissingExtraError",
     "RecordedTurn",
     "Recording",
@@ -103,6 +104,7 @@ TESTING_EXPORTS = [
     "read_reply",
     "run_until_signalled",
     "transport_for",
+    "uvicorn_server",
     "with_stream",
 ]
 

@@ -32,7 +32,6 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -161,23 +160,11 @@ def serve_in_thread(mock: MockLLM) -> Iterator[MockLLMServer]:
     test's file, forwarding to the upstream when it records) is reached at a URL, by a
     subprocess or any HTTP client. A request being forwarded holds the server's other
     requests until its upstream answers (the session forwards with a blocking client)."""
-    import uvicorn
-
     from harness.plugin.fixtures import SERVER_START_TIMEOUT_S, MockLLMServer
-    from mockllm import create_app
+    from mockllm.testing import bind_socket, uvicorn_server
 
-    # IPPROTO_TCP: asyncio sets TCP_NODELAY on accepted connections only for a TCP socket.
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    sock.bind(("127.0.0.1", 0))
-    sock.listen(128)
-    config = uvicorn.Config(
-        create_app(mock, metrics=False),
-        log_level="warning",
-        access_log=False,
-        lifespan="off",
-        timeout_graceful_shutdown=2,
-    )
-    server = uvicorn.Server(config)
+    sock = bind_socket("127.0.0.1", 0)
+    server = uvicorn_server(mock, metrics=False)
     thread = threading.Thread(
         target=server.run, kwargs={"sockets": [sock]}, name="mockllm-recording-server", daemon=True
     )

@@ -48,6 +48,7 @@ from harness.flows import known_flow
 from harness.systems.chain.models import ChainPlan, PlanStep
 from harness.systems.chain.policy import Policy
 from mockllm import PROTOCOLS, Instruction, InstructionChain, reject_unknown_keys, validation_problems
+from mockllm.testing import FileError
 
 __all__ = [
     "AttachmentSpec",
@@ -80,15 +81,8 @@ Flow = Annotated[str, AfterValidator(known_flow)]
 _ONE_MESSAGE_RUNNERS = ("chain", "planner")
 
 
-class ScenarioError(HarnessError, ValueError):
+class ScenarioError(HarnessError, FileError):
     """A scenario file that cannot be used; the message says where and why."""
-
-    def __init__(self, path: Path | str, line: int | None, reason: str) -> None:
-        where = f"{path}:{line}" if line is not None else str(path)
-        super().__init__(f"{where}: {reason}")
-        self.path = Path(path)
-        self.line = line
-        self.reason = reason
 
 
 class _Strict(BaseModel):

@@ -40,7 +40,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from mockllm._exceptions import MockLLMError
+from mockllm._exceptions import FileError
 
 __all__ = [
     "FORMAT",
@@ -59,15 +59,8 @@ FORMAT: Literal["mockllm-recording"] = "mockllm-recording"
 VERSION: Literal[1] = 1
 
 
-class RecordingError(MockLLMError, ValueError):
+class RecordingError(FileError):
     """A recording file that cannot be used; the message names the file and line."""
-
-    def __init__(self, path: Path | str, line: int | None, reason: str) -> None:
-        where = f"{path}:{line}" if line is not None else str(path)
-        super().__init__(f"{where}: {reason}")
-        self.path = Path(path)
-        self.line = line
-        self.reason = reason
 
 
 class _Strict(BaseModel):

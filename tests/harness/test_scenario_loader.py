@@ -8,6 +8,7 @@ import pytest
 
 import mockllm
 from harness.scenarios.model import ScenarioError, load_scenario
+from mockllm.testing import FileError, load_recording
 
 
 def write(tmp_path: Path, text: str, name: str = "case.yaml") -> Path:
@@ -93,6 +94,21 @@ def test_yaml_is_loaded_safely(tmp_path: Path) -> None:
 def test_a_missing_file_is_a_scenario_error(tmp_path: Path) -> None:
     with pytest.raises(ScenarioError, match="cannot read the file"):
         load_scenario(tmp_path / "nope.yaml")
+
+
+def test_a_bad_scenario_and_a_bad_recording_are_caught_as_one_file_error(tmp_path: Path) -> None:
+    """A tool reading both kinds of file catches ``mockllm.testing.FileError`` once and
+    reads where each went wrong."""
+    scenario = write(tmp_path, "prompt: hi\ntoolz: []\n")
+    recording = tmp_path / "case.json"
+    recording.write_text('{"format": "mockllm-recording", "version": 1, "exchanges": 3}', encoding="utf-8")
+    caught = []
+    for path, load in ((scenario, load_scenario), (recording, load_recording)):
+        try:
+            load(path)
+        except FileError as exc:
+            caught.append((type(exc).__name__, exc.path.name, exc.line, str(exc).startswith(f"{path}:{exc.line}: ")))
+    assert caught == [("ScenarioError", "case.yaml", 2, True), ("RecordingError", "case.json", 1, True)]
 
 
 def test_a_chain_plan_with_an_unknown_step_key_names_it(tmp_path: Path) -> None:

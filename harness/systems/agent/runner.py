@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 from harness.events import Event, Listener
 from harness.systems.agent.approvals import ApprovalManager, ApprovalRequest
@@ -44,6 +44,18 @@ from harness.systems.llm import (
 __all__ = ["AgentOptions", "AgentResult", "AgentRunner", "REJECTED"]
 
 REJECTED = "User rejected"
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def _blocking(run: Callable[_P, Coroutine[Any, Any, _R]]) -> Callable[_P, _R]:
+    """``run`` as a blocking call, with its signature: the coroutine run to its end."""
+
+    def run_sync(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        return asyncio.run(run(*args, **kwargs))
+
+    return run_sync
 
 
 @dataclass(frozen=True)
@@ -110,17 +122,6 @@ class AgentRunner:
     def __exit__(self, *exc_info: object) -> None:
         self.close()
 
-    def run_sync(
-        self,
-        prompt: str,
-        session_id: str,
-        on_event: Listener[Event] | None = None,
-        user_id: str = "user",
-        options: AgentOptions | None = None,
-    ) -> AgentResult:
-        """``run`` from synchronous code."""
-        return asyncio.run(self.run(prompt, session_id, on_event, user_id, options))
-
     async def run(
         self,
         prompt: str,
@@ -175,6 +176,9 @@ class AgentRunner:
         except ModelError as exc:
             await emitter.emit("error", error=exc.message, code=exc.status if exc.status is not None else exc.kind)
             return AgentResult(False, exc.message, emitter.events, final_text, session_id)
+
+    run_sync = _blocking(run)
+    """``run`` from synchronous code."""
 
     async def _model_turn(
         self, emitter: EventEmitter, conversation: list[ConversationItem], options: AgentOptions

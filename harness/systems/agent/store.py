@@ -9,12 +9,13 @@ file path.
 from __future__ import annotations
 
 import json
-import sqlite3
 import threading
 from collections import defaultdict
+from pathlib import Path
 from typing import Protocol
 
 from harness.events import Event
+from harness.systems.sqlite_store import SQLiteStore
 
 __all__ = ["EventStore", "InMemoryMessageQueue", "MessageQueue", "SQLiteEventStore"]
 
@@ -33,21 +34,21 @@ class MessageQueue(Protocol):
     def publish(self, event: Event) -> None: ...
 
 
-class SQLiteEventStore:
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS events (
+    session_id TEXT NOT NULL, sequence_number INTEGER NOT NULL,
+    event_index INTEGER NOT NULL, type TEXT NOT NULL, body TEXT NOT NULL,
+    PRIMARY KEY (session_id, sequence_number));
+CREATE TABLE IF NOT EXISTS counters (
+    session_id TEXT PRIMARY KEY, next INTEGER NOT NULL);
+"""
+
+
+class SQLiteEventStore(SQLiteStore):
     """Events in SQLite, numbered per session by an atomic counter."""
 
-    def __init__(self, path: str = ":memory:") -> None:
-        self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
-        self._lock = threading.Lock()
-        with self._lock:
-            self._db.executescript("""
-                CREATE TABLE IF NOT EXISTS events (
-                    session_id TEXT NOT NULL, sequence_number INTEGER NOT NULL,
-                    event_index INTEGER NOT NULL, type TEXT NOT NULL, body TEXT NOT NULL,
-                    PRIMARY KEY (session_id, sequence_number));
-                CREATE TABLE IF NOT EXISTS counters (
-                    session_id TEXT PRIMARY KEY, next INTEGER NOT NULL);
-            """)
+    def __init__(self, path: str | Path = ":memory:") -> None:
+        super().__init__(path, _SCHEMA)
 
     def append(self, event: Event) -> Event:
         """Store ``event`` with the session's next sequence number, and return it so numbered."""
@@ -75,10 +76,6 @@ class SQLiteEventStore:
                 "SELECT body FROM events WHERE session_id = ? ORDER BY sequence_number", (session_id,)
             ).fetchall()
         return [Event.model_validate(json.loads(body)) for (body,) in rows]
-
-    def close(self) -> None:
-        with self._lock:
-            self._db.close()
 
 
 class InMemoryMessageQueue:

@@ -7,14 +7,20 @@ organization is simply not found by another (``load`` answers ``None``).
 
 from __future__ import annotations
 
-import sqlite3
-import threading
 from pathlib import Path
 from typing import Protocol
 
 from harness.systems.chain.models import ChainPlan
+from harness.systems.sqlite_store import SQLiteStore
 
 __all__ = ["PlanStore", "SQLitePlanStore"]
+
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS plans (
+    organization TEXT NOT NULL, plan_id TEXT NOT NULL, name TEXT NOT NULL, body TEXT NOT NULL,
+    PRIMARY KEY (organization, plan_id));
+"""
 
 
 class PlanStore(Protocol):
@@ -27,17 +33,11 @@ class PlanStore(Protocol):
     def list_ids(self, organization: str) -> list[str]: ...
 
 
-class SQLitePlanStore(PlanStore):
+class SQLitePlanStore(SQLiteStore, PlanStore):
     """Plans in one SQLite database (``":memory:"`` by default); safe across threads."""
 
     def __init__(self, path: str | Path = ":memory:") -> None:
-        self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
-        self._lock = threading.Lock()
-        with self._lock:
-            self._db.execute(
-                "CREATE TABLE IF NOT EXISTS plans (organization TEXT NOT NULL, plan_id TEXT NOT NULL, "
-                "name TEXT NOT NULL, body TEXT NOT NULL, PRIMARY KEY (organization, plan_id))"
-            )
+        super().__init__(path, _SCHEMA)
 
     def save(self, plan: ChainPlan, organization: str) -> None:
         """Insert or replace ``plan`` (it must have an ``object_id``)."""
@@ -62,13 +62,3 @@ class SQLitePlanStore(PlanStore):
                 "SELECT plan_id FROM plans WHERE organization = ? ORDER BY plan_id", (organization,)
             ).fetchall()
         return [r[0] for r in rows]
-
-    def close(self) -> None:
-        with self._lock:
-            self._db.close()
-
-    def __enter__(self) -> SQLitePlanStore:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()

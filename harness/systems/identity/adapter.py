@@ -16,7 +16,8 @@ Resources are also known by ``am7://`` URIs: ``am7://<org>/system.user/<id>`` an
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import contextlib
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from pydantic import ValidationError
@@ -57,6 +58,15 @@ def scim_error(exc: SCIMException | ValidationError) -> Error:
     if isinstance(exc, ValidationError):
         return Error.from_validation_errors(exc.errors())[0]
     return exc.to_error()
+
+
+@contextlib.contextmanager
+def _unique_user_name(name: str | None) -> Iterator[None]:
+    """The store's ``DuplicateName`` as SCIM says it: a 409 ``uniqueness`` error."""
+    try:
+        yield
+    except DuplicateName as exc:
+        raise UniquenessException(detail=f"userName {name!r} is already taken in this organization") from exc
 
 
 def _invalid(exc: ValidationError, what: str) -> SCIMException:
@@ -236,10 +246,8 @@ class ScimAdapter:
         members = self._members(resource)
         attributes, unique = self._attributes(resource)
         resource_id = self.store.new_id(kind)
-        try:
+        with _unique_user_name(unique):
             self.store.insert(self.organization, kind, resource_id, attributes, unique)
-        except DuplicateName as exc:
-            raise UniquenessException(detail=f"userName {unique!r} is already taken in this organization") from exc
         if kind == "Group":
             self.store.set_members(self.organization, resource_id, members)
         return self.get(kind, resource_id)
@@ -247,10 +255,8 @@ class ScimAdapter:
     def _save(self, kind: ResourceKind, resource_id: str, resource: Resource[Any]) -> Resource[Any]:
         members = self._members(resource) if kind == "Group" else None
         attributes, unique = self._attributes(resource)
-        try:
+        with _unique_user_name(unique):
             self.store.update(self.organization, kind, resource_id, attributes, unique)
-        except DuplicateName as exc:
-            raise UniquenessException(detail=f"userName {unique!r} is already taken in this organization") from exc
         if members is not None:
             self.store.set_members(self.organization, resource_id, members)
         return self.get(kind, resource_id)

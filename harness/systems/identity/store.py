@@ -18,7 +18,6 @@ from __future__ import annotations
 import builtins
 import json
 import sqlite3
-import threading
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -27,6 +26,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from harness.exceptions import HarnessError
+from harness.systems.sqlite_store import SQLiteStore
 
 __all__ = ["DuplicateName", "Member", "ResourceKind", "SQLiteIdentityStore", "StoredResource"]
 
@@ -73,7 +73,7 @@ CREATE TABLE IF NOT EXISTS identity_memberships (
 """
 
 
-class SQLiteIdentityStore:
+class SQLiteIdentityStore(SQLiteStore):
     """Users, groups and memberships per organization in one SQLite database.
 
     ``ids`` makes a new resource's id (default: a random UUID) and ``clock`` the time
@@ -88,12 +88,9 @@ class SQLiteIdentityStore:
         ids: Callable[[ResourceKind], str] | None = None,
         clock: Callable[[], datetime] | None = None,
     ) -> None:
-        self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
-        self._lock = threading.RLock()
+        super().__init__(path, _SCHEMA)
         self._ids = ids or (lambda kind: str(uuid.uuid4()))
         self._clock = clock or _utc_now
-        with self._lock:
-            self._db.executescript(_SCHEMA)
 
     # -- resources ------------------------------------------------------------------------
 
@@ -109,22 +106,20 @@ class SQLiteIdentityStore:
         unique_name: str | None = None,
     ) -> StoredResource:
         now = self._clock()
-        try:
-            with self._lock:
-                self._db.execute(
-                    "INSERT INTO identity_resources VALUES (?, ?, ?, ?, ?, ?, ?, 1)",
-                    (
-                        organization,
-                        kind,
-                        resource_id,
-                        _key(unique_name),
-                        json.dumps(attributes),
-                        now.isoformat(),
-                        now.isoformat(),
-                    ),
-                )
-        except sqlite3.IntegrityError as exc:
-            raise DuplicateName(f"{kind} {unique_name!r} already exists") from exc
+        self._write(
+            kind,
+            unique_name,
+            "INSERT INTO identity_resources VALUES (?, ?, ?, ?, ?, ?, ?, 1)",
+            (
+                organization,
+                kind,
+                resource_id,
+                _key(unique_name),
+                json.dumps(attributes),
+                now.isoformat(),
+                now.isoformat(),
+            ),
+        )
         return StoredResource(kind, resource_id, attributes, now, now, 1)
 
     def update(
@@ -136,17 +131,23 @@ class SQLiteIdentityStore:
         unique_name: str | None = None,
     ) -> StoredResource | None:
         """Replace the attributes; ``None`` when there is no such resource."""
-        now = self._clock()
+        written = self._write(
+            kind,
+            unique_name,
+            "UPDATE identity_resources SET attributes = ?, unique_name = ?, last_modified = ?, "
+            "version = version + 1 WHERE organization = ? AND kind = ? AND id = ?",
+            (json.dumps(attributes), _key(unique_name), self._clock().isoformat(), organization, kind, resource_id),
+        )
+        return self.get(organization, kind, resource_id) if written else None
+
+    def _write(self, kind: ResourceKind, unique_name: str | None, statement: str, values: tuple[Any, ...]) -> int:
+        """Run a statement that writes a resource's row: how many rows it wrote, or
+        ``DuplicateName`` when ``unique_name`` is another resource's."""
         try:
             with self._lock:
-                cursor = self._db.execute(
-                    "UPDATE identity_resources SET attributes = ?, unique_name = ?, last_modified = ?, "
-                    "version = version + 1 WHERE organization = ? AND kind = ? AND id = ?",
-                    (json.dumps(attributes), _key(unique_name), now.isoformat(), organization, kind, resource_id),
-                )
+                return self._db.execute(statement, values).rowcount
         except sqlite3.IntegrityError as exc:
             raise DuplicateName(f"{kind} {unique_name!r} already exists") from exc
-        return self.get(organization, kind, resource_id) if cursor.rowcount else None
 
     def touch(self, organization: str, kind: ResourceKind, resource_id: str) -> None:
         """A change that is not in the attributes (a group's members): new version and time."""
@@ -230,16 +231,6 @@ class SQLiteIdentityStore:
                 (organization, member_id),
             ).fetchall()
         return [row[0] for row in rows]
-
-    def close(self) -> None:
-        with self._lock:
-            self._db.close()
-
-    def __enter__(self) -> SQLiteIdentityStore:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 def _key(name: str | None) -> str | None:

@@ -241,27 +241,6 @@ class ChainService:
 
     # -- running -------------------------------------------------------------------------
 
-    async def run(
-        self,
-        principal: Principal,
-        request: ChainRequest,
-        on_event: EventCallback | None = None,
-        *,
-        stream_session_id: str | None = None,
-        mcp_session_id: str | None = None,
-    ) -> ChainPlan:
-        """Run to the end and return the plan (a failed step's plan too: see its steps).
-
-        Cancelling the caller cancels the chain (what an MCP tool call's cancellation
-        means); a door that must outlive its caller uses ``start`` and ``wait``.
-        """
-        plan_id = self.start(
-            principal, request, on_event, stream_session_id=stream_session_id, mcp_session_id=mcp_session_id
-        )
-        live = self._live[(principal.organization, plan_id)]
-        assert live.task is not None
-        return await live.task
-
     def start(
         self,
         principal: Principal,

@@ -21,6 +21,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import signal
+import socket
 import sys
 from collections.abc import Mapping, Sequence
 
@@ -32,7 +34,6 @@ from harness.systems.service.core import ChainService
 from harness.systems.service.errors import Unauthorized
 from harness.systems.service.mcp_chain import PRINCIPAL_SCOPE_KEY, chain_mcp_server
 from harness.systems.service.mcp_http import LOOPBACK_SECURITY, McpHttpApp, mcp_asgi_app, serve_mcp_http
-from harness.systems.service.serving import bind_socket, ended_by_signals
 
 __all__ = [
     "LOOPBACK_SECURITY",
@@ -126,18 +127,25 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
-    # SIGINT and SIGTERM end the server quietly, whenever they come (uvicorn re-raises
-    # them once it has shut down).
-    with ended_by_signals():
+    # SIGTERM ends the server as Ctrl-C does: uvicorn shuts down gracefully on either and
+    # then re-raises it, and here either ends the process with status 0.
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    try:
         if principal is not None:
             asyncio.run(run_stdio(service, principal))
         else:
-            sock = bind_socket(args.host, args.port)
+            family = socket.AF_INET6 if ":" in args.host else socket.AF_INET
+            sock = socket.create_server((args.host, args.port), family=family)
+            # Accepted connections inherit it: a reply written in pieces does not wait ~40 ms
+            # for the client's delayed ACK.
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             print(
                 f"harness.systems.service.mcp_server: MCP at http://{args.host}:{sock.getsockname()[1]}/mcp",
                 file=sys.stderr,
             )
             asyncio.run(serve_mcp_http(service, auth, host=args.host, sockets=[sock]))
+    except KeyboardInterrupt:
+        pass
     return 0
 
 
