@@ -209,6 +209,11 @@ class GeminiCodec(StreamRenderer):
     def stream_media_type(self) -> str:
         return SSE_MEDIA_TYPE if self.sse else "application/json; charset=UTF-8"
 
+    def request_model(self, body: Any) -> str | None:
+        """The path's model name, after ``models/`` (``gemini-2.0-flash``): what
+        ``generate_content(model=...)`` was given, less the ``models/`` the SDK adds."""
+        return self.model
+
     def read(self, body: Any) -> Conversation:
         """The neutral conversation: ``systemInstruction``, then ``contents``."""
         if not isinstance(body, dict):
