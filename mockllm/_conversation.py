@@ -11,10 +11,19 @@ because a malformed conversation must still get a (fallback) reply.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Literal, NamedTuple
 
-__all__ = ["Conversation", "Message", "Row", "chat_messages", "text_of"]
+__all__ = [
+    "Conversation",
+    "Message",
+    "MessageReader",
+    "Row",
+    "chat_messages",
+    "listed_conversation",
+    "text_of",
+    "user_turn",
+]
 
 Role = Literal["system", "user", "assistant", "tool"]
 
@@ -96,3 +105,31 @@ def chat_messages(items: Any) -> Iterator[tuple[int, dict[str, Any], Any]]:
     for position, m in enumerate(items):
         if isinstance(m, dict):
             yield position, m, m.get("role")
+
+
+MessageReader = Callable[[int, dict[str, Any], list[Row]], None]
+"""Appends to a list the rows of one request message, given its position and itself."""
+
+
+def listed_conversation(system: bool, items: Any, read_message: MessageReader) -> Conversation:
+    """The conversation of a request whose system prompt stands apart (``system``: it
+    gives one) and whose messages are the objects of the list ``items`` (Anthropic's and
+    Bedrock's ``messages``, Gemini's ``contents``), each read by ``read_message``; what
+    is no list, or no object, is passed over, keeping the others' positions."""
+    out: list[Row] = [("system", "", (), (), None)] if system else []
+    if isinstance(items, list):
+        for position, item in enumerate(items):
+            if isinstance(item, dict):
+                read_message(position, item, out)
+    return Conversation(tuple(out))
+
+
+def user_turn(out: list[Row], position: int, results: tuple[str, ...], parts: list[dict[str, Any]]) -> None:
+    """Append a user message made of parts (Bedrock's content blocks, Gemini's parts):
+    a tool message answering ``results``, if any, then a user message of the parts'
+    ``text`` (or of none, when it answers nothing), both at ``position``."""
+    texts = [part["text"] for part in parts if isinstance(part.get("text"), str)]
+    if results:
+        out.append(("tool", "", (), results, position))
+    if texts or not results:
+        out.append(("user", "\n".join(texts), (), (), position))

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from mockllm._shapes import StreamShape
     from mockllm._wire.base import WireCodec
 
-__all__ = ["JOURNAL_TEXT_MAX", "Exchange", "MockLLM", "model_of"]
+__all__ = ["JOURNAL_TEXT_MAX", "Exchange", "MockLLM"]
 
 JOURNAL_TEXT_MAX = 1000
 """The longest text the journal keeps of one field (a reply's text, an error)."""
@@ -84,9 +84,3 @@ class Exchange:
     stream: bool = False
     plan: ReplyPlan = None  # type: ignore[assignment]  # set by ``plan``
     warnings: list[str] = field(default_factory=list)
-
-
-def model_of(body: Any) -> str | None:
-    """The ``model`` a parsed body names, if it names one."""
-    model = body.get("model") if isinstance(body, dict) else None
-    return model if isinstance(model, str) else None

@@ -43,6 +43,19 @@ _LATENCY_BUCKETS = (0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 
 _ITL_BUCKETS = (0.001, 0.005, 0.01, 0.015, 0.02, 0.025, 0.03, 0.04, 0.05, 0.075, 0.1, 0.2, 0.4, 0.8, 1.0, 2.5)
 
 
+# The families labelled by protocol alone: (name, help, the field of the counts, whether
+# it is a histogram, else a counter).
+_BY_PROTOCOL = (
+    ("vllm:time_to_first_token_seconds", "Time from the request to the reply's first byte.", "ttft", True),
+    ("vllm:inter_token_latency_seconds", "Time between two sent events of a paced stream.", "itl", True),
+    ("vllm:e2e_request_latency_seconds", "Time from the request to the reply's last byte.", "e2e", True),
+    ("vllm:prompt_tokens", "Prompt tokens of answered requests.", "prompt", False),
+    ("vllm:generation_tokens", "Tokens of the replies made.", "generation", False),
+    ("mockllm_fallbacks", "Replies that were the fallback.", "fallbacks", False),
+    ("mockllm_scripted_errors", "Scripted errors, HTTP and mid-stream.", "errors", False),
+)
+
+
 class _Histogram:
     """Counts per bucket and a sum: one C-speed bisect and two adds per observation."""
 
@@ -147,28 +160,16 @@ class ServerMetrics:
         core = self._families
         yield core.GaugeMetricFamily("vllm:num_requests_running", "Streams being delivered.", value=self.running)
         yield core.GaugeMetricFamily("vllm:num_requests_waiting", "Requests queued (the mock has no queue).", value=0)
-        histograms = {
-            "vllm:time_to_first_token_seconds": ("Time from the request to the reply's first byte.", "ttft"),
-            "vllm:inter_token_latency_seconds": ("Time between two sent events of a paced stream.", "itl"),
-            "vllm:e2e_request_latency_seconds": ("Time from the request to the reply's last byte.", "e2e"),
-        }
-        for name, (text, field) in histograms.items():
-            family = core.HistogramMetricFamily(name, text, labels=["protocol"])
+        for name, text, field, histogram in _BY_PROTOCOL:
+            make = core.HistogramMetricFamily if histogram else core.CounterMetricFamily
+            family = make(name, text, labels=["protocol"])
             for protocol, counts in self._by_protocol.items():
-                histogram = getattr(counts, field)
-                family.add_metric([protocol], histogram.buckets(), histogram.sum)
+                value = getattr(counts, field)
+                if histogram:
+                    family.add_metric([protocol], value.buckets(), value.sum)
+                else:
+                    family.add_metric([protocol], value)
             yield family
-        counters = {
-            "vllm:prompt_tokens": ("Prompt tokens of answered requests.", "prompt"),
-            "vllm:generation_tokens": ("Tokens of the replies made.", "generation"),
-            "mockllm_fallbacks": ("Replies that were the fallback.", "fallbacks"),
-            "mockllm_scripted_errors": ("Scripted errors, HTTP and mid-stream.", "errors"),
-        }
-        for name, (text, field) in counters.items():
-            counter = core.CounterMetricFamily(name, text, labels=["protocol"])
-            for protocol, counts in self._by_protocol.items():
-                counter.add_metric([protocol], getattr(counts, field))
-            yield counter
         requests = core.CounterMetricFamily(
             "mockllm_requests", "Provider requests answered.", labels=["protocol", "status"]
         )

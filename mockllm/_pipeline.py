@@ -37,7 +37,7 @@ from typing import Any
 
 from mockllm._cutting import cut_problem
 from mockllm._delivery import Delivery, delivery_for
-from mockllm._exchange import JOURNAL_TEXT_MAX, Exchange, MockLLM, model_of
+from mockllm._exchange import JOURNAL_TEXT_MAX, Exchange, MockLLM
 from mockllm._held import HeldNotFound
 from mockllm._journal import Outcome, recorded_reply, recorded_request
 from mockllm._latency import paced_by_profile, whole_reply_wait
@@ -116,7 +116,7 @@ def read(mock: MockLLM, ex: Exchange) -> MockResponse | None:
     except ValueError as exc:
         message = f"The request body is not valid JSON: {exc}. Send a JSON object with the request parameters."
         return _rejected(mock, ex, 400, message)
-    ex.model = model_of(ex.sent)
+    ex.model = ex.codec.request_model(ex.sent)
     return None
 
 
@@ -139,7 +139,7 @@ def expand_held(mock: MockLLM, ex: Exchange) -> MockResponse | None:
                      error=exc.message, model=ex.model)  # fmt: skip
         headers = with_headers({ex.codec.request_id_header: body_request_id(ex.body)}, content_type=JSON_TYPE)
         return MockResponse(exc.status, headers, exc.body())
-    ex.model = model_of(ex.whole)
+    ex.model = ex.codec.request_model(ex.whole)
     ex.store = store if hold else None
     return None
 

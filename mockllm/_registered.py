@@ -11,8 +11,10 @@ message win over every registered script.
 
 ``match`` narrows which conversations a script answers (all given parts must fit):
 ``text`` (a substring of the first user message), ``pattern`` (a regular expression
-searched in it), ``model`` (the request's model name) and ``header`` (a request header
-``[name, value]``). A plain ``str`` is ``text``; a compiled ``re.Pattern`` is ``pattern``.
+searched in it), ``model`` (the request's model name, as its codec reads it: the body's,
+or the path's for Bedrock and Gemini; ``WireCodec.request_model``) and ``header`` (a
+request header ``[name, value]``). A plain ``str`` is ``text``; a compiled
+``re.Pattern`` is ``pattern``.
 """
 
 from __future__ import annotations

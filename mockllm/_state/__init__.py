@@ -12,33 +12,15 @@ import os
 import tempfile
 from urllib.parse import urlsplit
 
-from mockllm._state.base import (
-    JSON_CODEC,
-    AppendLog,
-    Codec,
-    Counters,
-    KeyValues,
-    State,
-    StateConfigError,
-    StateError,
-    StateUnavailable,
-)
+# The package's door is the interface (``base``, re-exported whole, as asyncio's is)
+# and its backends' front: the in-memory state, ``open_state``.
+from mockllm._state import base
+from mockllm._state.base import *  # noqa: F403
+from mockllm._state.base import State, StateConfigError
 from mockllm._state.memory import MemoryState
 
-__all__ = [
-    "JSON_CODEC",
-    "AppendLog",
-    "Codec",
-    "Counters",
-    "KeyValues",
-    "MemoryState",
-    "State",
-    "StateConfigError",
-    "StateError",
-    "StateUnavailable",
-    "open_state",
-    "temporary_sqlite_url",
-]
+__all__ = ["MemoryState", "open_state", "temporary_sqlite_url"]
+__all__ += base.__all__
 
 _FORMS = "memory, sqlite:///path/to/state.db (sqlite:// for a temporary file) or redis://host:port/db"
 

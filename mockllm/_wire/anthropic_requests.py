@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mockllm._conversation import Conversation, Row, text_of
+from mockllm._conversation import Conversation, Row, listed_conversation, text_of
 from mockllm._generation import TOOL_CALL_ID
 from mockllm._wire.base import RequestRejected
 from mockllm._wire.parameter_types import Kind, wrong_type
@@ -31,15 +31,7 @@ def read_messages(body: Any) -> Conversation:
     """The neutral conversation: ``system``, then the request's ``messages``."""
     if not isinstance(body, dict):
         return Conversation(())
-    out: list[Row] = []
-    if body.get("system"):
-        out.append(("system", "", (), (), None))
-    messages = body.get("messages")
-    if isinstance(messages, list):
-        for position, message in enumerate(messages):
-            if isinstance(message, dict):
-                _read_message(position, message, out)
-    return Conversation(tuple(out))
+    return listed_conversation(bool(body.get("system")), body.get("messages"), _read_message)
 
 
 def checked_messages(body: Any, *, lenient: bool, counting: bool) -> Conversation:

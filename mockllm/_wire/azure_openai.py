@@ -89,6 +89,10 @@ class AzureOpenAICodec(OpenAIChatCodec):
             )
         return super().read_request(self._with_model(body), lenient=lenient)
 
+    def request_model(self, body: Any) -> str | None:
+        """The body's ``model``; on a deployment's route without one, the deployment."""
+        return super().request_model(self._with_model(body))
+
     def _with_model(self, body: Any) -> Any:
         # A null ``model`` is left out too: LangChain's AzureChatOpenAI sends ``"model": null``
         # when only the deployment is named, and Azure takes the model from the route.

@@ -101,6 +101,9 @@ class WireCodec(Protocol):
     - ``tool_call_prefix``: how the provider's tool-call ids start (``call``, ``toolu``).
     - ``prompt_fields``: the request fields holding the prompt, whose size gives the
       reported input tokens (``mockllm._usage``).
+    - ``request_model(body)``: the model the request names (the journal's ``model``,
+      what a script's ``match`` on ``model`` compares): the body's ``model`` by default,
+      the path's where the protocol puts it there (Bedrock, Gemini); None when none.
     - ``read(body)``: the neutral conversation; never raises, skips what it cannot read.
     - ``read_request(body, lenient)``: the same reading, after raising
       ``RequestRejected`` for what the real provider rejects (missing required fields,
@@ -147,6 +150,8 @@ class WireCodec(Protocol):
 
     def for_request(self, path: str, query: Mapping[str, str]) -> WireCodec: ...
 
+    def request_model(self, body: Any) -> str | None: ...
+
     def read(self, body: Any) -> Conversation: ...
 
     def read_request(self, body: Any, *, lenient: bool) -> Conversation: ...
@@ -192,6 +197,11 @@ class StreamRenderer:
 
     def for_request(self, path: str, query: Mapping[str, str]) -> Any:
         return self
+
+    def request_model(self, body: Any) -> str | None:
+        """The body's ``model``, when it is a string."""
+        model = body.get("model") if isinstance(body, dict) else None
+        return model if isinstance(model, str) else None
 
     def render_stream(self, plan: ReplyPlan, body: dict[str, Any]) -> EventBatches:
         raise NotImplementedError

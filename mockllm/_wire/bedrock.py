@@ -23,28 +23,18 @@ message's ``toolUse`` blocks are one turn's tool calls; a user message of
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
-from itertools import chain
 from typing import Any
 
-from mockllm._conversation import Conversation, Row
+from mockllm._conversation import Conversation, Row, listed_conversation, user_turn
 from mockllm._cutting import argument_batches, text_batches
 from mockllm._plan import ReplyPlan, TextPart, ToolCallPart
 from mockllm._wire.anthropic_messages import JSON_SLICE, thinking_signature
-from mockllm._wire.base import DeclaredTools, EventBatches, StreamRenderer, dumps, first_events
-from mockllm._wire.bedrock_errors import (
-    REQUEST_ID_HEADER,
-    bedrock_error_body,
-    bedrock_error_headers,
-    bedrock_route,
-    bedrock_stream_exception,
-)
+from mockllm._wire.base import DeclaredTools, EventBatches, dumps
+from mockllm._wire.bedrock_runtime import BedrockRuntimeCodec
 from mockllm._wire.bedrock_validation import check_converse_request
-from mockllm._wire.eventstream import EVENT_STREAM_MEDIA_TYPE, event_message, framer
+from mockllm._wire.eventstream import event_message, framer
 
 __all__ = ["BedrockConverseCodec", "bedrock_converse"]
-
-_OPERATIONS = ("converse", "converse-stream")
 
 _STOP_REASONS = {
     "end_turn": "end_turn",
@@ -63,6 +53,16 @@ def _blocks(message: dict[str, Any]) -> list[dict[str, Any]]:
 
 def _ids(blocks: list[dict[str, Any]], kind: str) -> tuple[str, ...]:
     return tuple(str(b[kind].get("toolUseId")) for b in blocks if isinstance(b.get(kind), dict))
+
+
+def _read_message(position: int, message: dict[str, Any], out: list[Row]) -> None:
+    """An assistant message's ``toolUse`` blocks are its calls; a user message's
+    ``toolResult`` blocks answer them (a tool message), its ``text`` blocks are its words."""
+    role, blocks = message.get("role"), _blocks(message)
+    if role == "assistant":
+        out.append(("assistant", "", _ids(blocks, "toolUse"), (), position))
+    elif role == "user":
+        user_turn(out, position, _ids(blocks, "toolResult"), blocks)
 
 
 def _wants_reasoning(body: dict[str, Any]) -> bool:
@@ -97,58 +97,25 @@ def _tool_input(part: ToolCallPart) -> Any:
     return json.loads(part.arguments) if part.arguments.strip() else {}
 
 
-class BedrockConverseCodec(StreamRenderer):
+class BedrockConverseCodec(BedrockRuntimeCodec):
     """Bedrock Runtime's ``Converse`` protocol, as ``boto3``'s ``bedrock-runtime`` client
     reads it; bound to a request's model and operation by ``for_request``."""
 
     name = "bedrock-converse"
     aliases: tuple[str, ...] = ("bedrock", "converse")
     route = "/converse"
-    routes: tuple[str, ...] = ("POST /model/{modelId}/converse", "POST /model/{modelId}/converse-stream")
-    request_id_header = REQUEST_ID_HEADER
+    operations = ("converse", "converse-stream")
     tool_call_prefix = "tooluse"
     prompt_fields: tuple[str, ...] = ("system", "messages", "toolConfig")
     # Text and reasoning are cut as the shape says, tool input as ``arguments`` says;
     # no keep-alive comments (a binary framing has none) and no usage chunk to move.
     shape_knobs: tuple[str, ...] = ("arguments",)
 
-    def __init__(self, model: str | None = None, stream: bool = False) -> None:
-        self.model = model
-        self.stream = stream
-
-    def matches(self, path: str) -> bool:
-        return bedrock_route(path, _OPERATIONS) is not None
-
-    def for_request(self, path: str, query: Mapping[str, str]) -> BedrockConverseCodec:
-        route = bedrock_route(path, _OPERATIONS)
-        return self if route is None else BedrockConverseCodec(*route)
-
-    @property
-    def stream_media_type(self) -> str:
-        return EVENT_STREAM_MEDIA_TYPE
-
     def read(self, body: Any) -> Conversation:
         """The neutral conversation: ``system``, then ``messages``."""
         if not isinstance(body, dict):
             return Conversation(())
-        out: list[Row] = []
-        if body.get("system"):
-            out.append(("system", "", (), (), None))
-        messages = body.get("messages")
-        for position, message in enumerate(messages if isinstance(messages, list) else []):
-            if not isinstance(message, dict):
-                continue
-            role, blocks = message.get("role"), _blocks(message)
-            if role == "assistant":
-                out.append(("assistant", "", _ids(blocks, "toolUse"), (), position))
-            elif role == "user":
-                results = _ids(blocks, "toolResult")
-                texts = [b["text"] for b in blocks if isinstance(b.get("text"), str)]
-                if results:
-                    out.append(("tool", "", (), results, position))
-                if texts or not results:
-                    out.append(("user", "\n".join(texts), (), (), position))
-        return Conversation(tuple(out))
+        return listed_conversation(bool(body.get("system")), body.get("messages"), _read_message)
 
     def read_request(self, body: Any, *, lenient: bool) -> Conversation:
         """Reject what Bedrock answers with a ``ValidationException``; else ``read(body)``.
@@ -156,10 +123,6 @@ class BedrockConverseCodec(StreamRenderer):
         ``lenient`` skips the tool use / result pairing and role alternation checks."""
         check_converse_request(body, lenient=lenient)
         return self.read(body)
-
-    def wants_stream(self, body: dict[str, Any]) -> bool:
-        """Whether the path was ``converse-stream``."""
-        return self.stream
 
     def declared_tools(self, body: dict[str, Any]) -> DeclaredTools:
         """``toolConfig.tools[].toolSpec`` by ``name``, with ``inputSchema.json``."""
@@ -195,17 +158,6 @@ class BedrockConverseCodec(StreamRenderer):
             "metrics": _metrics(plan),
         }
         return dumps(response).encode()
-
-    def render_stream(self, plan: ReplyPlan, body: dict[str, Any]) -> EventBatches:
-        """The ``ConverseStream`` events; cut after ``plan.error.after_chunks`` events by
-        an exception message."""
-        events = self._events(plan, body)
-        error = plan.error
-        if error is None:
-            return events
-        kept = error.after_chunks or 0
-        failure = self.render_stream_error(error.status, error.type, error.message, kept)
-        return chain(first_events(events, kept), [[failure]])
 
     def _events(self, plan: ReplyPlan, body: dict[str, Any]) -> EventBatches:
         delta = framer("contentBlockDelta").frame_texts
@@ -245,19 +197,6 @@ class BedrockConverseCodec(StreamRenderer):
     @staticmethod
     def _stop(index: int) -> bytes:
         return event_message("contentBlockStop", b'{"contentBlockIndex":%d}' % index)
-
-    def render_stream_error(self, status: int, type: str | None, message: str | None, sequence: int) -> bytes:
-        """An exception message (``:message-type: exception``), what botocore raises
-        ``EventStreamError`` for."""
-        return bedrock_stream_exception(status, type, message)
-
-    def render_error(self, status: int, type: str | None, message: str | None, param: str | None = None) -> bytes:
-        """``{"message": ...}``; the exception's name goes in ``x-amzn-ErrorType``."""
-        return bedrock_error_body(status, type, message)
-
-    def error_headers(self, status: int, type: str | None) -> dict[str, str]:
-        """``x-amzn-ErrorType``, where botocore reads the error code."""
-        return bedrock_error_headers(status, type)
 
 
 bedrock_converse = BedrockConverseCodec()

@@ -1,8 +1,5 @@
-"""What Bedrock Runtime's two protocols share: the route, the request id, the errors.
+"""Bedrock Runtime's errors and request id, shared by its two protocols.
 
-- The routes: ``POST /model/{modelId}/{operation}``; the model id may be an ARN (its
-  ``/`` and ``:`` arrive percent-encoded and are decoded by the server), so the operation
-  is read from the end of the path.
 - An error is ``{"message": ...}`` with the exception's name in the
   ``x-amzn-ErrorType`` header (what botocore reads the error code from); a scripted
   ``type`` that is an AWS exception name (``ThrottlingException``) is used as it is, any
@@ -14,14 +11,10 @@
 
 from __future__ import annotations
 
-import re
-
 from mockllm._wire.base import RequestRejected, dumps
 from mockllm._wire.eventstream import exception_message
 
 __all__ = [
-    "BEDROCK_PATH",
-    "bedrock_route",
     "REQUEST_ID_HEADER",
     "bedrock_error_body",
     "bedrock_error_headers",
@@ -30,9 +23,6 @@ __all__ = [
     "reject",
 ]
 
-BEDROCK_PATH = re.compile(
-    r"/model/(?P<model>.+)/(?P<operation>converse|converse-stream|invoke|invoke-with-response-stream)$"
-)
 REQUEST_ID_HEADER = "x-amzn-RequestId"
 
 # status -> (exception, message) when a script names only the HTTP status.
@@ -100,13 +90,3 @@ def bedrock_stream_exception(status: int, type: str | None, message: str | None)
 def reject(message: str, status: int = 400) -> RequestRejected:
     """A ``ValidationException`` (or the status's exception) about the request."""
     return RequestRejected(message, status=status, type=bedrock_exception(status, None))
-
-
-def bedrock_route(path: str, operations: tuple[str, str]) -> tuple[str, bool] | None:
-    """The model id of a Bedrock Runtime ``path`` and whether its operation is the
-    streaming one (``operations``: the plain operation, then the streaming one), or None
-    when ``path`` is not one of ``operations``."""
-    found = BEDROCK_PATH.search(path.rstrip("/"))
-    if found is None or found.group("operation") not in operations:
-        return None
-    return found.group("model"), found.group("operation") == operations[1]

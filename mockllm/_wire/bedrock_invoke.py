@@ -15,28 +15,19 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Mapping
-from itertools import chain
 from json.encoder import encode_basestring as encode_string
 from typing import Any
 
 from mockllm._conversation import Conversation
 from mockllm._plan import ReplyPlan
 from mockllm._wire.anthropic_messages import SSEFraming, anthropic_messages, stream_events
-from mockllm._wire.base import DeclaredTools, EventBatches, RequestRejected, StreamRenderer, dumps, first_events
-from mockllm._wire.bedrock_errors import (
-    REQUEST_ID_HEADER,
-    bedrock_error_body,
-    bedrock_error_headers,
-    bedrock_route,
-    bedrock_stream_exception,
-    reject,
-)
-from mockllm._wire.eventstream import EVENT_STREAM_MEDIA_TYPE, framer
+from mockllm._wire.base import DeclaredTools, EventBatches, RequestRejected, dumps
+from mockllm._wire.bedrock_errors import reject
+from mockllm._wire.bedrock_runtime import BedrockRuntimeCodec
+from mockllm._wire.eventstream import framer
 
 __all__ = ["BedrockInvokeCodec", "bedrock_invoke", "decode_chunk"]
 
-_OPERATIONS = ("invoke", "invoke-with-response-stream")
 _EXTRANEOUS = ("model", "stream")
 _CHUNK = framer("chunk")
 _KEPT_KINDS = ("content_block_start", "content_block_stop")
@@ -83,7 +74,7 @@ def _metrics(plan: ReplyPlan) -> dict[str, int]:
     }
 
 
-class BedrockInvokeCodec(StreamRenderer):
+class BedrockInvokeCodec(BedrockRuntimeCodec):
     """``InvokeModel`` with an Anthropic Messages body, as ``boto3``'s ``invoke_model``
     and ``anthropic.AnthropicBedrock`` send it; bound to the model and the operation by
     ``for_request``."""
@@ -91,29 +82,10 @@ class BedrockInvokeCodec(StreamRenderer):
     name = "bedrock-invoke"
     aliases: tuple[str, ...] = ("invoke-model", "bedrock-anthropic")
     route = "/invoke"
-    routes: tuple[str, ...] = (
-        "POST /model/{modelId}/invoke",
-        "POST /model/{modelId}/invoke-with-response-stream",
-    )
-    request_id_header = REQUEST_ID_HEADER
+    operations = ("invoke", "invoke-with-response-stream")
     tool_call_prefix = anthropic_messages.tool_call_prefix
     prompt_fields = anthropic_messages.prompt_fields
     shape_knobs: tuple[str, ...] = ("arguments", "usage_chunk")
-
-    def __init__(self, model: str | None = None, stream: bool = False) -> None:
-        self.model = model
-        self.stream = stream
-
-    def matches(self, path: str) -> bool:
-        return bedrock_route(path, _OPERATIONS) is not None
-
-    def for_request(self, path: str, query: Mapping[str, str]) -> BedrockInvokeCodec:
-        route = bedrock_route(path, _OPERATIONS)
-        return self if route is None else BedrockInvokeCodec(*route)
-
-    @property
-    def stream_media_type(self) -> str:
-        return EVENT_STREAM_MEDIA_TYPE
 
     def _with_model(self, body: dict[str, Any]) -> dict[str, Any]:
         return {**body, "model": self.model or ""}
@@ -140,10 +112,6 @@ class BedrockInvokeCodec(StreamRenderer):
         except RequestRejected as exc:
             raise reject(exc.message, exc.status) from None
 
-    def wants_stream(self, body: dict[str, Any]) -> bool:
-        """Whether the path was ``invoke-with-response-stream``."""
-        return self.stream
-
     def declared_tools(self, body: dict[str, Any]) -> DeclaredTools:
         return anthropic_messages.declared_tools(body)
 
@@ -151,29 +119,9 @@ class BedrockInvokeCodec(StreamRenderer):
         """The Anthropic ``Message``, its ``model`` the path's model id."""
         return anthropic_messages.render_json(plan, self._with_model(body))
 
-    def render_stream(self, plan: ReplyPlan, body: dict[str, Any]) -> EventBatches:
-        """``chunk`` events; cut after ``plan.error.after_chunks`` by an exception message."""
-        events = self._chunks(plan, body)
-        error = plan.error
-        if error is None:
-            return events
-        kept = error.after_chunks or 0
-        failure = self.render_stream_error(error.status, error.type, error.message, kept)
-        return chain(first_events(events, kept), [[failure]])
-
-    def _chunks(self, plan: ReplyPlan, body: dict[str, Any]) -> EventBatches:
+    def _events(self, plan: ReplyPlan, body: dict[str, Any]) -> EventBatches:
+        """``chunk`` events, one an Anthropic stream event."""
         return stream_events(plan, self._with_model(body), _ChunkFraming(plan))
-
-    def render_stream_error(self, status: int, type: str | None, message: str | None, sequence: int) -> bytes:
-        """An exception message of the event stream."""
-        return bedrock_stream_exception(status, type, message)
-
-    def render_error(self, status: int, type: str | None, message: str | None, param: str | None = None) -> bytes:
-        """``{"message": ...}``; the exception's name goes in ``x-amzn-ErrorType``."""
-        return bedrock_error_body(status, type, message)
-
-    def error_headers(self, status: int, type: str | None) -> dict[str, str]:
-        return bedrock_error_headers(status, type)
 
 
 def decode_chunk(payload: bytes) -> Any:

@@ -14,6 +14,7 @@ tool uses are answered by the next message's tool results, no more, no fewer.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from mockllm._wire.base import RequestRejected, dumps
@@ -76,8 +77,13 @@ def check_converse_request(body: Any, *, lenient: bool) -> None:
             "user message."
         )
     _check_system(body.get("system"))
-    _check_inference(body.get("inferenceConfig"))
-    _check_tools(body.get("toolConfig"))
+    for member, not_an_object, check in _CONFIGURATIONS:
+        config = body.get(member)
+        if config is None:
+            continue
+        if not isinstance(config, dict):
+            raise _constraint(config, member, not_an_object)
+        check(config)
     if not lenient:
         _check_turns(messages, has_tools=isinstance(body.get("toolConfig"), dict))
 
@@ -117,11 +123,7 @@ def _check_system(system: Any) -> None:
         raise _constraint(system, "system", 'Member must be a list of SystemContentBlock objects ({"text": ...})')
 
 
-def _check_inference(config: Any) -> None:
-    if config is None:
-        return
-    if not isinstance(config, dict):
-        raise _constraint(config, "inferenceConfig", "Member must be an InferenceConfiguration object")
+def _check_inference(config: dict[str, Any]) -> None:
     max_tokens = config.get("maxTokens")
     if max_tokens is not None:
         if not isinstance(max_tokens, int) or isinstance(max_tokens, bool):
@@ -143,11 +145,7 @@ def _check_inference(config: Any) -> None:
         raise _constraint(stops, "inferenceConfig.stopSequences", "Member must be a list of strings")
 
 
-def _check_tools(config: Any) -> None:
-    if config is None:
-        return
-    if not isinstance(config, dict):
-        raise _constraint(config, "toolConfig", "Member must be a ToolConfiguration object")
+def _check_tools(config: dict[str, Any]) -> None:
     tools = config.get("tools")
     if not isinstance(tools, list) or not tools:
         raise _constraint(tools, "toolConfig.tools", "Member must have length greater than or equal to 1")
@@ -171,6 +169,14 @@ def _check_tools(config: Any) -> None:
         schema = spec.get("inputSchema")
         if not isinstance(schema, dict) or not isinstance(schema.get("json"), dict):
             raise _constraint(schema, f"{where}.toolSpec.inputSchema", 'Member must be {"json": <a JSON schema>}')
+
+
+# The optional configuration objects: (member, the constraint when it is no object, the
+# check of its fields).
+_CONFIGURATIONS: tuple[tuple[str, str, Callable[[dict[str, Any]], None]], ...] = (
+    ("inferenceConfig", "Member must be an InferenceConfiguration object", _check_inference),
+    ("toolConfig", "Member must be a ToolConfiguration object", _check_tools),
+)
 
 
 def _ids(message: dict[str, Any], kind: str) -> list[str]:

@@ -31,7 +31,7 @@ from itertools import chain
 from json.encoder import encode_basestring as encode_string
 from typing import Any
 
-from mockllm._conversation import Conversation, Row
+from mockllm._conversation import Conversation, Row, listed_conversation, user_turn
 from mockllm._cutting import text_batches
 from mockllm._plan import ReplyPlan, TextPart
 from mockllm._wire.base import (
@@ -134,6 +134,21 @@ def _call_ids(position: int, parts: list[dict[str, Any]], key: str) -> tuple[str
     return tuple(ids)
 
 
+def _read_content(position: int, content: dict[str, Any], out: list[Row]) -> None:
+    """A ``model`` content's ``functionCall`` parts are its calls; a user content's
+    ``functionResponse`` parts answer the content before (a tool message), its ``text``
+    parts are its words."""
+    if content.get("role", "user") not in _ROLES:
+        return
+    parts = _parts(content)
+    if not parts:
+        return  # no parts: nothing a reader can place (strictly, a 400)
+    if content.get("role") == "model":
+        out.append(("assistant", "", _call_ids(position, parts, "functionCall"), (), position))
+    else:
+        user_turn(out, position, _call_ids(position - 1, parts, "functionResponse"), parts)
+
+
 def _usage(plan: ReplyPlan) -> dict[str, int]:
     return {
         "promptTokenCount": plan.usage.input_tokens,
@@ -194,32 +209,16 @@ class GeminiCodec(StreamRenderer):
     def stream_media_type(self) -> str:
         return SSE_MEDIA_TYPE if self.sse else "application/json; charset=UTF-8"
 
+    def request_model(self, body: Any) -> str | None:
+        """The path's model name, after ``models/`` (``gemini-2.0-flash``): what
+        ``generate_content(model=...)`` was given, less the ``models/`` the SDK adds."""
+        return self.model
+
     def read(self, body: Any) -> Conversation:
         """The neutral conversation: ``systemInstruction``, then ``contents``."""
         if not isinstance(body, dict):
             return Conversation(())
-        out: list[Row] = []
-        if field(body, "systemInstruction"):
-            out.append(("system", "", (), (), None))
-        contents = body.get("contents")
-        if not isinstance(contents, list):
-            return Conversation(tuple(out))
-        for position, content in enumerate(contents):
-            if not isinstance(content, dict) or content.get("role", "user") not in _ROLES:
-                continue
-            parts = _parts(content)
-            if not parts:
-                continue  # no parts: nothing a reader can place (strictly, a 400)
-            if content.get("role") == "model":
-                out.append(("assistant", "", _call_ids(position, parts, "functionCall"), (), position))
-                continue
-            results = _call_ids(position - 1, parts, "functionResponse")
-            texts = [p["text"] for p in parts if isinstance(p.get("text"), str)]
-            if results:
-                out.append(("tool", "", (), results, position))
-            if texts or not results:
-                out.append(("user", "\n".join(texts), (), (), position))
-        return Conversation(tuple(out))
+        return listed_conversation(bool(field(body, "systemInstruction")), body.get("contents"), _read_content)
 
     def declared_tools(self, body: dict[str, Any]) -> DeclaredTools:
         """``tools[].functionDeclarations[]`` by ``name``, with ``parametersJsonSchema`` (a

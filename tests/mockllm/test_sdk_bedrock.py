@@ -69,14 +69,14 @@ def client(server: MockLLMServer, *, attempts: int = 1) -> Any:
     )
 
 
-def converse(bedrock: Any, stream: bool, **kwargs: Any) -> dict[str, Any]:
+def converse(bedrock: Any, stream: bool, model_id: str = MODEL, **kwargs: Any) -> dict[str, Any]:
     """``converse``, or ``converse_stream`` folded into the same shape: the message's
     content blocks, the stop reason, usage and metrics."""
     if not stream:
-        return bedrock.converse(modelId=MODEL, **kwargs)
+        return bedrock.converse(modelId=model_id, **kwargs)
     blocks: dict[int, dict[str, Any]] = {}
     out: dict[str, Any] = {}
-    for event in bedrock.converse_stream(modelId=MODEL, **kwargs)["stream"]:
+    for event in bedrock.converse_stream(modelId=model_id, **kwargs)["stream"]:
         if "contentBlockStart" in event:
             start = event["contentBlockStart"]
             blocks[start["contentBlockIndex"]] = {"toolUse": {**start["start"]["toolUse"], "input": ""}}
@@ -219,6 +219,37 @@ def test_invoke_model_with_response_stream_carries_anthropic_events(server: Mock
     assert text == "Let me check." and json.loads(arguments) == {"city": "Paris"}
     metrics = events[-1]["amazon-bedrock-invocationMetrics"]
     assert metrics["outputTokenCount"] > 0 and metrics["inputTokenCount"] > 0
+
+
+PROFILE = "arn:aws:bedrock:us-east-1:123456789012:inference-profile/us.anthropic.claude-3-5-sonnet-20240620-v1:0"
+
+
+def said(text: str) -> list[dict[str, Any]]:
+    return [{"id": text.split()[0].lower(), "messages": [{"text_message": {"text": text}}]}]
+
+
+@STREAM
+def test_a_script_matching_on_model_answers_the_model_id_in_the_path(server: MockLLMServer, stream: bool) -> None:
+    nova = server.script(said("Nova answers."), match={"model": "amazon.nova-pro-v1:0"})
+    sonnet = server.script(said("Sonnet answers."), match={"model": MODEL})
+    profile = server.script(said("Profile answers."), match={"model": PROFILE})
+    try:
+        bedrock = client(server)
+        for model_id, text in ((MODEL, "Sonnet answers."), (PROFILE, "Profile answers.")):
+            reply = converse(bedrock, stream, model_id, messages=[user("What is the weather?")])
+            assert reply["output"]["message"]["content"] == [{"text": text}]
+        invoked = bedrock.invoke_model(modelId=MODEL, body=anthropic_body("What is the weather?"))
+        assert json.loads(invoked["body"].read())["content"] == [{"type": "text", "text": "Sonnet answers."}]
+        journal = server.journal
+        assert [(e.protocol, e.model, e.script_id) for e in journal] == [
+            ("bedrock-converse", MODEL, sonnet),
+            ("bedrock-converse", PROFILE, profile),
+            ("bedrock-invoke", MODEL, sonnet),
+        ]
+        assert nova not in {e.script_id for e in journal}
+        assert len(journal.requests(model=PROFILE)) == 1
+    finally:
+        server.reset()
 
 
 # -- one golden for every protocol ---------------------------------------------------

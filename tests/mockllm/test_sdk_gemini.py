@@ -143,6 +143,28 @@ def test_same_request_same_bytes_through_both_families_of_path(door: Any) -> Non
     assert google_ai.response_id == vertex.response_id
 
 
+def test_a_script_matching_on_model_answers_the_model_name_in_the_path(door: Any) -> None:
+    door.reset_journal()
+    said = [{"id": "flash", "messages": [{"text_message": {"text": "Flash answers."}}]}]
+    pro = door.clients.script(
+        [{"id": "pro", "messages": [{"text_message": {"text": "Pro answers."}}]}], match={"model": "gemini-mock-pro"}
+    )
+    flash = door.clients.script(said, match={"model": MODEL})
+    try:
+        google_client, vertex_client = _client(door), _client(door, vertex=True)
+        question = "What is the weather?"
+        assert google_client.models.generate_content(model=MODEL, contents=question).text == "Flash answers."
+        # ``models/`` is the SDK's prefix of the same name: the path, and the model, are the same.
+        stream = google_client.models.generate_content_stream(model=f"models/{MODEL}", contents=question)
+        assert "".join(chunk.text or "" for chunk in stream) == "Flash answers."
+        assert vertex_client.models.generate_content(model=MODEL, contents=question).text == "Flash answers."
+        journal = door.journal()
+        assert [(e["model"], e["script_id"]) for e in journal] == [(MODEL, flash)] * 3
+        assert pro not in {e["script_id"] for e in journal}
+    finally:
+        door.reset_journal()
+
+
 def test_scripted_error_is_the_sdks_api_error(door: Any) -> None:
     chain = script({"id": "boom", "error": {"status": 429, "message": "slow down"}})
     client = _client(door)

@@ -22,10 +22,13 @@ def test_the_deployment_route_is_azure_and_the_reply_is_openais_bytes() -> None:
     assert azure.body == plain.body
 
 
-def test_without_model_the_reply_names_the_deployment() -> None:
+def test_without_model_the_reply_and_the_journal_name_the_deployment() -> None:
     body = json.dumps({"messages": BODY["messages"]}).encode()
-    reply = MockLLM().handle("POST", DEPLOYMENT, {}, body, "api-version=2024-10-21")
+    mock = MockLLM()
+    reply = mock.handle("POST", DEPLOYMENT, {}, body, "api-version=2024-10-21")
     assert reply.status == 200 and json.loads(reply.body)["model"] == "dep-1"
+    mock.handle("POST", DEPLOYMENT, {}, RAW, "api-version=2024-10-21")
+    assert [entry.model for entry in mock.journal] == ["dep-1", "gpt-4o"]
     assert MockLLM().handle("POST", "/openai/v1/chat/completions", {}, body).status == 400
 
 
