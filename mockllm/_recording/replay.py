@@ -12,6 +12,7 @@ never reaches the network.
 
 from __future__ import annotations
 
+import base64
 import json
 import threading
 from collections.abc import Iterator, Mapping
@@ -69,7 +70,9 @@ def response_of(
         if speed:
             return RecordedReply(recorded.status, headers, events, [e.delay_ms / 1000 / speed for e in recorded.events])
         return MockResponse(recorded.status, headers, b"".join(events), events=events)
-    if recorded.body_text is not None:
+    if recorded.body_base64 is not None:
+        body = base64.b64decode(recorded.body_base64)
+    elif recorded.body_text is not None:
         body = recorded.body_text.encode()
     elif recorded.body is not None:
         body = json.dumps(recorded.body, separators=(",", ":"), ensure_ascii=False).encode()
