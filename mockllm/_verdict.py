@@ -250,8 +250,8 @@ _ADVICE = {
 _RECORDING_ADVICE = {
     RejectionCause.REPLAY_MISS: "Re-record the test's file: run pytest with --mockllm-record-mode new (records "
     "the requests not recorded yet) or all (records everything again), and --mockllm-upstream URL; or normalise "
-    "the field that changes from run to run (the 'ignore' or 'replace' of the mockllm_recording_config fixture). A directory "
-    "served by mockllm serve --recordings is re-recorded with mockllm record",
+    "the field that changes from run to run (the 'ignore' or 'replace' of the mockllm_recording_config "
+    "fixture). A directory served by mockllm serve --recordings is re-recorded with mockllm record",
     RejectionCause.RECORDING_MISSING: "Record the test's file: run pytest with --mockllm-record-mode once and "
     "--mockllm-upstream URL",
     RejectionCause.NO_UPSTREAM: "Name where recording sends requests: --mockllm-upstream URL (or PROTOCOL=URL), "
