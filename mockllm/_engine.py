@@ -393,7 +393,7 @@ def _recorded_outcome(status: int, fields: dict[str, Any]) -> Outcome:
     recorded) is what the test set up, as a script is; a request no recording answers is
     a 4xx nobody scripted (``x-mockllm-replay: miss``), and a proxy that could not reach
     its upstream is the mock's failure."""
-    if fields.pop("replay_miss", False):
+    if fields.get("rejection") is not None:
         return Outcome.REJECTED
     if status >= 500 and fields.get("script_id") is None:
         return Outcome.MOCK_FAILURE

@@ -10,12 +10,14 @@ mock does not hold, which each provider shapes its own way (``body``).
 
 from __future__ import annotations
 
+import json
 from typing import Any, Generic, Protocol, TypeVar
 
 from mockllm._exceptions import RequestRejected
+from mockllm._generation import stable_hex
 from mockllm._state import KeyValues, MemoryState, State
 
-__all__ = ["WHY_NOT_HELD", "HeldConversations", "HeldMemory", "HeldNotFound"]
+__all__ = ["WHY_NOT_HELD", "HeldConversations", "HeldMemory", "HeldNotFound", "held_reply_id"]
 
 T = TypeVar("T")
 
@@ -26,6 +28,18 @@ WHY_NOT_HELD = (
     "no state with this one answered it."
 )
 """Why an id may be unknown to the mock: every not-found message says so."""
+
+
+def held_reply_id(plan_id: str, whole: Any, prompt_fields: tuple[str, ...]) -> str:
+    """The id of a reply the mock holds: ``plan_id`` (from seed, chain and turn) mixed with
+    a digest of the conversation it answers (the rebuilt body's ``prompt_fields``).
+
+    A later request continues from this id, so two conversations one script answers at
+    the same turn must not share it; the same conversation still gets the same id.
+    """
+    fields = {name: whole.get(name) for name in prompt_fields} if isinstance(whole, dict) else whole
+    conversation = json.dumps(fields, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return stable_hex(plan_id, conversation, length=len(plan_id))
 
 
 class HeldNotFound(RequestRejected):

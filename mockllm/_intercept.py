@@ -57,6 +57,7 @@ from typing import Any
 
 import httpx
 
+from mockllm._bedrock_guard import refuse_bedrock
 from mockllm._engine import MockLLM
 from mockllm._exceptions import StrictnessError, UnmockedRequestError
 from mockllm._transports import HTTPX2Transport, HTTPXTransport, import_httpx2
@@ -310,7 +311,11 @@ def intercept(
 
 @contextmanager
 def refuse_hosts(
-    message: Callable[[str], str], hosts: Iterable[str] = DEFAULT_HOSTS, clients: Iterable[str] = CLIENT_LIBRARIES
+    message: Callable[[str], str],
+    hosts: Iterable[str] = DEFAULT_HOSTS,
+    clients: Iterable[str] = CLIENT_LIBRARIES,
+    *,
+    bedrock_message: Callable[[str], str] | None = None,
 ) -> Iterator[list[str]]:
     """Refuse every request to ``hosts`` (the providers' default hosts) with an
     ``UnmockedRequestError`` of ``message(\"METHOD URL\")``, before any connection, while
@@ -318,13 +323,17 @@ def refuse_hosts(
     caller reports when the block ends (the SDKs turn the error into a connection
     error the app may swallow). An ``intercept()`` entered inside the block serves its
     hosts as usual: the most recent one wins. The pytest fixtures use this so that a
-    client not pointed at the mock never reaches a real provider."""
+    client not pointed at the mock never reaches a real provider.
+
+    boto3 clients (botocore) are refused AWS Bedrock's hosts too, with
+    ``bedrock_message`` (default ``message``): ``mockllm._bedrock_guard``."""
     covered = _checked_clients(clients)
     if "httpx2" in covered and importlib.util.find_spec("httpx2") is None:
         covered -= {"httpx2"}
     entry = _Interception(None, _checked_hosts(hosts), covered, refusal=message)
     _registry.add(entry)
     try:
-        yield entry.blocked
+        with refuse_bedrock(bedrock_message or message, entry.blocked):
+            yield entry.blocked
     finally:
         _registry.remove(entry)

@@ -39,6 +39,7 @@ __all__ = [
     "RecordedReply",
     "RecordedRequest",
     "RecordedToolCall",
+    "RejectionCause",
     "UndeclaredToolCall",
     "entry_bytes",
     "recorded_reply",
@@ -66,6 +67,18 @@ class Outcome(str, Enum):
     def scripted(self) -> bool:
         """Whether a script chose this answer."""
         return self in (Outcome.SCRIPTED, Outcome.SCRIPTED_ERROR)
+
+
+class RejectionCause(str, Enum):
+    """Why a request was ``REJECTED`` when a recording, not the provider's checks, refused
+    it: what tells the verdict to advise recording rather than fixing the request."""
+
+    REPLAY_MISS = "replay_miss"
+    """No recorded exchange matches the request (``mockllm._recording.replay``)."""
+    RECORDING_MISSING = "recording_missing"
+    """The test has no recording file yet, and its record mode replays only."""
+    NO_UPSTREAM = "no_upstream"
+    """The request was to be recorded, and no upstream was named for it."""
 
 
 class RecordedToolCall(BaseModel):
@@ -142,6 +155,8 @@ class JournalEntry(BaseModel):
     fallback_reason: str | None = None
     error: str | None = None
     """Why the request was rejected, or which scripted fault it got (for reading)."""
+    rejection: RejectionCause | None = None
+    """Why a recording refused the request; None for a provider's own 4xx."""
     warnings: list[str] = []
     script_id: str | None = None
     """The registered script that answered (``MockLLM.script``), if one did."""

@@ -38,7 +38,7 @@ from typing import Any
 from mockllm._cutting import cut_problem
 from mockllm._delivery import Delivery, delivery_for
 from mockllm._exchange import JOURNAL_TEXT_MAX, Exchange, MockLLM
-from mockllm._held import HeldNotFound
+from mockllm._held import HeldNotFound, held_reply_id
 from mockllm._journal import Outcome, recorded_reply, recorded_request
 from mockllm._latency import paced_by_profile, whole_reply_wait
 from mockllm._limits import clip_text, estimated_output_bytes
@@ -204,6 +204,8 @@ def plan(mock: MockLLM, ex: Exchange) -> None:
             ex.selection, tool_call_prefix=codec.tool_call_prefix, seed=mock.seed,
             input_tokens=built.usage.input_tokens,
         )  # fmt: skip
+    if ex.store is not None:  # a later request continues from this id: it names the conversation
+        built = replace(built, response_id=held_reply_id(built.response_id, ex.whole, codec.prompt_fields))
     ex.plan = built
 
 

@@ -36,7 +36,7 @@ from enum import Enum
 from pydantic import BaseModel
 
 from mockllm._exceptions import StrictnessError
-from mockllm._journal import JournalEntry, Outcome
+from mockllm._journal import JournalEntry, Outcome, RejectionCause
 from mockllm._state import Codec, MemoryState, State
 
 __all__ = [
@@ -98,6 +98,8 @@ class Problem(BaseModel):
     summary: str
     detail: str = ""
     request_index: int | None = None
+    cause: RejectionCause | None = None
+    """Why a recording refused the request (a ``rejected`` problem): its advice is to record."""
 
 
 class Findings(BaseModel):
@@ -161,7 +163,10 @@ def problems_of(entry: JournalEntry) -> list[Problem]:
         verb = "the mock failed with" if kind is ProblemKind.MOCK_FAILURE else "rejected with"
         found.append(
             Problem(
-                kind=kind, summary=f"{_where(entry)}: {verb} {entry.status}: {entry.error}", request_index=entry.index
+                kind=kind,
+                summary=f"{_where(entry)}: {verb} {entry.status}: {entry.error}",
+                request_index=entry.index,
+                cause=entry.rejection,
             )
         )
     for call in entry.undeclared_tool_calls:
@@ -241,6 +246,23 @@ _ADVICE = {
     "(patch_env, base_url, an http_client from the fixture, or intercept())",
 }
 
+# What fixes a rejection a recording made: the plugin's flags (docs/recording.md).
+_RECORDING_ADVICE = {
+    RejectionCause.REPLAY_MISS: "Re-record the test's file: run pytest with --mockllm-record-mode new (records "
+    "the requests not recorded yet) or all (records everything again), and --mockllm-upstream URL; or normalise "
+    "the field that changes from run to run (the 'ignore' or 'replace' of the mockllm_recording_config "
+    "fixture). A directory served by mockllm serve --recordings is re-recorded with mockllm record",
+    RejectionCause.RECORDING_MISSING: "Record the test's file: run pytest with --mockllm-record-mode once and "
+    "--mockllm-upstream URL",
+    RejectionCause.NO_UPSTREAM: "Name where recording sends requests: --mockllm-upstream URL (or PROTOCOL=URL), "
+    "or the ini option mockllm_upstream",
+}
+
+
+def _advice(problem: Problem) -> str:
+    return _RECORDING_ADVICE[problem.cause] if problem.cause is not None else _ADVICE[problem.kind]
+
+
 _HEADINGS = {
     ProblemKind.FALLBACK: "request(s) to the mock got the fallback reply",
     ProblemKind.REJECTED: "request(s) to the mock were rejected with a 4xx no script asked for",
@@ -272,7 +294,10 @@ def report(findings: Findings, allowances: Allowances = Allowances(), *, opt_out
                 lines.extend(f"  - {s}" for s in findings.scripts)
             else:
                 lines.append("No script is registered to answer requests without instruction tags.")
-        lines.append(f"{_ADVICE[kind]}, or allow this with {opt_out(kind.allowance)}.")
+        # One line of advice per cause shown (a replay miss is fixed by recording, not in the code).
+        advice = list(dict.fromkeys(_advice(p) for p in shown)) or [_ADVICE[kind]]
+        lines.extend(f"{line}." for line in advice[:-1])
+        lines.append(f"{advice[-1]}, or allow this with {opt_out(kind.allowance)}.")
         sections.append("\n".join(lines))
     return "\n".join(sections)
 

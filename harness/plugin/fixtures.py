@@ -234,6 +234,18 @@ class MockLLMServer(_Clients):
         self.base_url = base_url
         self.pid = pid
 
+    def patch_env(self, monkeypatch: Any) -> None:
+        """As on both fixtures, and for boto3 (which only a URL reaches):
+        ``AWS_ENDPOINT_URL_BEDROCK_RUNTIME``, plus a region and dummy credentials where the
+        environment has none (botocore signs every request; the mock checks nothing)."""
+        super().patch_env(monkeypatch)
+        monkeypatch.setenv("AWS_ENDPOINT_URL_BEDROCK_RUNTIME", self.base_url)
+        if not (os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")):
+            monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+        if not os.environ.get("AWS_ACCESS_KEY_ID"):
+            monkeypatch.setenv("AWS_ACCESS_KEY_ID", "mockllm")
+            monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", API_KEY)
+
     @property
     def journal(self) -> Journal:
         """The server's journal (read over HTTP), newest last."""
@@ -314,7 +326,18 @@ def refusing_provider_hosts(settings: Settings, fixture: str) -> Iterator[list[s
             "with @pytest.mark.mockllm(allow_real_providers=True)."
         )
 
-    with refuse_hosts(message) as refused:
+    def bedrock_message(shown: str) -> str:
+        # boto3 sends through urllib3: only a URL reaches the mock, the server fixture's.
+        return (
+            f"mockllm refused {shown} before it left the process: this test uses the {fixture} fixture, "
+            "but this boto3 client is not pointed at the mock and would reach AWS Bedrock. Use the "
+            "mockllm_server fixture and call mockllm_server.patch_env(monkeypatch) before the app builds "
+            "its client (it sets AWS_ENDPOINT_URL_BEDROCK_RUNTIME, a region and dummy credentials), or pass "
+            "endpoint_url=mockllm_server.base_url to boto3.client('bedrock-runtime'); or allow it with "
+            "@pytest.mark.mockllm(allow_real_providers=True)."
+        )
+
+    with refuse_hosts(message, bedrock_message=bedrock_message) as refused:
         yield refused
 
 

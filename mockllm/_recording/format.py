@@ -25,7 +25,8 @@ A request keeps its method, path, scrubbed query, protocol, the few request head
 that change an answer (``anthropic-version``, ``*-beta``) and the body as sent (parsed
 JSON, or ``body_text``). A response keeps its status, the provider headers a client
 reads (request id, rate limits, retry hints, content type: ``mockllm._recording.scrub``)
-and either ``body`` / ``body_text`` or, for a stream, every event exactly as sent with
+and either ``body`` / ``body_text`` / ``body_base64`` (bytes that are not UTF-8, such as
+Bedrock's binary event stream, kept exactly) or, for a stream, every event exactly as sent with
 the delay before it (``mockllm._recording.sse``); ``interrupted`` says how a stream that
 did not end cleanly ended. Keys come in a fixed order and each event is one line, so a
 re-recording shows as a small diff. A file that is not valid JSON or not this shape is a
@@ -105,6 +106,8 @@ class ExchangeResponse(_Strict):
     headers: dict[str, str] = Field(default_factory=dict)
     body: Any = None
     body_text: str | None = None
+    body_base64: str | None = None
+    """A body that is not UTF-8 (Bedrock's ``application/vnd.amazon.eventstream``), byte for byte."""
     events: list[RecordedEvent] | None = None
     interrupted: str | None = None
     """How a stream that did not end cleanly ended (the upstream's error), if it did not."""
@@ -128,7 +131,7 @@ class Recording(_Strict):
 # -- writing ---------------------------------------------------------------------------
 
 _REQUEST_KEYS = ("method", "path", "protocol", "query", "headers", "body", "body_text")
-_RESPONSE_KEYS = ("status", "headers", "body", "body_text", "interrupted", "events")
+_RESPONSE_KEYS = ("status", "headers", "body", "body_text", "body_base64", "interrupted", "events")
 
 
 def _ordered(model: BaseModel, keys: tuple[str, ...]) -> dict[str, Any]:

@@ -12,6 +12,7 @@ never reaches the network.
 
 from __future__ import annotations
 
+import base64
 import json
 import threading
 from collections.abc import Iterator, Mapping
@@ -19,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mockllm._journal import RejectionCause
 from mockllm._mock_response import MockResponse
 from mockllm._plan import Pacing
 from mockllm._recording.format import Exchange, ExchangeResponse, Recording
@@ -69,7 +71,9 @@ def response_of(
         if speed:
             return RecordedReply(recorded.status, headers, events, [e.delay_ms / 1000 / speed for e in recorded.events])
         return MockResponse(recorded.status, headers, b"".join(events), events=events)
-    if recorded.body_text is not None:
+    if recorded.body_base64 is not None:
+        body = base64.b64decode(recorded.body_base64)
+    elif recorded.body_text is not None:
         body = recorded.body_text.encode()
     elif recorded.body is not None:
         body = json.dumps(recorded.body, separators=(",", ":"), ensure_ascii=False).encode()
@@ -166,7 +170,8 @@ class RecordingLibrary:
 
     def unmatched(self, method: str, path: str, body: bytes) -> Replayed:
         """The 404 for a request no recording matches, naming the nearest one."""
-        return self.miss(method, path, body, self.explain_miss(method, path, _parsed(body)[0]))
+        message = self.explain_miss(method, path, _parsed(body)[0])
+        return self.miss(method, path, body, message, RejectionCause.REPLAY_MISS)
 
     def replay(self, entry: _Entry, path: str, body: bytes) -> Replayed:
         """The reply of a found exchange, and its journal fields."""
@@ -182,15 +187,16 @@ class RecordingLibrary:
         return response_of(recorded, speed=self.speed, note=entry.label, rendered=rendered), journal
 
     @staticmethod
-    def miss(method: str, path: str, body: bytes, message: str) -> Replayed:
-        """The 404 a request no recording answers gets (never retried by the SDKs)."""
+    def miss(method: str, path: str, body: bytes, message: str, cause: RejectionCause) -> Replayed:
+        """The 404 a request no recording answers gets (never retried by the SDKs);
+        ``cause`` says why, for the verdict's advice."""
         error = {"error": {"message": message, "type": "not_found_error", "param": None, "code": None}}
         headers = [("content-type", _JSON), ("x-mockllm-replay", "miss"), ("x-should-retry", "false")]
         return MockResponse(404, headers, json.dumps(error).encode()), {
             **_journal(path, body),
             "status": 404,
             "error": message,
-            "replay_miss": True,
+            "rejection": cause,
         }
 
     def explain_miss(self, method: str, path: str, body: Any) -> str:

@@ -11,12 +11,14 @@ Three guards, in order:
    ``[scrubbed]``; a callable gets each JSON value (a request body, a response body, an
    event's data) and returns the value to keep.
 3. Before any write, ``find_secret`` scans every string of the recording for key-shaped
-   text (``sk-…``, ``sk-ant-…``, ``AIza…``, ``AKIA…``/``ASIA…``); ``SecretInRecording``
-   refuses the write naming the file and the field.
+   text (``sk-…``, ``sk-ant-…``, ``AIza…``, ``AKIA…``/``ASIA…``), a ``body_base64``
+   body's bytes included; ``SecretInRecording`` refuses the write naming the file and
+   the field. (Scrubbers do not rewrite a ``body_base64`` body: its frames carry checksums.)
 """
 
 from __future__ import annotations
 
+import base64
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
@@ -167,10 +169,18 @@ def _strings(value: Any, where: str) -> Iterable[tuple[str, str]]:
             yield from _strings(item, f"{where}[{i}]")
 
 
+def _binary_bodies(recording: Recording) -> Iterable[tuple[str, str]]:
+    """Each ``body_base64`` reply's bytes, as text the key shapes can be found in."""
+    for i, exchange in enumerate(recording.exchanges):
+        if exchange.response.body_base64 is not None:
+            text = base64.b64decode(exchange.response.body_base64).decode("latin-1")
+            yield f"recording.exchanges[{i}].response.body_base64", text
+
+
 def find_secret(recording: Recording) -> tuple[str, str] | None:
     """(field, kind) of the first key-shaped string in ``recording``, or None."""
     document = recording.model_dump(exclude_none=True)
-    for field, text in _strings(document, "recording"):
+    for field, text in (*_strings(document, "recording"), *_binary_bodies(recording)):
         for kind, shape in _KEY_SHAPES:
             if shape.search(text):
                 return field.removeprefix("recording."), kind

@@ -27,6 +27,7 @@ from typing import Any
 
 import httpx
 
+from mockllm._journal import RejectionCause
 from mockllm._mock_response import MockResponse
 from mockllm._recording.capture import Capture, exchange_request, is_event_stream
 from mockllm._recording.format import Exchange, Recording
@@ -126,6 +127,7 @@ class RecordingSession:
                 body,
                 f"No recording file {self.path} exists for this test; record it: run pytest with "
                 "--mockllm-record-mode once (and --mockllm-upstream URL).",
+                RejectionCause.RECORDING_MISSING,
             )
         return self.library.unmatched(method, path, body)
 
@@ -138,7 +140,7 @@ class RecordingSession:
                 f"Recording {method} {path} needs an upstream: run pytest with --mockllm-upstream URL "
                 "(or PROTOCOL=URL), or set the ini option mockllm_upstream."
             )
-            return self.library.miss(method, path, body, message)
+            return self.library.miss(method, path, body, message, RejectionCause.NO_UPSTREAM)
         sent = {k: v for k, v in headers.items() if k.lower() not in _NOT_FORWARDED}
         if codec is not None and codec.name in _KEY_FROM_ENV:
             variable, header, form = _KEY_FROM_ENV[codec.name]

@@ -60,11 +60,12 @@ def test_a_tool_loop_on_previous_response_id(door: Any, stream: bool) -> None:
         ]
 
         # The same last turn with the whole history sent by the client: the same reply,
-        # the same usage (the rebuilt request is the same bytes).
+        # the same usage (the rebuilt request is the same bytes), the same id (a held
+        # reply's id names its conversation: mockllm._held.held_reply_id).
         history: list[Any] = [{"role": "user", "content": prompt}]
         for response in responses[:-1]:
             history += [item.model_dump(exclude_none=True) for item in response.output] + _results(response)
-        whole = _create(client, stream, input=history, store=False)
+        whole = _create(client, stream, input=history, store=True)
     assert whole.id == responses[-1].id and whole.output_text == "Both are sunny."
     assert whole.usage == responses[-1].usage
     assert responses[0].usage.input_tokens < responses[1].usage.input_tokens < responses[2].usage.input_tokens
