@@ -19,6 +19,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 from mockllm._journal import RejectionCause
 from mockllm._mock_response import MockResponse
@@ -103,10 +104,14 @@ def _parsed(body: bytes) -> tuple[Any, bool]:
 
 
 def _journal(path: str, body: bytes) -> dict[str, Any]:
+    """The journal's protocol and model: the model as the codec reads it, from the body
+    or, for Bedrock, Gemini and Azure deployments, from the path (decoded: a recording
+    keeps the path as it was sent, the server hands the engine ASGI's decoded one)."""
     codec = codec_for_path(path)
+    if codec is None:
+        return {"protocol": None, "model": None}
     parsed, _ = _parsed(body)
-    model = parsed.get("model") if isinstance(parsed, dict) else None
-    return {"protocol": codec.name if codec else None, "model": model if isinstance(model, str) else None}
+    return {"protocol": codec.name, "model": codec.for_request(unquote(path), {}).request_model(parsed)}
 
 
 class RecordingLibrary:
