@@ -21,7 +21,7 @@ from harness.systems.chain.mcp_context import parse_context
 from harness.systems.chain.models import ChainPlan, StepStatus, StepType
 from harness.systems.quoting import quotable
 
-__all__ = ["MAGIC8_KEYS", "TYPE_LABELS", "chain_chat_history"]
+__all__ = ["MAGIC8_KEYS", "TYPE_LABELS", "chain_chat_history", "step_summaries"]
 
 MAGIC8_KEYS = ("systemCharacter", "userCharacter", "chatConfigId")
 """The chain context entries the history carries beside its messages."""
@@ -33,6 +33,24 @@ TYPE_LABELS = {
     StepType.POLICY_GATE: "Gate",
     StepType.UNKNOWN: "Step",
 }
+
+
+def step_summaries(plan: ChainPlan) -> list[dict[str, Any]]:
+    """Each step as the doors publish it: number, type, label, status, summary (the step's
+    own summary, else its description), toolName and dynamic. The REST door sends these
+    keys; the MCP door renames two of them (``mcp_tools``)."""
+    return [
+        {
+            "number": s.step_number,
+            "type": s.step_type.value,
+            "label": TYPE_LABELS[s.step_type],
+            "status": s.step_status.value,
+            "summary": s.summary_text or s.description,
+            "toolName": s.tool_name,
+            "dynamic": s.dynamic,
+        }
+        for s in plan.steps
+    ]
 
 
 def chain_chat_history(plan: ChainPlan) -> dict[str, Any]:

@@ -41,7 +41,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from harness.systems.chain import ChainPlan, chain_chat_history
-from harness.systems.chain.export import MAGIC8_KEYS, TYPE_LABELS
+from harness.systems.chain.export import MAGIC8_KEYS, step_summaries
 from harness.systems.service.auth import TokenAuth
 from harness.systems.service.core import ChainRequest, ChainService
 from harness.systems.service.errors import ChainServiceError, read_json
@@ -74,18 +74,7 @@ def plan_result(status: ChainStatus, plan: ChainPlan) -> dict[str, Any]:
     """
     output = None if status.status == "gated" else plan.model_dump(mode="json", include={"output"})["output"]
     history = chain_chat_history(plan)  # with its chat config and characters (Group K)
-    steps = [
-        {
-            "number": s.step_number,
-            "type": s.step_type.value,
-            "label": TYPE_LABELS[s.step_type],
-            "status": s.step_status.value,
-            "summary": s.summary_text or s.description,
-            "toolName": s.tool_name,
-            "dynamic": s.dynamic,
-        }
-        for s in plan.steps
-    ]
+    steps = step_summaries(plan)
     return {
         **status.as_json(),
         "name": plan.name,

@@ -22,7 +22,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
 from harness.systems.chain import ChainPlan
-from harness.systems.chain.export import TYPE_LABELS
+from harness.systems.chain.export import step_summaries
 from harness.systems.service.core import ChainRequest
 from harness.systems.service.errors import BadRequest, ChainServiceError
 from harness.systems.service.status import ChainStatus
@@ -125,17 +125,15 @@ def plan_uri_argument(name: str, arguments: Mapping[str, Any] | None) -> str:
     return str(check_arguments(name, arguments)["planUri"])
 
 
+_MCP_NAMES = {"number": "stepNumber", "type": "stepType"}
+
+
 def _step_summaries(plan: ChainPlan) -> list[dict[str, Any]]:
+    """The doors' step summaries under this door's names (``stepNumber``, ``stepType``),
+    without the tool's name."""
     return [
-        {
-            "stepNumber": s.step_number,
-            "stepType": s.step_type.value,
-            "label": TYPE_LABELS[s.step_type],
-            "status": s.step_status.value,
-            "summary": s.summary_text or s.description,
-            "dynamic": s.dynamic,
-        }
-        for s in plan.steps
+        {_MCP_NAMES.get(key, key): value for key, value in step.items() if key != "toolName"}
+        for step in step_summaries(plan)
     ]
 
 
