@@ -139,12 +139,28 @@ def split_words(text: str, words_per_chunk: int) -> list[str]:
     """
     if not text:
         return []
-    words = _WORD_WITH_SPACE.findall(text)
+    words = _spaced_words(text)
+    if words is None:
+        words = _WORD_WITH_SPACE.findall(text)
     if not words:
         return [text]  # whitespace only
     if words_per_chunk == 1:
         return words
     return ["".join(words[i : i + words_per_chunk]) for i in range(0, len(words), words_per_chunk)]
+
+
+def _spaced_words(text: str) -> list[str] | None:
+    """``_WORD_WITH_SPACE.findall(text)`` for a text whose only whitespace is single
+    spaces between words (generated text always is), made by ``str.split``; None for
+    any other text. ``isprintable`` is False for every whitespace character but the
+    space (they are all Unicode separators or controls)."""
+    if not text.isprintable() or text[0] == " " or text[-1] == " " or "  " in text:
+        return None
+    words = text.split(" ")
+    last = words.pop()
+    words = [word + " " for word in words]
+    words.append(last)
+    return words
 
 
 # A batch of ``word_batches`` covers about this many characters of text: its events

@@ -21,6 +21,9 @@ __all__ = ["CREATED_EPOCH", "DEFAULT_CHUNK_WORDS", "build_reply_plan", "fallback
 # 2026-01-01T00:00:00Z: replies are dated from here, one second per turn, never the clock.
 CREATED_EPOCH = 1_767_225_600
 DEFAULT_CHUNK_WORDS = 1
+# Strict compact JSON for tool-call arguments (the script parser already refuses
+# non-finite numbers), its encoder built once: ``json.dumps`` builds one per call.
+_arguments_json = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode
 # What an error-only instruction answers once its ``times`` are used up.
 RECOVERED_WORDS = 12
 
@@ -97,8 +100,7 @@ def build_reply_plan(
             continue
         for call in message.tool_call:
             call_id = call.id or tool_call_id(tool_call_prefix, chain, turn, calls)
-            # allow_nan=False: strict JSON (the script parser already refuses non-finite numbers).
-            arguments = json.dumps(call.args, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+            arguments = _arguments_json(call.args)
             parts.append(ToolCallPart(call_id, call.name, arguments))
             calls += 1
 

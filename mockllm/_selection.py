@@ -18,7 +18,7 @@ client that trims assistant messages from its history is still placed correctly.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from mockllm._conversation import Conversation
 from mockllm._generation import TOOL_CALL_ID, turn_of_tool_call_id
@@ -141,12 +141,32 @@ def _pick(
         encoded = turn_of_tool_call_id(call_id, script.fingerprint)
         if encoded is not None and encoded + 1 + turns_after > turn:
             turn, placed = encoded + 1 + turns_after, True
-    # The chain as found; each ending below says which instruction answers, if any.
-    found = Selection(
+    # Which instruction answers, or why none does; the selection is made once, with it.
+    instruction: Instruction | None = None
+    reason: str | None = None
+    if not script.entries:
+        reason = "the instruction chain is empty"
+    elif turn >= len(script.entries):
+        if script.legacy:
+            reason = f"the legacy instruction was already answered ({turn} assistant turns follow it)"
+        else:
+            steps = len(script.entries)
+            reason = (
+                f"the script has {steps} step{'s' if steps != 1 else ''} and this is turn {turn + 1}: "
+                f"turn index {turn} is past the end of the chain of {steps} instructions "
+                "(script one more step, or find why the code asked the model once more)"
+            )
+    else:
+        entry = script.entries[turn]
+        if isinstance(entry, InvalidInstruction):
+            reason = entry.reason
+        else:
+            instruction = entry
+    return Selection(
         protocol,
         chain_found=True,
-        instruction=None,
-        fallback_reason=None,
+        instruction=instruction,
+        fallback_reason=reason,
         turn_index=turn,
         chain_length=len(script.entries),
         chain_id=script.fingerprint,
@@ -159,20 +179,3 @@ def _pick(
             e.id if isinstance(e, Instruction) and e.id is not None else str(i) for i, e in enumerate(script.entries)
         ),
     )
-    if not script.entries:
-        return replace(found, fallback_reason="the instruction chain is empty")
-    if turn >= len(script.entries):
-        if script.legacy:
-            reason = f"the legacy instruction was already answered ({turn} assistant turns follow it)"
-        else:
-            steps = len(script.entries)
-            reason = (
-                f"the script has {steps} step{'s' if steps != 1 else ''} and this is turn {turn + 1}: "
-                f"turn index {turn} is past the end of the chain of {steps} instructions "
-                "(script one more step, or find why the code asked the model once more)"
-            )
-        return replace(found, fallback_reason=reason)
-    entry = script.entries[turn]
-    if isinstance(entry, InvalidInstruction):
-        return replace(found, fallback_reason=entry.reason)
-    return replace(found, instruction=entry)

@@ -31,7 +31,7 @@ provider routes), refused as soon as its Content-Length or its bytes so far pass
 cap, never buffered past it.
 
 Every reply is what ``MockLLM.handle`` returns (a model call at the root goes to it past
-the router: ``ModelCallsFirst``). A complete reply with no pacing goes out
+the router and Starlette's middleware: ``_App``). A complete reply with no pacing goes out
 in one write, with a Content-Length; with pacing each event is its own write, after its
 delay; a long stream is written in pieces rendered as they go (``mockllm._mock_response``), so
 the whole reply is never held, and uvicorn's flow control holds the next piece back
@@ -57,8 +57,8 @@ from mockllm._engine import MockLLM
 from mockllm._metrics import ServerMetrics
 from mockllm._optional import MissingExtraError
 from mockllm._paced_sender import RAW_SEND
-from mockllm._server_io import LastGuard, refused, validated
-from mockllm._server_routes import ModelCallsFirst, engine_routes
+from mockllm._server_io import LastGuard, guarded, refused, validated
+from mockllm._server_routes import engine_routes, is_root_model_call, model_call
 from mockllm._serving import bind_socket, run_until_signalled
 from mockllm._sessions import ServerSessions
 from mockllm._shapes import StreamShape
@@ -70,11 +70,23 @@ __all__ = ["base_url", "bind_socket", "create_app", "run_until_signalled", "serv
 
 
 class _App(Starlette):
-    """Keeps the ASGI server's own ``send`` in the scope, for ``send_pieces``' body writes."""
+    """Answers a model call at the root with ``model_call`` straight away, under the last
+    guard alone (``is_root_model_call``); sends everything else through Starlette,
+    keeping the ASGI server's own ``send`` in the scope for ``send_pieces``' body writes."""
+
+    engine: MockLLM
+    metrics: ServerMetrics | None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         scope[RAW_SEND] = send
+        if is_root_model_call(scope):
+            await guarded(self._model_call, scope, receive, send)
+            return
         await super().__call__(scope, receive, send)
+
+    async def _model_call(self, scope: Scope, receive: Receive, send: Send) -> None:
+        response = await model_call(scope, receive, self.engine, scope["path"], self.metrics)
+        await response(scope, receive, send)
 
 
 class _SessionRequest(BaseModel):
@@ -118,7 +130,7 @@ def create_app(mock: MockLLM | None = None, *, metrics: bool = True) -> Starlett
         return JSONResponse({"id": session, "status": "deleted"})
 
     app = _App(
-        middleware=[Middleware(LastGuard), Middleware(ModelCallsFirst, engine=engine, metrics=counted)],
+        middleware=[Middleware(LastGuard)],
         routes=[
             Route("/_mockllm/health", health, methods=["GET"]),
             Route("/_mockllm/sessions", create_session, methods=["POST"]),
@@ -131,6 +143,7 @@ def create_app(mock: MockLLM | None = None, *, metrics: bool = True) -> Starlett
             *engine_routes(lambda request: engine, counted),
         ],
     )
+    app.engine, app.metrics = engine, counted
     app.state.mock = engine
     return app
 

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import Receive, Scope, Send
 
@@ -28,41 +28,45 @@ from mockllm._validation import validation_problems
 
 __all__ = [
     "LastGuard",
-    "PiecewiseResponse",
+    "ReplyResponse",
+    "guarded",
     "read_body",
+    "receive_body",
     "refused",
-    "reply_response",
     "too_large",
     "validated",
 ]
 
 
-class PiecewiseResponse(Response):
-    """Sends a reply in pieces: a paced stream event by event, waiting as the script
-    asks; a lazy stream in writes rendered just before they go (``MockResponse``)."""
+class ReplyResponse(Response):
+    """Sends what the engine answered: a complete reply in one write with its
+    Content-Length; a paced stream event by event, waiting as the script asks; a lazy
+    stream in writes rendered just before they go (``MockResponse``). Made before the
+    first byte goes out (the headers encoded, the reply counted), so that a failure
+    there can still be a JSON 500."""
 
-    def __init__(self, reply: MockResponse, chunks: Iterator[tuple[float, bytes]] | None = None) -> None:
+    def __init__(self, reply: MockResponse, metrics: ServerMetrics | None = None, started: float = 0.0) -> None:
         self.reply = reply
-        self.chunks = chunks if chunks is not None else deliver(reply)
         self.status_code = reply.status
         self.background = None
         self.raw_headers = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in reply.headers]
+        length = reply.length
+        self.chunks: Iterator[tuple[float, bytes]] | None = None
+        if length is None:
+            self.chunks = metrics.answered(reply, started) if metrics is not None else deliver(reply)
+            return
+        self.raw_headers.insert(0, (b"content-length", str(length).encode()))
+        if metrics is not None:
+            metrics.answered_whole(reply, started)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        await send_pieces(self.chunks, self.reply.delivery, self.status_code, self.raw_headers, scope, receive, send)
-
-
-def reply_response(reply: MockResponse, metrics: ServerMetrics | None = None, started: float = 0.0) -> Response:
-    length = reply.length
-    if length is None:
-        return PiecewiseResponse(reply, metrics.answered(reply, started) if metrics is not None else None)
-    if metrics is not None:
-        metrics.answered_whole(reply, started)
-    response = Response(reply.body, status_code=reply.status)
-    response.raw_headers = [(b"content-length", str(length).encode())] + [
-        (k.encode("latin-1"), v.encode("latin-1")) for k, v in reply.headers
-    ]
-    return response
+        if self.chunks is not None:
+            await send_pieces(
+                self.chunks, self.reply.delivery, self.status_code, self.raw_headers, scope, receive, send
+            )
+            return
+        await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
+        await send({"type": "http.response.body", "body": self.reply.body})
 
 
 def refused(status: int, message: str, problems: list[str] | None = None) -> JSONResponse:
@@ -82,18 +86,30 @@ class _TooLarge(Exception):
 
 async def read_body(request: Request, cap: int) -> bytes:
     """The request body, counted as it arrives and never held past ``cap`` bytes
+    (``_TooLarge`` then)."""
+    return await receive_body(request.headers.get("content-length", ""), request.receive, cap)
+
+
+async def receive_body(declared: str, receive: Receive, cap: int) -> bytes:
+    """The body of a request that declared Content-Length ``declared`` ("" if none),
+    from ``receive``: counted as it arrives and never held past ``cap`` bytes
     (``_TooLarge`` then). uvicorn drops what the client still sends after the reply, so
-    the keep-alive connection stays usable."""
-    declared = request.headers.get("content-length", "")
+    the keep-alive connection stays usable. A client gone before the end of its body
+    is Starlette's ``ClientDisconnect``."""
     if declared.isdigit() and int(declared) > cap:
         raise _TooLarge(int(declared), at_least=False)
     pieces, size = [], 0
-    async for piece in request.stream():
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            raise ClientDisconnect()
+        piece = message.get("body", b"")
         size += len(piece)
         if size > cap:
             raise _TooLarge(size, at_least=True)
         pieces.append(piece)
-    return b"".join(pieces)
+        if not message.get("more_body", False):
+            return pieces[0] if len(pieces) == 1 else b"".join(pieces)
 
 
 def too_large(exc: _TooLarge, cap: int) -> JSONResponse:
@@ -147,7 +163,7 @@ _log = logging.getLogger("mockllm.server")
 class LastGuard:
     """Whatever fails inside the app, the client gets a JSON 500 carrying a request id
     (logged with the traceback) and the keep-alive connection stays usable: Starlette's
-    own last handler re-raises, and uvicorn then closes the connection."""
+    own last handler re-raises, and uvicorn then closes the connection (``guarded``)."""
 
     def __init__(self, app: Any) -> None:
         self.app = app
@@ -156,36 +172,41 @@ class LastGuard:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        started = False
+        await guarded(self.app, scope, receive, send)
 
-        async def watched(message: Any) -> None:
-            nonlocal started
-            started = started or message["type"] == "http.response.start"
-            await send(message)
 
-        try:
-            await self.app(scope, receive, watched)
-        except StateUnavailable as exc:
-            if started:
-                raise
-            # The shared state is down: say so, as the provider routes do (mockllm._state).
-            await JSONResponse(
-                {"error": {"message": str(exc), "type": "service_unavailable", "param": None, "code": None}},
-                status_code=503,
-            )(scope, receive, send)
-        except Exception:
-            request_id = f"req_{uuid.uuid4().hex[:24]}"
-            _log.exception(
-                "mockllm failed on %s %s (request id %s)", scope.get("method"), scope.get("path"), request_id
-            )
-            if started:  # part of a reply is out: nothing sound can follow it
-                raise
-            detail = (
-                f"mockllm failed on this request; this is a bug in mockllm, please report it with "
-                f"request id {request_id}."
-            )
-            await JSONResponse(
-                {"error": {"message": detail, "type": "server_error", "param": None, "code": None}},
-                status_code=500,
-                headers={"x-request-id": request_id},
-            )(scope, receive, send)
+async def guarded(app: Any, scope: Scope, receive: Receive, send: Send) -> None:
+    """Run the ASGI ``app`` on an HTTP request; if it fails before its reply started,
+    answer a JSON 500 carrying a request id (logged with the traceback), or the 503 of
+    a shared state that stopped answering; after, log and raise (uvicorn drops the
+    connection: nothing sound can follow part of a reply)."""
+    started = False
+
+    async def watched(message: Any) -> None:
+        nonlocal started
+        started = started or message["type"] == "http.response.start"
+        await send(message)
+
+    try:
+        await app(scope, receive, watched)
+    except StateUnavailable as exc:
+        if started:
+            raise
+        # The shared state is down: say so, as the provider routes do (mockllm._state).
+        await JSONResponse(
+            {"error": {"message": str(exc), "type": "service_unavailable", "param": None, "code": None}},
+            status_code=503,
+        )(scope, receive, send)
+    except Exception:
+        request_id = f"req_{uuid.uuid4().hex[:24]}"
+        _log.exception("mockllm failed on %s %s (request id %s)", scope.get("method"), scope.get("path"), request_id)
+        if started:  # part of a reply is out: nothing sound can follow it
+            raise
+        detail = (
+            f"mockllm failed on this request; this is a bug in mockllm, please report it with request id {request_id}."
+        )
+        await JSONResponse(
+            {"error": {"message": detail, "type": "server_error", "param": None, "code": None}},
+            status_code=500,
+            headers={"x-request-id": request_id},
+        )(scope, receive, send)

@@ -11,20 +11,21 @@ import time
 from collections.abc import Awaitable, Callable
 
 import anyio
+from starlette.datastructures import URL, Headers
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import Receive, Scope
 
 from mockllm._engine import MockLLM
 from mockllm._exceptions import ScriptLimitReached
 from mockllm._instructions import InstructionChain
 from mockllm._metrics import ServerMetrics
 from mockllm._registered import ScriptRequest
-from mockllm._server_io import _TooLarge, read_body, refused, reply_response, validated
+from mockllm._server_io import ReplyResponse, _TooLarge, receive_body, refused, validated
 from mockllm._state import StateUnavailable
 
-__all__ = ["ModelCallsFirst", "engine_routes", "model_call"]
+__all__ = ["engine_routes", "is_root_model_call", "model_call"]
 
 
 EngineHandler = Callable[[Request, MockLLM], Awaitable[Response]]
@@ -33,25 +34,30 @@ PROVIDER_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
 """The methods the provider routes take (others are the router's 405)."""
 
 
-async def model_call(request: Request, engine: MockLLM, path: str, metrics: ServerMetrics | None) -> Response:
+async def model_call(
+    scope: Scope, receive: Receive, engine: MockLLM, path: str, metrics: ServerMetrics | None
+) -> Response:
     """A provider route of ``engine`` (every model call, and the routes beside them):
-    the body read under its cap, then what ``MockLLM.handle`` answers."""
+    the body read under its cap, then what ``MockLLM.handle`` answers, ready to send.
+    Plain ASGI, no Starlette ``Request``: this is the path of every model call."""
     started = time.perf_counter()  # metrics: latencies count from here
+    headers = Headers(scope=scope)
+    method = scope["method"]
     try:
-        body = await read_body(request, engine.limits.max_body_bytes)
+        body = await receive_body(headers.get("content-length", ""), receive, engine.limits.max_body_bytes)
     except _TooLarge as exc:
-        return reply_response(engine.too_large(request.method, path, exc.size, at_least=exc.at_least))
-    # Starlette's ``request.url`` parses the whole URL again; the query is all it needs.
-    query = request.url.query if request.scope.get("query_string") else ""
+        return ReplyResponse(engine.too_large(method, path, exc.size, at_least=exc.at_least))
+    # Starlette's ``URL`` parses the whole URL; the query is all it needs, and most calls have none.
+    query = URL(scope=scope).query if scope.get("query_string") else ""
     # handle() never raises; this guard keeps even a failure in delivery (a header
     # that will not encode) a JSON 500, so the keep-alive connection stays usable.
     try:
-        reply = engine.handle(request.method, path, request.headers, body, query)
+        reply = engine.handle(method, path, headers, body, query)
         if reply.length is not None and reply.delivery is not None and reply.delivery.stall_s:
             await anyio.sleep(reply.delivery.stall_s)  # a whole reply's simulated generation time
-        return reply_response(reply, metrics, started)
+        return ReplyResponse(reply, metrics, started)
     except StateUnavailable:
-        raise  # LastGuard's 503
+        raise  # guarded's 503
     except Exception as exc:
         detail = f"mockllm failed to deliver this reply ({type(exc).__name__}); this is a bug in mockllm."
         return JSONResponse(
@@ -59,27 +65,18 @@ async def model_call(request: Request, engine: MockLLM, path: str, metrics: Serv
         )
 
 
-class ModelCallsFirst:
-    """Sends a request for the root mock's provider routes (any path outside
-    ``/_mockllm`` and ``/metrics``) straight to ``model_call``, past the router: its
-    dozen pattern matches are a tenth of what the server itself spends on a model call.
-    Everything else goes to the router, which would have sent these to the same place."""
-
-    def __init__(self, app: ASGIApp, engine: MockLLM, metrics: ServerMetrics | None) -> None:
-        self.app, self.engine, self.metrics = app, engine, metrics
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        path = scope.get("path", "")
-        if (
-            scope["type"] != "http"
-            or scope["method"] not in PROVIDER_METHODS
-            or path.startswith(("/_mockllm", "/metrics"))
-            or scope.get("root_path")
-        ):
-            await self.app(scope, receive, send)
-            return
-        response = await model_call(Request(scope, receive), self.engine, path, self.metrics)
-        await response(scope, receive, send)
+def is_root_model_call(scope: Scope) -> bool:
+    """Whether ``scope`` asks the root mock's provider routes (any path outside
+    ``/_mockllm`` and ``/metrics``): what the app answers with ``model_call`` straight
+    away, past Starlette's middleware and router (whose dozen pattern matches were a
+    tenth of the server's own cost of a model call); the router would send it to the
+    same place."""
+    return (
+        scope["type"] == "http"
+        and scope["method"] in PROVIDER_METHODS
+        and not scope.get("root_path")
+        and not scope.get("path", "").startswith(("/_mockllm", "/metrics"))
+    )
 
 
 def engine_routes(engine_of: Callable[[Request], MockLLM | None], metrics: ServerMetrics | None) -> list[Route]:
@@ -101,7 +98,7 @@ def engine_routes(engine_of: Callable[[Request], MockLLM | None], metrics: Serve
         return endpoint
 
     async def provider(request: Request, engine: MockLLM) -> Response:
-        return await model_call(request, engine, "/" + request.path_params["path"], metrics)
+        return await model_call(request.scope, request.receive, engine, "/" + request.path_params["path"], metrics)
 
     async def requests(request: Request, engine: MockLLM) -> Response:
         # ASCII-escaped: a kept request body may hold a lone surrogate, which UTF-8 cannot carry.

@@ -24,6 +24,10 @@ __all__ = ["prompt_tokens", "tokens_in", "tokens_in_length"]
 
 CHARS_PER_TOKEN = 4
 
+# ``json.dumps(obj, separators=(",", ":"), ensure_ascii=False)``, its encoder built once
+# (``json.dumps`` builds one per call when given options).
+_compact = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+
 
 def tokens_in(text: str) -> int:
     """``ceil(len(text) / 4)``, at least 1."""
@@ -40,4 +44,4 @@ def prompt_tokens(body: Any, fields: Iterable[str]) -> int:
     if not isinstance(body, dict):
         return 1
     prompt = {name: body[name] for name in fields if name in body}
-    return tokens_in(json.dumps(prompt, separators=(",", ":"), ensure_ascii=False))
+    return tokens_in(_compact(prompt))
