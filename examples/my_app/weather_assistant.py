@@ -31,8 +31,13 @@ def weather(city: str) -> str:
 
 
 def answer(question: str, client: openai.OpenAI | None = None, model: str = "gpt-4o-mini") -> str:
-    """Ask the model, run the tools it calls, and return its final text."""
-    client = client or openai.OpenAI()
+    """Ask the model, run the tools it calls, and return its final text. A client it makes
+    itself it closes: left to the garbage collector, its pooled socket is a
+    ResourceWarning (an error under ``filterwarnings = error``) whenever the collector
+    happens to finalize the socket before the client."""
+    if client is None:
+        with openai.OpenAI() as own:
+            return answer(question, own, model)
     messages: list[Any] = [
         {"role": "system", "content": SYSTEM_PROMPT},
         {"role": "user", "content": f"Question: {question}"},
