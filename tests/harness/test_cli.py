@@ -22,8 +22,11 @@ ITEMS = len(MODEL_CLIENT_PROTOCOLS)
 @pytest.fixture
 def flows(pytester: pytest.Pytester) -> pytest.Pytester:
     """A project whose scenario files are in flows/, which its ini does not name."""
-    # The plugins left out as in tests/conftest.py's PYTESTER_INI (LangSmith's costs a second a start).
-    pytester.makeini("[pytest]\naddopts = -p no:cacheprovider -p no:randomly -p no:langsmith_plugin\n")
+    # The plugins left out as in tests/conftest.py's PYTESTER_INI (LangSmith's and hypothesis's
+    # cost a second or two a start).
+    pytester.makeini(
+        "[pytest]\naddopts = -p no:cacheprovider -p no:randomly -p no:langsmith_plugin -p no:hypothesispytest\n"
+    )
     (pytester.path / "flows").mkdir()
     (pytester.path / "flows" / "simple_message.yaml").write_text(SIMPLE)
     return pytester
