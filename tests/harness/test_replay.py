@@ -56,9 +56,9 @@ def test_harness_replay_is_pytest_and_they_agree_byte_for_byte(workspace: pytest
     assert without_timing(replay.stdout.str()) == without_timing(pytest_run.stdout.str())
     assert "2 snapshots passed. 2 snapshots generated." in replay.stdout.str()
 
-    # From another directory the CLI finds the same goldens (pytest's rootdir decides), and
-    # passes pytest's options on (-k, -v) beside its own (--protocol). One process for both:
-    # each start costs seconds of CPU (pytest, the plugins, the SDKs).
+    # From another directory the CLI finds the same goldens (pytest's rootdir decides); it
+    # maps its options (-k, --protocol) onto pytest's and passes pytest's own (-v) on. One
+    # process for both: each start costs seconds of CPU (pytest, the plugins, the SDKs).
     elsewhere = workspace.mkdir("elsewhere")
     changed = workspace.path / "scenarios" / "tool_use.yaml"
     changed.write_text(TOOL_USE.replace("I found the entities.", "Changed."))
