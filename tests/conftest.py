@@ -78,11 +78,13 @@ def door(request: pytest.FixtureRequest) -> Iterator[Door]:
 
 
 # The inner runs load only the plugins they test (ours, syrupy's, xdist's...): pytest-randomly
-# would reorder them, and LangSmith's plugin (langchain-core brings langsmith) costs every
-# pytest start about a second of CPU importing its client, for nothing any inner run uses.
+# would reorder them; LangSmith's plugin (langchain-core brings langsmith) costs every pytest
+# start about a second of CPU importing its client, and hypothesis's imports all of hypothesis
+# at the end of every session (about 2 s of a `harness replay` process's 9: pytest rewrites
+# the asserts of its 75 modules anew in each process), for nothing any inner run uses.
 PYTESTER_INI = """
 [pytest]
-addopts = -p no:cacheprovider -p no:randomly -p no:langsmith_plugin
+addopts = -p no:cacheprovider -p no:randomly -p no:langsmith_plugin -p no:hypothesispytest
 filterwarnings =
     error
     # The plugin under test is imported by the outer session already.

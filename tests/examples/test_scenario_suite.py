@@ -24,6 +24,9 @@ def suite(tmp_path: Path) -> Path:
 def run(folder: Path, *command: str) -> subprocess.CompletedProcess[str]:
     # A session of its own, not an xdist worker of ours (syrupy keeps a worker's report to itself).
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_XDIST")}
+    # Without the plugins this environment brings and the suite does not use (LangSmith's
+    # imports its client at start, hypothesis's all of hypothesis at the end: ~3 s of CPU).
+    env["PYTEST_ADDOPTS"] = "-p no:langsmith_plugin -p no:hypothesispytest"
     return subprocess.run(
         [sys.executable, "-m", *command], cwd=folder, capture_output=True, text=True, timeout=300, env=env
     )

@@ -61,6 +61,9 @@ def test_the_fixed_client_passes_every_shape() -> None:
 
 def test_the_example_projects_tests_pass_run_by_pytest_in_its_folder() -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "ANTHROPIC_", "PYTEST_"))}
+    # Without LangSmith's plugin, which this environment brings and the example does not use
+    # (it imports its client at every pytest start: ~1 s of CPU).
+    env["PYTEST_ADDOPTS"] = "-p no:langsmith_plugin"
     result = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
         cwd=EXAMPLE,
