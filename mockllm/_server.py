@@ -59,7 +59,7 @@ from mockllm._optional import MissingExtraError
 from mockllm._paced_sender import RAW_SEND
 from mockllm._server_io import LastGuard, guarded, refused, validated
 from mockllm._server_routes import engine_routes, is_root_model_call, model_call
-from mockllm._serving import bind_socket, run_until_signalled
+from mockllm._serving import bind_socket, ended_by_signals, run_until_signalled
 from mockllm._sessions import ServerSessions
 from mockllm._shapes import StreamShape
 
@@ -178,12 +178,20 @@ def serve(
     on_ready: Callable[[str], None] | None = None,
     metrics: bool = True,
 ) -> None:
-    """Run the server until SIGINT/SIGTERM. ``on_ready`` gets the base URL once bound."""
+    """Run the server until SIGINT/SIGTERM. ``on_ready`` gets the base URL once bound.
+
+    A signal from the moment ``on_ready`` is called ends it quietly too: a supervisor that
+    stops the server as soon as it has announced itself gets the same clean exit as one
+    that waits."""
     server = uvicorn_server(mock, metrics=metrics)
     sock = bind_socket(host, port)
-    if on_ready is not None:
-        on_ready(base_url(host, sock.getsockname()[1]))
-    run_until_signalled(server, sock)
+    try:
+        with ended_by_signals():
+            if on_ready is not None:
+                on_ready(base_url(host, sock.getsockname()[1]))
+            run_until_signalled(server, sock)
+    finally:
+        sock.close()
 
 
 def uvicorn_server(mock: MockLLM, *, metrics: bool) -> uvicorn.Server:

@@ -8,6 +8,8 @@ their own (flags, signals) start one and stop it by its PID.
 from __future__ import annotations
 
 import signal
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -85,6 +87,21 @@ def test_server_stops_cleanly_on_signal(tmp_path: Path, sig: int) -> None:
     assert "Traceback" not in server.errors and "Traceback" not in server.output
     assert "KeyboardInterrupt" not in server.errors
     assert server.output.rstrip().endswith("mockllm stopped")
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_signal_the_moment_the_server_announces_itself_still_stops_it_cleanly(sig: int) -> None:
+    # The banner was printed before any handler was installed: a supervisor stopping the
+    # server as soon as it read the banner killed it (-15) instead of stopping it (0).
+    program = (
+        "import os, signal\n"
+        "from mockllm import MockLLM, serve\n"
+        f"serve(MockLLM(), port=0, on_ready=lambda url: os.kill(os.getpid(), {int(sig)}))\n"
+        "print('returned')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stdout) == (0, "returned\n"), done.stderr
+    assert "Traceback" not in done.stderr
 
 
 def test_server_stops_on_sigterm_with_a_stream_in_flight(tmp_path: Path) -> None:
