@@ -10,7 +10,6 @@ mock does not hold, which each provider shapes its own way (``body``).
 
 from __future__ import annotations
 
-import json
 from typing import Any, Generic, Protocol, TypeVar
 
 from mockllm._exceptions import RequestRejected
@@ -30,16 +29,15 @@ WHY_NOT_HELD = (
 """Why an id may be unknown to the mock: every not-found message says so."""
 
 
-def held_reply_id(plan_id: str, whole: Any, prompt_fields: tuple[str, ...]) -> str:
+def held_reply_id(plan_id: str, prompt: str) -> str:
     """The id of a reply the mock holds: ``plan_id`` (from seed, chain and turn) mixed with
-    a digest of the conversation it answers (the rebuilt body's ``prompt_fields``).
+    the conversation it answers (``prompt``: the rebuilt body's prompt JSON, the text its
+    input tokens are counted over, ``mockllm._usage.prompt_json``).
 
     A later request continues from this id, so two conversations one script answers at
     the same turn must not share it; the same conversation still gets the same id.
     """
-    fields = {name: whole.get(name) for name in prompt_fields} if isinstance(whole, dict) else whole
-    conversation = json.dumps(fields, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
-    return stable_hex(plan_id, conversation, length=len(plan_id))
+    return stable_hex(plan_id, prompt, length=len(plan_id))
 
 
 class HeldNotFound(RequestRejected):

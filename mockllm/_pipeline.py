@@ -48,7 +48,7 @@ from mockllm._plan_builder import build_reply_plan
 from mockllm._response_headers import JSON_TYPE, body_request_id, with_headers
 from mockllm._selection import Selection, select_in_conversation
 from mockllm._tool_check import undeclared_tool_calls
-from mockllm._usage import prompt_tokens
+from mockllm._usage import prompt_json, tokens_in
 from mockllm._wire.base import RequestRejected, dumps, query_params
 from mockllm._wire.endpoints import ENDPOINT_ROUTES, answer_endpoint
 from mockllm._wire.registry import CODECS, codec_for_path
@@ -198,12 +198,13 @@ def plan(mock: MockLLM, ex: Exchange) -> None:
     ex.attempt, ex.attempt_rule = mock._attempts.attempt(ex.path, ex.headers, ex.body, scripted_error=scripted_error)
     ex.stream = codec.wants_stream(ex.whole)
     ex.selection = selection = _within_output_cap(mock, selection, ex.stream, ex.whole)
+    prompt = prompt_json(ex.whole, codec.prompt_fields)  # serialised once: the token count, a held reply's id
     built = build_reply_plan(
         selection,
         tool_call_prefix=codec.tool_call_prefix,
         seed=mock.seed,
         attempt=ex.attempt,
-        input_tokens=prompt_tokens(ex.whole, codec.prompt_fields),
+        input_tokens=tokens_in(prompt),
         default_stream=mock.stream,
     )
     problem = cut_problem(built)
@@ -214,7 +215,7 @@ def plan(mock: MockLLM, ex: Exchange) -> None:
             input_tokens=built.usage.input_tokens,
         )  # fmt: skip
     if ex.store is not None:  # a later request continues from this id: it names the conversation
-        built = replace(built, response_id=held_reply_id(built.response_id, ex.whole, codec.prompt_fields))
+        built = replace(built, response_id=held_reply_id(built.response_id, prompt))
     ex.plan = built
 
 

@@ -20,13 +20,16 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["prompt_tokens", "tokens_in", "tokens_in_length"]
+__all__ = ["prompt_json", "prompt_tokens", "tokens_in", "tokens_in_length"]
 
 CHARS_PER_TOKEN = 4
 
-# ``json.dumps(obj, separators=(",", ":"), ensure_ascii=False)``, its encoder built once
-# (``json.dumps`` builds one per call when given options).
-_compact = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+# ``json.dumps(obj, separators=(",", ":"), ensure_ascii=False, sort_keys=True)``, its
+# encoder built once (``json.dumps`` builds one per call when given options). Sorted keys
+# change no count (a text's length does not depend on its keys' order) and make the text
+# the same for the same conversation however its objects were ordered: a held reply's id
+# is made from it (``mockllm._held.held_reply_id``).
+_canonical = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, sort_keys=True).encode
 
 
 def tokens_in(text: str) -> int:
@@ -39,9 +42,14 @@ def tokens_in_length(characters: int) -> int:
     return max(1, -(-characters // CHARS_PER_TOKEN))
 
 
+def prompt_json(body: Any, fields: Iterable[str]) -> str:
+    """The compact JSON the input tokens are counted over: an object of ``body``'s
+    prompt ``fields``, those present, keys sorted ("" for a body that is no object)."""
+    if not isinstance(body, dict):
+        return ""
+    return _canonical({name: body[name] for name in fields if name in body})
+
+
 def prompt_tokens(body: Any, fields: Iterable[str]) -> int:
     """Input tokens of a request ``body`` whose prompt is in ``fields``."""
-    if not isinstance(body, dict):
-        return 1
-    prompt = {name: body[name] for name in fields if name in body}
-    return tokens_in(_compact(prompt))
+    return tokens_in(prompt_json(body, fields))
