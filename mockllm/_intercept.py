@@ -1,10 +1,11 @@
 """Host interception: unmodified code that calls the providers' default URLs is served
 by the mock, in process, with no socket.
 
-Inside ``with intercept() as mock:`` every request to ``api.openai.com`` or
-``api.anthropic.com`` — whatever its path — is answered by the engine (a path it does
-not route gets the engine's 404, never the network); requests to any other host go
-out untouched. Clients are caught at their network transport, so a client built on a
+Inside ``with intercept() as mock:`` every request to a provider's default host
+(``mockllm._hosts.DEFAULT_HOSTS``: OpenAI's, Anthropic's, Gemini's and Vertex AI's, an
+Azure OpenAI resource's, a local Ollama's) — whatever its path — is answered by the
+engine (a path it does not route gets the engine's 404, never the network); requests
+to any other host go out untouched. Clients are caught at their network transport, so a client built on a
 custom transport (``HTTPX2Transport``, ``MockTransport``) is left alone::
 
     import openai
@@ -60,12 +61,12 @@ import httpx
 from mockllm._bedrock_guard import refuse_bedrock
 from mockllm._engine import MockLLM
 from mockllm._exceptions import StrictnessError, UnmockedRequestError
+from mockllm._hosts import DEFAULT_HOSTS, HostPatterns
 from mockllm._transports import HTTPX2Transport, HTTPXTransport, import_httpx2
 from mockllm._verdict import Problem, ProblemKind, verify_findings
 
 __all__ = ["CLIENT_LIBRARIES", "DEFAULT_HOSTS", "UnmockedRequestError", "intercept", "refuse_hosts"]
 
-DEFAULT_HOSTS: tuple[str, ...] = ("api.openai.com", "api.anthropic.com")
 CLIENT_LIBRARIES: tuple[str, ...] = ("httpx", "httpx2")
 """The client libraries ``intercept`` can cover."""
 
@@ -74,7 +75,7 @@ CLIENT_LIBRARIES: tuple[str, ...] = ("httpx", "httpx2")
 class _Interception:
     mock: MockLLM | None
     """None for a refusal (``refuse_hosts``): its hosts are refused, not served."""
-    hosts: frozenset[str]
+    hosts: HostPatterns
     clients: frozenset[str]
     """The client libraries it covers: "httpx", "httpx2"."""
     block_unmocked: bool = False
@@ -112,9 +113,10 @@ class _Registry:
         self.entries: tuple[_Interception, ...] = ()
         self.patches: dict[str, _TransportPatch] = {}
 
-    def find(self, host: str, *, library: str) -> _Interception | None:
+    def find(self, url: Any, *, library: str) -> _Interception | None:
+        host, port = url.host, url.port
         for entry in reversed(self.entries):
-            if library in entry.clients and host in entry.hosts:
+            if library in entry.clients and entry.hosts.covers(host, port):
                 return entry
         return None
 
@@ -126,7 +128,7 @@ class _Registry:
             return
         shown = f"{method} {url}"
         blocker.blocked.append(shown)
-        hosts = ", ".join(sorted(blocker.hosts))
+        hosts = blocker.hosts
         raise UnmockedRequestError(
             f"intercept(block_unmocked=True) blocked {shown}: only {hosts} are served by the mock. "
             "Point the client at the mock, add the host to hosts=, or pass block_unmocked=False."
@@ -174,14 +176,14 @@ class _TransportPatch:
         original_async = module.AsyncHTTPTransport.handle_async_request
 
         def handle_request(transport: Any, request: Any) -> Any:
-            entry = registry.find(request.url.host, library=library)
+            entry = registry.find(request.url, library=library)
             if entry is None:
                 registry.refuse(request.method, request.url, library=library)
                 return original_sync(transport, request)
             return entry.serve(request, library).handle_request(request)
 
         async def handle_async_request(transport: Any, request: Any) -> Any:
-            entry = registry.find(request.url.host, library=library)
+            entry = registry.find(request.url, library=library)
             if entry is None:
                 registry.refuse(request.method, request.url, library=library)
                 return await original_async(transport, request)
@@ -201,21 +203,6 @@ class _TransportPatch:
 
 
 # -- the public context manager --------------------------------------------------------
-
-
-def _checked_hosts(hosts: Any) -> frozenset[str]:
-    if isinstance(hosts, str) or not isinstance(hosts, Iterable):
-        raise TypeError(f"hosts must be a tuple of host names such as ('api.openai.com',), not {hosts!r}.")
-    checked = []
-    for host in hosts:
-        if not isinstance(host, str) or not host or any(c in host for c in "/:@ "):
-            raise ValueError(
-                f"hosts must hold bare host names such as 'api.openai.com' (no scheme, port or path); got {host!r}."
-            )
-        checked.append(host.lower())
-    if not checked:
-        raise ValueError("hosts is empty, so nothing would be intercepted; name at least one host.")
-    return frozenset(checked)
 
 
 def _checked_clients(clients: Any) -> frozenset[str]:
@@ -292,13 +279,13 @@ def intercept(
     given = {"allow_fallback": allow_fallback, "allow_unused_steps": allow_unused_steps}
     given["allow_undeclared_tools"] = allow_undeclared_tools
     allowances = replace(mock.allowances, **{k: bool(v) for k, v in given.items() if v is not None})
-    entry = _Interception(mock, _checked_hosts(hosts), covered, block_unmocked=bool(block_unmocked))
+    entry = _Interception(mock, HostPatterns.parse(hosts), covered, block_unmocked=bool(block_unmocked))
     _registry.add(entry)
     try:
         yield mock
     finally:
         _registry.remove(entry)
-    served = ", ".join(sorted(entry.hosts))
+    served = entry.hosts
     blocked = [
         Problem(kind=ProblemKind.UNMOCKED_HOST, summary=f"{shown} (intercept(block_unmocked=True) serves {served})")
         for shown in entry.blocked
@@ -330,7 +317,7 @@ def refuse_hosts(
     covered = _checked_clients(clients)
     if "httpx2" in covered and importlib.util.find_spec("httpx2") is None:
         covered -= {"httpx2"}
-    entry = _Interception(None, _checked_hosts(hosts), covered, refusal=message)
+    entry = _Interception(None, HostPatterns.parse(hosts), covered, refusal=message)
     _registry.add(entry)
     try:
         with refuse_bedrock(bedrock_message or message, entry.blocked):

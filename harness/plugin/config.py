@@ -52,7 +52,7 @@ _HELP = {
     "record": "answer tests from their recording files (see --mockllm-record-mode)",
     "allow_undeclared_tools": "do not fail a test whose script calls a tool the request did not declare "
     "(or with arguments its schema refuses)",
-    "allow_real_providers": "let requests to the providers' hosts (api.openai.com, api.anthropic.com) "
+    "allow_real_providers": "let requests to the providers' default hosts (OpenAI, Anthropic, Gemini, Azure, a local Ollama) "
     "through instead of refusing them",
 }
 

@@ -321,7 +321,8 @@ def refusing_provider_hosts(settings: Settings, fixture: str) -> Iterator[list[s
         return (
             f"mockllm refused {shown} before it left the process: this test uses the {fixture} fixture, "
             "but this client is not pointed at the mock and would reach the real provider. Build the "
-            f"client from the fixture ({fixture}.openai(), {fixture}.anthropic()), call "
+            f"client from the fixture ({fixture}.openai(), {fixture}.anthropic()) or point it at "
+            f"{fixture}.base_url (Gemini, Azure, Ollama: see docs/testing-your-app.md), call "
             f"{fixture}.patch_env(monkeypatch), or serve the host with intercept(mockllm); or allow it "
             "with @pytest.mark.mockllm(allow_real_providers=True)."
         )

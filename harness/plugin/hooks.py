@@ -9,8 +9,8 @@ Fixtures:
   reply or an unscripted 4xx, a scripted step was never used, or a scripted tool call
   was not declared by the request (the verdict's rule, ``mockllm._verdict``; see
   docs/strictness.md). While it runs, a request to a provider's default host
-  (api.openai.com, api.anthropic.com; boto3's to AWS Bedrock) is refused and fails the
-  test, naming the host.
+  (OpenAI's, Anthropic's, Gemini's, Azure's, a local Ollama's; boto3's to AWS Bedrock)
+  is refused and fails the test, naming the host.
 - ``mockllm_server`` — the same over sockets: one loopback server (``python -m mockllm
   serve``) per session, a server-side session per test; ``mockllm_server_process`` is
   the shared server itself.

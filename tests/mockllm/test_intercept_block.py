@@ -18,7 +18,8 @@ def test_a_request_to_another_host_is_refused_and_shown(library: object) -> None
             client.get("http://example.invalid/data?q=1")
     assert str(info.value).startswith(
         "intercept(block_unmocked=True) blocked GET http://example.invalid/data?q=1: only "
-        "api.anthropic.com, api.openai.com are served by the mock."
+        "the providers' default hosts (OpenAI, Anthropic, Gemini, Vertex AI, Azure OpenAI, Ollama) are served "
+        "by the mock."
     )
 
 
@@ -36,7 +37,7 @@ def test_a_refusal_the_app_swallowed_still_fails_when_the_block_ends() -> None:
     assert str(info.value) == (
         "1 request(s) went to hosts the mock does not serve:\n"
         "  - GET http://elsewhere.invalid/v1/models (intercept(block_unmocked=True) serves "
-        "api.anthropic.com, api.openai.com)\n"
+        "the providers' default hosts (OpenAI, Anthropic, Gemini, Vertex AI, Azure OpenAI, Ollama))\n"
         "The request was refused before any connection. Point the client at the mock (patch_env, base_url, "
         "an http_client from the fixture, or intercept()), or allow this with intercept(block_unmocked=False)."
     )
