@@ -58,6 +58,7 @@ from typing import Any
 
 import httpx
 
+from mockllm._aiohttp_guard import refuse_aiohttp
 from mockllm._bedrock_guard import refuse_bedrock
 from mockllm._engine import MockLLM
 from mockllm._exceptions import StrictnessError, UnmockedRequestError
@@ -242,6 +243,15 @@ def _intercept_opt_out(name: str) -> str:
     return f"intercept(..., {name}=True) (or MockLLM({name}=True))"
 
 
+def _aiohttp_refusal(shown: str) -> str:
+    return (
+        f"intercept() refused {shown}: the request went through aiohttp, which the mock cannot serve in "
+        "process (it serves httpx and httpx2 clients). Give the SDK an httpx client (google-genai: "
+        "http_options=HttpOptions(httpx_async_client=...)), or point it at a mock server (mockllm_server, "
+        "python -m mockllm serve)."
+    )
+
+
 @contextmanager
 def intercept(
     mock: Any = None,
@@ -266,6 +276,10 @@ def intercept(
     not declare. ``allow_fallback``, ``allow_unused_steps``, ``allow_undeclared_tools``
     opt out (None: the mock's own settings, ``MockLLM(allow_fallback=True)``).
 
+    An aiohttp client's request to ``hosts`` (google-genai's async client where aiohttp
+    is installed) cannot be served in process: it is refused, and fails the block, instead
+    of reaching the network.
+
     ``block_unmocked=True`` refuses a request to any other host with an
     ``UnmockedRequestError`` that shows it, and, in case the code under test caught that
     (the SDKs turn it into a connection error), raises it again when the block ends."""
@@ -282,7 +296,8 @@ def intercept(
     entry = _Interception(mock, HostPatterns.parse(hosts), covered, block_unmocked=bool(block_unmocked))
     _registry.add(entry)
     try:
-        yield mock
+        with refuse_aiohttp(entry.hosts.covers, _aiohttp_refusal, entry.blocked):
+            yield mock
     finally:
         _registry.remove(entry)
     served = entry.hosts
@@ -313,14 +328,19 @@ def refuse_hosts(
     client not pointed at the mock never reaches a real provider.
 
     boto3 clients (botocore) are refused AWS Bedrock's hosts too, with
-    ``bedrock_message`` (default ``message``): ``mockllm._bedrock_guard``."""
+    ``bedrock_message`` (default ``message``): ``mockllm._bedrock_guard``; aiohttp
+    clients (google-genai's async client where aiohttp is installed) are refused
+    ``hosts``: ``mockllm._aiohttp_guard``."""
     covered = _checked_clients(clients)
     if "httpx2" in covered and importlib.util.find_spec("httpx2") is None:
         covered -= {"httpx2"}
     entry = _Interception(None, HostPatterns.parse(hosts), covered, refusal=message)
     _registry.add(entry)
     try:
-        with refuse_bedrock(bedrock_message or message, entry.blocked):
+        with (
+            refuse_bedrock(bedrock_message or message, entry.blocked),
+            refuse_aiohttp(entry.hosts.covers, message, entry.blocked),
+        ):
             yield entry.blocked
     finally:
         _registry.remove(entry)
