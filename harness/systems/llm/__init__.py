@@ -9,7 +9,8 @@ protocol, streaming and parsing.
 
 The conversation is kept provider-neutral (``UserMessage``, ``AssistantTurn``,
 ``ToolResults``: ``conversation``) and written in the provider's own form on each call,
-by one module a protocol: ``anthropic_messages``, ``openai_chat``, ``gemini``.
+by one module a protocol: ``anthropic_messages``, ``openai_chat``, ``gemini``, each a
+``ModelClient`` (``client``).
 
 The SDKs come with extras: ``anthropic`` and ``openai`` with ``agent`` (``pip install
 "mockllm-harness[agent]"``), both generations: openai 2.x (on ``httpx``) and 3.x (on
