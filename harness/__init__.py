@@ -76,13 +76,13 @@ if TYPE_CHECKING:
     from harness.systems.chain.policy import Policy
     from harness.systems.chain.vectors import InMemoryVectorStore, VectorStore
     from harness.systems.llm import model_client
-    from harness.systems.llm.conversation import ModelClient, ModelError
+    from harness.systems.llm.client import ModelClient, ModelError
     from harness.systems.planner.executor import TaskExecutor
 
 # name -> the module that defines it; imported on first access.
 _LAZY = {
-    "ModelClient": "harness.systems.llm.conversation",
-    "ModelError": "harness.systems.llm.conversation",
+    "ModelClient": "harness.systems.llm.client",
+    "ModelError": "harness.systems.llm.client",
     "model_client": "harness.systems.llm",
     "AgentOptions": "harness.systems.agent.runner",
     "AgentResult": "harness.systems.agent.runner",

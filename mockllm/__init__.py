@@ -75,7 +75,8 @@ from mockllm._recording.replay import RecordingLibrary
 from mockllm._recording.scrub import SecretInRecording
 from mockllm._recording.session import RecordingSession
 from mockllm._registered import RegisteredScript, ScriptMatch
-from mockllm._server import create_app, serve
+from mockllm._serve import serve
+from mockllm._server import create_app
 from mockllm._shapes import StreamFaults, StreamShape
 from mockllm._steps import UnusedStep
 from mockllm._trajectory import assert_trajectory

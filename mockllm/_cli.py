@@ -235,7 +235,7 @@ def _open_state(args: argparse.Namespace) -> tuple[State, str | None]:
 
 
 def _serve(args: argparse.Namespace, limits: Limits, stream_shape: Any, state: State) -> int:
-    from mockllm._server import serve
+    from mockllm._serve import serve
     from mockllm._serving import tune_gc_for_serving
 
     try:
@@ -253,28 +253,16 @@ def _serve(args: argparse.Namespace, limits: Limits, stream_shape: Any, state: S
     except ValueError as exc:  # a bad recording (RecordingError) or scripts file names its line
         print(f"mockllm: {exc}", file=sys.stderr)
         return 2
-    status = 0
     tune_gc_for_serving()
     try:
-        if args.workers is None:
-            serve(
-                mock,
-                host=args.host,
-                port=args.port,
-                on_ready=lambda url: _announce(url, state=state.where),
-                metrics=not args.no_metrics,
-            )
-        else:
-            from mockllm._workers import serve_workers
-
-            status = serve_workers(
-                mock,
-                workers=args.workers,
-                host=args.host,
-                port=args.port,
-                on_ready=lambda url: _announce(url, args.workers, state.where),
-                metrics=not args.no_metrics,
-            )
+        status = serve(
+            mock,
+            host=args.host,
+            port=args.port,
+            workers=args.workers,
+            on_ready=lambda url: _announce(url, args.workers, state.where),
+            metrics=not args.no_metrics,
+        )
     except OSError as exc:
         print(
             f"mockllm: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}. "

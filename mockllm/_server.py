@@ -43,7 +43,6 @@ the request.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict
 from starlette.applications import Starlette
@@ -59,14 +58,11 @@ from mockllm._optional import MissingExtraError
 from mockllm._paced_sender import RAW_SEND
 from mockllm._server_io import LastGuard, guarded, refused, validated
 from mockllm._server_routes import engine_routes, is_root_model_call, model_call
-from mockllm._serving import bind_socket, ended_by_signals, run_until_signalled
+from mockllm._serving import bind_socket
 from mockllm._sessions import ServerSessions
 from mockllm._shapes import StreamShape
 
-if TYPE_CHECKING:
-    import uvicorn
-
-__all__ = ["base_url", "bind_socket", "create_app", "run_until_signalled", "serve", "uvicorn_server"]
+__all__ = ["bind_socket", "create_app"]
 
 
 class _App(Starlette):
@@ -168,47 +164,3 @@ def _metrics_endpoint(metrics: ServerMetrics | None, why_not: str) -> Callable[[
         return Response(body, headers={"content-type": content_type})
 
     return endpoint
-
-
-def serve(
-    mock: MockLLM,
-    *,
-    host: str = "127.0.0.1",
-    port: int = 8000,
-    on_ready: Callable[[str], None] | None = None,
-    metrics: bool = True,
-) -> None:
-    """Run the server until SIGINT/SIGTERM. ``on_ready`` gets the base URL once bound.
-
-    A signal from the moment ``on_ready`` is called ends it quietly too: a supervisor that
-    stops the server as soon as it has announced itself gets the same clean exit as one
-    that waits."""
-    server = uvicorn_server(mock, metrics=metrics)
-    sock = bind_socket(host, port)
-    try:
-        with ended_by_signals():
-            if on_ready is not None:
-                on_ready(base_url(host, sock.getsockname()[1]))
-            run_until_signalled(server, sock)
-    finally:
-        sock.close()
-
-
-def uvicorn_server(mock: MockLLM, *, metrics: bool) -> uvicorn.Server:
-    """The uvicorn server of ``mock``'s app, as ``serve`` and each ``--workers`` worker run it."""
-    import uvicorn
-
-    config = uvicorn.Config(
-        create_app(mock, metrics=metrics),
-        log_level="warning",
-        access_log=False,
-        lifespan="off",
-        timeout_graceful_shutdown=2,
-    )
-    return uvicorn.Server(config)
-
-
-def base_url(host: str, port: int) -> str:
-    """``http://host:port``, an IPv6 host in brackets."""
-    shown_host = f"[{host}]" if ":" in host else host
-    return f"http://{shown_host}:{port}"

@@ -27,9 +27,13 @@ import time
 import traceback
 from collections.abc import Callable
 from types import FrameType
+from typing import TYPE_CHECKING
 
-from mockllm._engine import MockLLM
-from mockllm._server import base_url, run_until_signalled, uvicorn_server
+from mockllm._serving import run_until_signalled
+from mockllm._state import State
+
+if TYPE_CHECKING:
+    import uvicorn
 
 __all__ = ["STOP_GRACE_S", "serve_workers"]
 
@@ -40,21 +44,21 @@ _PR_SET_PDEATHSIG = 1
 
 
 def serve_workers(
-    mock: MockLLM,
-    *,
+    state: State,
+    server: Callable[[], uvicorn.Server],
     workers: int,
-    host: str = "127.0.0.1",
-    port: int = 8000,
-    on_ready: Callable[[str], None] | None = None,
-    metrics: bool = True,
+    address: tuple[str, int],
+    on_ready: Callable[[int], None],
 ) -> int:
-    """Serve ``mock`` from ``workers`` processes until SIGINT/SIGTERM; the exit status
-    (0, or 1 when a worker died on its own). ``OSError`` if the port cannot be bound."""
+    """Run ``server()`` in each of ``workers`` processes on ``address`` (``host, port``)
+    until SIGINT/SIGTERM; ``on_ready`` gets the bound port once every worker listens. The
+    exit status (0, or 1 when a worker died on its own); ``OSError`` if the port cannot be
+    bound. ``state`` is the one the workers share: closed here before they fork."""
     import uvicorn  # noqa: F401  (imported once here, not in every worker)
 
-    reserved = _port_socket(host, port)
-    bound_port = reserved.getsockname()[1]
-    mock.state.close()
+    reserved = _port_socket(*address)
+    bound = (address[0], reserved.getsockname()[1])
+    state.close()
     parent = os.getpid()
     pids: list[int] = []
     ready_read, ready_write = os.pipe()
@@ -62,7 +66,7 @@ def serve_workers(
         pid = os.fork()
         if pid == 0:
             os.close(ready_read)
-            _run_worker(mock, (host, bound_port), ready_write, metrics, parent)
+            _run_worker(server, bound, ready_write, parent)
         pids.append(pid)
     os.close(ready_write)
     try:
@@ -75,8 +79,7 @@ def serve_workers(
     finally:
         os.close(ready_read)
         reserved.close()
-    if on_ready is not None:
-        on_ready(base_url(host, bound_port))
+    on_ready(bound[1])
     return _supervise(pids)
 
 
@@ -112,7 +115,7 @@ def _wait_listening(ready: int, workers: int) -> None:
             raise OSError(line)
 
 
-def _run_worker(mock: MockLLM, address: tuple[str, int], ready: int, metrics: bool, parent: int) -> None:
+def _run_worker(server: Callable[[], uvicorn.Server], address: tuple[str, int], ready: int, parent: int) -> None:
     """A worker's whole life; it never returns into the parent's code."""
     code = 0
     try:
@@ -126,7 +129,7 @@ def _run_worker(mock: MockLLM, address: tuple[str, int], ready: int, metrics: bo
             raise
         os.write(ready, b"listening\n")
         os.close(ready)
-        run_until_signalled(uvicorn_server(mock, metrics=metrics), sock)
+        run_until_signalled(server(), sock)
     except BaseException:  # a worker must end here, whatever happened
         traceback.print_exc()
         code = 1

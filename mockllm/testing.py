@@ -40,7 +40,8 @@ from mockllm._recording.proxy import Upstreams
 from mockllm._recording.replies import RecordedTurn, read_reply
 from mockllm._registered import as_chain, as_match, with_stream
 from mockllm._selection import Selection
-from mockllm._server import bind_socket, run_until_signalled, uvicorn_server
+from mockllm._serve import uvicorn_server
+from mockllm._serving import bind_socket, run_until_signalled
 from mockllm._transports import import_httpx2, transport_for
 from mockllm._verdict import failures
 

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Self
+from typing import Any, Self
 
 __all__ = ["SQLiteStore"]
 
@@ -19,7 +20,8 @@ __all__ = ["SQLiteStore"]
 class SQLiteStore:
     """One SQLite database at ``path`` with ``schema`` (a script of ``CREATE … IF NOT
     EXISTS`` statements) applied. ``_db`` is used under ``_lock`` (re-entrant), in
-    autocommit mode: a store that needs a transaction begins it itself. Closed by
+    autocommit mode: a store that needs a transaction begins it itself. ``_row`` and
+    ``_rows`` read under the lock. Closed by
     ``close``, or at the end of a ``with`` block."""
 
     def __init__(self, path: str | Path, schema: str) -> None:
@@ -27,6 +29,16 @@ class SQLiteStore:
         self._lock = threading.RLock()
         with self._lock:
             self._db.executescript(schema)
+
+    def _row(self, query: str, parameters: Sequence[Any] = ()) -> Any:
+        """The first row ``query`` answers (``None`` when there is none), read under the lock."""
+        with self._lock:
+            return self._db.execute(query, parameters).fetchone()
+
+    def _rows(self, query: str, parameters: Sequence[Any] = ()) -> list[Any]:
+        """Every row ``query`` answers, read under the lock."""
+        with self._lock:
+            return self._db.execute(query, parameters).fetchall()
 
     def close(self) -> None:
         with self._lock:

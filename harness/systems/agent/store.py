@@ -71,10 +71,7 @@ class SQLiteEventStore(SQLiteStore):
 
     def events(self, session_id: str) -> list[Event]:
         """The session's persisted events in sequence order."""
-        with self._lock:
-            rows = self._db.execute(
-                "SELECT body FROM events WHERE session_id = ? ORDER BY sequence_number", (session_id,)
-            ).fetchall()
+        rows = self._rows("SELECT body FROM events WHERE session_id = ? ORDER BY sequence_number", (session_id,))
         return [Event.model_validate(json.loads(body)) for (body,) in rows]
 
 

@@ -50,15 +50,9 @@ class SQLitePlanStore(SQLiteStore, PlanStore):
             )
 
     def load(self, plan_id: str, organization: str) -> ChainPlan | None:
-        with self._lock:
-            row = self._db.execute(
-                "SELECT body FROM plans WHERE organization = ? AND plan_id = ?", (organization, plan_id)
-            ).fetchone()
+        row = self._row("SELECT body FROM plans WHERE organization = ? AND plan_id = ?", (organization, plan_id))
         return ChainPlan.model_validate_json(row[0]) if row else None
 
     def list_ids(self, organization: str) -> list[str]:
-        with self._lock:
-            rows = self._db.execute(
-                "SELECT plan_id FROM plans WHERE organization = ? ORDER BY plan_id", (organization,)
-            ).fetchall()
+        rows = self._rows("SELECT plan_id FROM plans WHERE organization = ? ORDER BY plan_id", (organization,))
         return [r[0] for r in rows]

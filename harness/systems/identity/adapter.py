@@ -61,12 +61,12 @@ def scim_error(exc: SCIMException | ValidationError) -> Error:
 
 
 @contextlib.contextmanager
-def _unique_user_name(name: str | None) -> Iterator[None]:
+def _unique_user_name() -> Iterator[None]:
     """The store's ``DuplicateName`` as SCIM says it: a 409 ``uniqueness`` error."""
     try:
         yield
     except DuplicateName as exc:
-        raise UniquenessException(detail=f"userName {name!r} is already taken in this organization") from exc
+        raise UniquenessException(detail=f"userName {exc.name!r} is already taken in this organization") from exc
 
 
 def _invalid(exc: ValidationError, what: str) -> SCIMException:
@@ -236,27 +236,24 @@ class ScimAdapter:
         return members
 
     @staticmethod
-    def _attributes(resource: Resource[Any]) -> tuple[dict[str, Any], str | None]:
-        attributes = resource.model_dump(scim_ctx=Context.DEFAULT, exclude=_COMPUTED)
-        return attributes, attributes.get("userName") if isinstance(resource, User) else None
+    def _attributes(resource: Resource[Any]) -> dict[str, Any]:
+        return resource.model_dump(scim_ctx=Context.DEFAULT, exclude=_COMPUTED)
 
     def create(self, kind: ResourceKind, payload: Any) -> Resource[Any]:
         """``POST /<Endpoint>``."""
         resource = self._validated(kind, payload, Context.RESOURCE_CREATION_REQUEST)
         members = self._members(resource)
-        attributes, unique = self._attributes(resource)
         resource_id = self.store.new_id(kind)
-        with _unique_user_name(unique):
-            self.store.insert(self.organization, kind, resource_id, attributes, unique)
+        with _unique_user_name():
+            self.store.insert(self.organization, kind, resource_id, self._attributes(resource))
         if kind == "Group":
             self.store.set_members(self.organization, resource_id, members)
         return self.get(kind, resource_id)
 
     def _save(self, kind: ResourceKind, resource_id: str, resource: Resource[Any]) -> Resource[Any]:
         members = self._members(resource) if kind == "Group" else None
-        attributes, unique = self._attributes(resource)
-        with _unique_user_name(unique):
-            self.store.update(self.organization, kind, resource_id, attributes, unique)
+        with _unique_user_name():
+            self.store.update(self.organization, kind, resource_id, self._attributes(resource))
         if members is not None:
             self.store.set_members(self.organization, resource_id, members)
         return self.get(kind, resource_id)

@@ -34,7 +34,11 @@ ResourceKind = Literal["User", "Group"]
 
 
 class DuplicateName(HarnessError):
-    """Another resource of the organization already has this ``userName``."""
+    """Another user of the organization already has this ``userName`` (``name``)."""
+
+    def __init__(self, kind: ResourceKind, name: str | None) -> None:
+        super().__init__(f"{kind} {name!r} already exists")
+        self.name = name
 
 
 @dataclass(frozen=True)
@@ -71,6 +75,14 @@ CREATE TABLE IF NOT EXISTS identity_memberships (
     organization TEXT NOT NULL, group_id TEXT NOT NULL, member_id TEXT NOT NULL, member_kind TEXT NOT NULL,
     display TEXT, position INTEGER NOT NULL, PRIMARY KEY (organization, group_id, member_id));
 """
+# A resource's rows read (into ``_stored``) and its row written (``_write``; ``unique_name``
+# is a user's ``userName``, casefolded).
+_SELECT = "SELECT kind, id, attributes, created, last_modified, version FROM identity_resources "
+_INSERT = "INSERT INTO identity_resources VALUES (:organization, :kind, :id, :unique_name, :attributes, :now, :now, 1)"
+_UPDATE = (
+    "UPDATE identity_resources SET attributes = :attributes, unique_name = :unique_name, last_modified = :now, "
+    "version = version + 1 WHERE organization = :organization AND kind = :kind AND id = :id"
+)
 
 
 class SQLiteIdentityStore(SQLiteStore):
@@ -98,56 +110,44 @@ class SQLiteIdentityStore(SQLiteStore):
         return self._ids(kind)
 
     def insert(
-        self,
-        organization: str,
-        kind: ResourceKind,
-        resource_id: str,
-        attributes: dict[str, Any],
-        unique_name: str | None = None,
+        self, organization: str, kind: ResourceKind, resource_id: str, attributes: dict[str, Any]
     ) -> StoredResource:
         now = self._clock()
-        self._write(
-            kind,
-            unique_name,
-            "INSERT INTO identity_resources VALUES (?, ?, ?, ?, ?, ?, ?, 1)",
-            (
-                organization,
-                kind,
-                resource_id,
-                _key(unique_name),
-                json.dumps(attributes),
-                now.isoformat(),
-                now.isoformat(),
-            ),
-        )
+        self._write(_INSERT, organization, kind, resource_id, attributes, now)
         return StoredResource(kind, resource_id, attributes, now, now, 1)
 
     def update(
+        self, organization: str, kind: ResourceKind, resource_id: str, attributes: dict[str, Any]
+    ) -> StoredResource | None:
+        """Replace the attributes; ``None`` when there is no such resource."""
+        written = self._write(_UPDATE, organization, kind, resource_id, attributes, self._clock())
+        return self.get(organization, kind, resource_id) if written else None
+
+    def _write(
         self,
+        statement: str,
         organization: str,
         kind: ResourceKind,
         resource_id: str,
         attributes: dict[str, Any],
-        unique_name: str | None = None,
-    ) -> StoredResource | None:
-        """Replace the attributes; ``None`` when there is no such resource."""
-        written = self._write(
-            kind,
-            unique_name,
-            "UPDATE identity_resources SET attributes = ?, unique_name = ?, last_modified = ?, "
-            "version = version + 1 WHERE organization = ? AND kind = ? AND id = ?",
-            (json.dumps(attributes), _key(unique_name), self._clock().isoformat(), organization, kind, resource_id),
-        )
-        return self.get(organization, kind, resource_id) if written else None
-
-    def _write(self, kind: ResourceKind, unique_name: str | None, statement: str, values: tuple[Any, ...]) -> int:
-        """Run a statement that writes a resource's row: how many rows it wrote, or
-        ``DuplicateName`` when ``unique_name`` is another resource's."""
+        now: datetime,
+    ) -> int:
+        """Run ``_INSERT`` or ``_UPDATE`` for a resource's row: how many rows it wrote, or
+        ``DuplicateName`` when its ``userName`` is another user's (case-insensitively)."""
+        name = attributes.get("userName") if kind == "User" else None
+        row = {
+            "organization": organization,
+            "kind": kind,
+            "id": resource_id,
+            "unique_name": name.casefold() if isinstance(name, str) else None,
+            "attributes": json.dumps(attributes),
+            "now": now.isoformat(),
+        }
         try:
             with self._lock:
-                return self._db.execute(statement, values).rowcount
+                return self._db.execute(statement, row).rowcount
         except sqlite3.IntegrityError as exc:
-            raise DuplicateName(f"{kind} {unique_name!r} already exists") from exc
+            raise DuplicateName(kind, name) from exc
 
     def touch(self, organization: str, kind: ResourceKind, resource_id: str) -> None:
         """A change that is not in the attributes (a group's members): new version and time."""
@@ -159,31 +159,20 @@ class SQLiteIdentityStore(SQLiteStore):
             )
 
     def get(self, organization: str, kind: ResourceKind, resource_id: str) -> StoredResource | None:
-        with self._lock:
-            row = self._db.execute(
-                "SELECT kind, id, attributes, created, last_modified, version FROM identity_resources "
-                "WHERE organization = ? AND kind = ? AND id = ?",
-                (organization, kind, resource_id),
-            ).fetchone()
+        row = self._row(_SELECT + "WHERE organization = ? AND kind = ? AND id = ?", (organization, kind, resource_id))
         return _stored(row) if row else None
 
     def kind_of(self, organization: str, resource_id: str) -> ResourceKind | None:
-        with self._lock:
-            row = self._db.execute(
-                "SELECT kind FROM identity_resources WHERE organization = ? AND id = ?", (organization, resource_id)
-            ).fetchone()
+        row = self._row(
+            "SELECT kind FROM identity_resources WHERE organization = ? AND id = ?", (organization, resource_id)
+        )
         return row[0] if row else None
 
     # Named for what SCIM does with it; the annotations below this method say builtins.list,
     # which this name hides inside the class.
     def list(self, organization: str, kind: ResourceKind) -> list[StoredResource]:
         """The organization's resources of ``kind``, oldest first."""
-        with self._lock:
-            rows = self._db.execute(
-                "SELECT kind, id, attributes, created, last_modified, version FROM identity_resources "
-                "WHERE organization = ? AND kind = ? ORDER BY rowid",
-                (organization, kind),
-            ).fetchall()
+        rows = self._rows(_SELECT + "WHERE organization = ? AND kind = ? ORDER BY rowid", (organization, kind))
         return [_stored(row) for row in rows]
 
     def delete(self, organization: str, kind: ResourceKind, resource_id: str) -> bool:
@@ -206,12 +195,11 @@ class SQLiteIdentityStore(SQLiteStore):
     # -- memberships ----------------------------------------------------------------------
 
     def members(self, organization: str, group_id: str) -> builtins.list[Member]:
-        with self._lock:
-            rows = self._db.execute(
-                "SELECT member_id, member_kind, display FROM identity_memberships "
-                "WHERE organization = ? AND group_id = ? ORDER BY position",
-                (organization, group_id),
-            ).fetchall()
+        rows = self._rows(
+            "SELECT member_id, member_kind, display FROM identity_memberships "
+            "WHERE organization = ? AND group_id = ? ORDER BY position",
+            (organization, group_id),
+        )
         return [Member(row[0], row[1], row[2]) for row in rows]
 
     def set_members(self, organization: str, group_id: str, members: builtins.list[Member]) -> None:
@@ -225,16 +213,11 @@ class SQLiteIdentityStore(SQLiteStore):
             )
 
     def groups_of(self, organization: str, member_id: str) -> builtins.list[str]:
-        with self._lock:
-            rows = self._db.execute(
-                "SELECT group_id FROM identity_memberships WHERE organization = ? AND member_id = ? ORDER BY group_id",
-                (organization, member_id),
-            ).fetchall()
+        rows = self._rows(
+            "SELECT group_id FROM identity_memberships WHERE organization = ? AND member_id = ? ORDER BY group_id",
+            (organization, member_id),
+        )
         return [row[0] for row in rows]
-
-
-def _key(name: str | None) -> str | None:
-    return name.casefold() if name is not None else None
 
 
 def _stored(row: tuple[Any, ...]) -> StoredResource:

@@ -9,7 +9,8 @@ protocol, streaming and parsing.
 
 The conversation is kept provider-neutral (``UserMessage``, ``AssistantTurn``,
 ``ToolResults``: ``conversation``) and written in the provider's own form on each call,
-by one module a protocol: ``anthropic_messages``, ``openai_chat``, ``gemini``.
+by one module a protocol: ``anthropic_messages``, ``openai_chat``, ``gemini``, each a
+``ModelClient`` (``client``).
 
 The SDKs come with extras: ``anthropic`` and ``openai`` with ``agent`` (``pip install
 "mockllm-harness[agent]"``), both generations: openai 2.x (on ``httpx``) and 3.x (on
@@ -22,50 +23,30 @@ from __future__ import annotations
 
 from typing import Any
 
+from harness.systems.llm import conversation
 from harness.systems.llm.anthropic_messages import AnthropicModelClient
-from harness.systems.llm.conversation import (
-    AssistantTurn,
-    ConversationItem,
-    ModelClient,
-    ModelError,
-    StreamEvent,
-    TextDelta,
-    ThinkingDelta,
-    ToolCall,
-    ToolResult,
-    ToolResults,
-    ToolSpec,
-    TurnComplete,
-    UserMessage,
-)
+from harness.systems.llm.client import ModelClient, ModelError
+from harness.systems.llm.conversation import *  # noqa: F403
 from harness.systems.llm.gemini import GeminiModelClient
 from harness.systems.llm.openai_chat import OpenAIChatModelClient
 from harness.systems.llm.sdks import DEFAULT_MODEL, http_library, installed_protocols, require_sdk, sdk_for
 
+# The package's door: the neutral conversation (re-exported whole), the client base and
+# its error, each protocol's client, and ``model_client`` to make one.
 __all__ = [
     "DEFAULT_MODEL",
     "AnthropicModelClient",
-    "AssistantTurn",
-    "ConversationItem",
     "GeminiModelClient",
     "ModelClient",
     "ModelError",
     "OpenAIChatModelClient",
-    "StreamEvent",
-    "TextDelta",
-    "ThinkingDelta",
-    "ToolCall",
-    "ToolResult",
-    "ToolResults",
-    "ToolSpec",
-    "TurnComplete",
-    "UserMessage",
     "http_library",
     "installed_protocols",
     "model_client",
     "require_sdk",
     "sdk_for",
 ]
+__all__ += conversation.__all__
 
 
 def model_client(

@@ -5,17 +5,15 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
+from harness.systems.llm.client import ModelError, SDKModelClient, TurnRequest
 from harness.systems.llm.conversation import (
     AssistantTurn,
     ConversationItem,
-    ModelError,
-    SDKModelClient,
     StreamEvent,
     TextDelta,
     ThinkingDelta,
     ToolCall,
     TurnComplete,
-    TurnRequest,
     UserMessage,
 )
 from harness.systems.llm.sdks import sdk_for

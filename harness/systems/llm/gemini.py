@@ -12,18 +12,10 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
-from harness.systems.llm.conversation import (
-    AssistantTurn,
-    ConversationItem,
-    ModelError,
-    SDKModelClient,
-    StreamedTurn,
-    StreamEvent,
-    ToolCall,
-    TurnRequest,
-    UserMessage,
-)
+from harness.systems.llm.client import ModelError, SDKModelClient, TurnRequest
+from harness.systems.llm.conversation import AssistantTurn, ConversationItem, StreamEvent, ToolCall, UserMessage
 from harness.systems.llm.sdks import sdk_for
+from harness.systems.llm.streamed_turn import StreamedTurn
 
 __all__ = ["GeminiModelClient"]
 

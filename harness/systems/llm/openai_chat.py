@@ -6,19 +6,10 @@ import json
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
-from harness.systems.llm.conversation import (
-    AssistantTurn,
-    ConversationItem,
-    ModelError,
-    SDKModelClient,
-    StreamedTurn,
-    StreamEvent,
-    ToolCall,
-    TurnRequest,
-    UserMessage,
-    parse_arguments,
-)
+from harness.systems.llm.client import ModelError, SDKModelClient, TurnRequest
+from harness.systems.llm.conversation import AssistantTurn, ConversationItem, StreamEvent, ToolCall, UserMessage
 from harness.systems.llm.sdks import sdk_for
+from harness.systems.llm.streamed_turn import StreamedTurn
 
 __all__ = ["OpenAIChatModelClient"]
 
@@ -108,7 +99,7 @@ class OpenAIChatModelClient(SDKModelClient):
         except openai.APIError as exc:
             raise ModelError(exc.message, kind="stream") from exc
         tool_calls = tuple(
-            ToolCall(c["id"], c["name"], parse_arguments(c["arguments"], c["name"])) for _, c in sorted(calls.items())
+            ToolCall(c["id"], c["name"], _arguments(c["arguments"], c["name"])) for _, c in sorted(calls.items())
         )
         yield turn.complete(tool_calls, _OPENAI_STOP.get(finish, finish))
 
@@ -118,3 +109,15 @@ def _openai_message(exc: Any) -> str:
     if isinstance(body, dict) and isinstance(body.get("message"), str):
         return body["message"]
     return str(getattr(exc, "message", exc))
+
+
+def _arguments(raw: str, name: str) -> dict[str, Any]:
+    """A tool call's arguments (Chat Completions sends them as JSON text) as an object;
+    ``ModelError`` if they are not one."""
+    try:
+        value = json.loads(raw or "{}")
+    except ValueError as exc:
+        raise ModelError(f"the model called {name!r} with arguments that are not JSON: {raw!r}", kind="reply") from exc
+    if not isinstance(value, dict):
+        raise ModelError(f"the model called {name!r} with arguments that are not an object: {raw!r}", kind="reply")
+    return value
