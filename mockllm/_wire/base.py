@@ -7,13 +7,14 @@ the server and the in-process transports deliver what the engine returns.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from json.encoder import encode_basestring
 from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import parse_qsl
 
 from mockllm._conversation import Conversation
 from mockllm._exceptions import RequestRejected
-from mockllm._plan import ReplyPlan
+from mockllm._plan import ReplyPlan, single_spaced
 
 if TYPE_CHECKING:
     from mockllm._held import HeldConversations
@@ -24,10 +25,12 @@ __all__ = [
     "EventBatches",
     "RequestRejected",
     "StreamRenderer",
+    "WholeStream",
     "WireCodec",
     "dumps",
     "first_events",
     "query_params",
+    "spaced_deltas",
     "sse_event",
 ]
 
@@ -36,6 +39,40 @@ SSE_MEDIA_TYPE = "text/event-stream; charset=utf-8"
 EventBatches = Iterator[list[bytes]]
 """A streamed reply as it is rendered: lists of complete events (SSE events, NDJSON
 lines, event-stream messages: each with its framing), in order."""
+
+
+class WholeStream:
+    """A streamed reply's batches of events, rendered as they are taken (what any
+    codec's ``render_stream`` returns), that can also be had whole at once:
+    ``whole()`` is every event joined, made without making each event, or None when
+    this stream cannot be made so (take its batches then). The bytes are the same
+    either way. The engine asks for ``whole()`` when a reply goes out in one write."""
+
+    __slots__ = ("_batches", "_whole")
+
+    def __init__(self, batches: EventBatches, whole: Callable[[], bytes | None]) -> None:
+        self._batches, self._whole = batches, whole
+
+    def __iter__(self) -> WholeStream:
+        return self
+
+    def __next__(self) -> list[bytes]:
+        return next(self._batches)
+
+    def whole(self) -> bytes | None:
+        return self._whole()
+
+
+def spaced_deltas(before: str, after: str, text: str) -> tuple[str, int] | None:
+    """``before + encode_string(delta) + after`` for each delta of ``text`` cut one word
+    a delta (``mockllm._plan.split_words(text, 1)``), joined, and how many deltas; made
+    with one escape of the whole text, when its only whitespace is single spaces between
+    words (``single_spaced``: a JSON escape keeps those spaces and makes none of its
+    own, so each one is where an event ends and the next begins). None for any other
+    text, and for an empty one (it has no deltas)."""
+    if not text or not single_spaced(text):
+        return None
+    return before + encode_basestring(text).replace(" ", ' "' + after + before + '"') + after, text.count(" ") + 1
 
 
 def query_params(query: str) -> dict[str, str]:

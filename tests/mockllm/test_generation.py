@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -276,6 +277,13 @@ def test_split_words_rejoins_exactly_with_at_most_n_words_per_delta(text: str, p
         assert [len(p.split()) for p in pieces[:-1]] == [per_chunk] * (len(pieces) - 1)
         assert 1 <= len(pieces[-1].split()) <= per_chunk
         assert len(pieces) == -(-words // per_chunk)
+
+
+@settings(max_examples=500, deadline=None)
+@given(text=st.text(alphabet=st.sampled_from(list("ab é \n\t\u00a0\u2028\x1c.")), max_size=40))
+def test_split_words_cuts_every_text_as_its_word_pattern_does(text: str) -> None:
+    # A text spaced by single spaces is cut by str.split; any other by the pattern.
+    assert split_words(text, 1) == re.findall(r"\s*\S+\s*", text) or [text] * bool(text)
 
 
 def test_split_words_examples() -> None:

@@ -28,7 +28,7 @@ MIB = 1024 * 1024
 # Words making a stream of about 8 MB in each protocol (an Anthropic delta is smaller).
 WORDS_8MB = {"openai-chat": 32_000, "anthropic-messages": 66_000, "openai-responses": 34_000}
 CODEC_MODULES = {
-    "openai-chat": "mockllm._wire.openai_chat",
+    "openai-chat": "mockllm._wire.openai_chat_chunks",
     "anthropic-messages": "mockllm._wire.anthropic_messages",
     "openai-responses": "mockllm._wire.openai_responses",
 }
@@ -132,11 +132,21 @@ def _failing_after(batches: int) -> Any:
     return word_batches
 
 
+def _break_text_batches(protocol: str, batches: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make the codec's cut of text fail after ``batches`` batches; a codec that can make
+    a short stream whole at once without cutting its text (``spaced_deltas``) is made to
+    cut it event by event."""
+    module = sys.modules[CODEC_MODULES[protocol]]
+    monkeypatch.setattr(module, "text_batches", _failing_after(batches))
+    if hasattr(module, "spaced_deltas"):
+        monkeypatch.setattr(module, "spaced_deltas", lambda *args: None)
+
+
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 def test_a_bug_mid_stream_ends_the_stream_with_the_protocols_error_event_and_request_id(
     protocol: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(sys.modules[CODEC_MODULES[protocol]], "text_batches", _failing_after(5))
+    _break_text_batches(protocol, 5, monkeypatch)
     reply = ask(MockLLM(), protocol, text(50))
     assert reply.status == 200 and reply.length is None  # the head went fine: headers are sent
     request_id = dict(reply.headers)["request-id" if protocol == "anthropic-messages" else "x-request-id"]
@@ -151,7 +161,7 @@ def test_a_bug_mid_stream_ends_the_stream_with_the_protocols_error_event_and_req
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 def test_a_bug_rendering_the_start_of_a_stream_is_a_json_500(protocol: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(sys.modules[CODEC_MODULES[protocol]], "text_batches", _failing_after(0))
+    _break_text_batches(protocol, 0, monkeypatch)
     mock = MockLLM()
     reply = ask(mock, protocol, text(50))
     assert reply.status == 500 and not reply.streaming
