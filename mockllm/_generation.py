@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import hashlib
 import re
+from operator import itemgetter
 
-__all__ = ["TOOL_CALL_ID", "generate_words", "stable_hex", "tool_call_id", "turn_of_tool_call_id"]
+__all__ = ["TOOL_CALL_ID", "GeneratedWords", "generate_words", "stable_hex", "tool_call_id", "turn_of_tool_call_id"]
 
 _VOCABULARY = tuple(
     """
@@ -50,8 +51,26 @@ def stable_hex(*key: object, length: int = 24) -> str:
     return _digest(key, (length + 1) // 2).hex()[:length]
 
 
+class GeneratedWords(str):
+    """Text ``generate_words`` made: words of its vocabulary (a capital letter at a
+    sentence's start, a period at its end) joined by single spaces. Nothing in it is
+    escaped in a JSON string, and its deltas of one word each are its cuts at each
+    space: a codec may render it whole without checking either
+    (``mockllm._wire.deltas``)."""
+
+    __slots__ = ()
+
+
+# ``generate_words`` picks each word by its digest byte, all at once (``itemgetter``, in
+# C): 0-127 is " word", 128-255 ". Word", which starts a sentence after the period
+# ending the one before it.
+_MASK = bytes(range(128)) * 2
+_SPOKEN = tuple([" " + word for word in _VOCABULARY] + [". " + word.capitalize() for word in _VOCABULARY])
+
+
 def generate_words(count: int, *key: object) -> str:
-    """Exactly ``count`` whitespace-separated words, the same for the same key.
+    """Exactly ``count`` whitespace-separated words, the same for the same key
+    (a ``GeneratedWords``).
 
     Sentences start with a capital and end with a period so the text reads like prose.
     Words and sentence lengths come from a SHAKE-128 stream of the key (one byte per
@@ -60,16 +79,16 @@ def generate_words(count: int, *key: object) -> str:
     if count <= 0:
         return ""
     stream = hashlib.shake_128(repr(key).encode()).digest(2 * count)
-    words = [_VOCABULARY[b & 127] for b in stream[:count]]
+    marks = bytearray(stream[:count].translate(_MASK))  # a word's index in the vocabulary
     lengths = stream[count:]
-    start = 0
-    n = 0
+    start = n = 0
     while start < count:
-        end = min(count, start + 6 + lengths[n] % 9)  # sentences of 6 to 14 words
-        words[start] = words[start].capitalize()
-        words[end - 1] += "."
-        start, n = end, n + 1
-    return " ".join(words)
+        marks[start] |= 128  # a sentence starts here: sentences of 6 to 14 words
+        start += 6 + lengths[n] % 9
+        n += 1
+    # The first word's ". " is cut off and the last sentence's period added (one word
+    # is not a tuple to itemgetter, but joins the same).
+    return GeneratedWords("".join(itemgetter(*marks)(_SPOKEN))[2:] + ".")
 
 
 def tool_call_id(prefix: str, fingerprint: str, turn: int, n: int) -> str:

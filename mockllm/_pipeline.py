@@ -43,13 +43,13 @@ from mockllm._journal import Outcome, recorded_reply, recorded_request
 from mockllm._latency import paced_by_profile, whole_reply_wait
 from mockllm._limits import clip_text, estimated_output_bytes
 from mockllm._mock_response import MockResponse
-from mockllm._plan import Pacing, ReplyPlan
+from mockllm._plan import Pacing
 from mockllm._plan_builder import build_reply_plan
 from mockllm._response_headers import JSON_TYPE, body_request_id, with_headers
 from mockllm._selection import Selection, select_in_conversation
 from mockllm._tool_check import undeclared_tool_calls
 from mockllm._usage import prompt_json, tokens_in
-from mockllm._wire.base import EventBatches, RequestRejected, WholeStream, dumps, query_params
+from mockllm._wire.base import EventBatches, RequestRejected, dumps, query_params
 from mockllm._wire.endpoints import ENDPOINT_ROUTES, answer_endpoint
 from mockllm._wire.registry import CODECS, codec_for_path
 
@@ -309,7 +309,9 @@ def render(mock: MockLLM, ex: Exchange) -> MockResponse:
 
         keep_alive = "keep_alive_every" in getattr(codec, "shape_knobs", ())
         delivery = delivery_for(plan, mock.limits.max_delay_ms / 1000, keep_alive=keep_alive)
-        joined = _joined(events(), plan, delivery)
+        joined = None
+        if plan.stream is None and plan.pacing is None and delivery is None and error is None:
+            joined = codec.render_joined(plan, whole)  # one write: made at once, not event by event
         if joined is not None:
             reply = MockResponse.joined_stream(200, headers, joined, events)
         else:
@@ -327,14 +329,6 @@ def render(mock: MockLLM, ex: Exchange) -> MockResponse:
     if wait:
         reply.delivery = Delivery(None, None, stall_s=wait)
     return reply
-
-
-def _joined(batches: EventBatches, plan: ReplyPlan, delivery: Delivery | None) -> bytes | None:
-    """The whole stream made at once, when it goes out in one write (no pacing, no
-    delivery of its own) and its codec can make it so (``WholeStream``); else None."""
-    if plan.pacing is not None or delivery is not None or not isinstance(batches, WholeStream):
-        return None
-    return batches.whole()
 
 
 # -- journal ----------------------------------------------------------------------------

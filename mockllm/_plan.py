@@ -120,8 +120,10 @@ class ReplyPlan:
 
     @property
     def text(self) -> str:
-        """All text parts joined (what OpenAI Chat Completions puts in ``content``)."""
-        return "".join(p.text for p in self.parts if isinstance(p, TextPart))
+        """All text parts joined (what OpenAI Chat Completions puts in ``content``): one
+        part's own text when there is one (generated words stay ``GeneratedWords``)."""
+        texts = [p.text for p in self.parts if isinstance(p, TextPart)]
+        return texts[0] if len(texts) == 1 else "".join(texts)
 
     @property
     def tool_calls(self) -> tuple[ToolCallPart, ...]:

@@ -7,14 +7,13 @@ the server and the in-process transports deliver what the engine returns.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from json.encoder import encode_basestring
+from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import parse_qsl
 
 from mockllm._conversation import Conversation
 from mockllm._exceptions import RequestRejected
-from mockllm._plan import ReplyPlan, single_spaced
+from mockllm._plan import ReplyPlan
 
 if TYPE_CHECKING:
     from mockllm._held import HeldConversations
@@ -25,12 +24,10 @@ __all__ = [
     "EventBatches",
     "RequestRejected",
     "StreamRenderer",
-    "WholeStream",
     "WireCodec",
     "dumps",
     "first_events",
     "query_params",
-    "spaced_deltas",
     "sse_event",
 ]
 
@@ -39,40 +36,6 @@ SSE_MEDIA_TYPE = "text/event-stream; charset=utf-8"
 EventBatches = Iterator[list[bytes]]
 """A streamed reply as it is rendered: lists of complete events (SSE events, NDJSON
 lines, event-stream messages: each with its framing), in order."""
-
-
-class WholeStream:
-    """A streamed reply's batches of events, rendered as they are taken (what any
-    codec's ``render_stream`` returns), that can also be had whole at once:
-    ``whole()`` is every event joined, made without making each event, or None when
-    this stream cannot be made so (take its batches then). The bytes are the same
-    either way. The engine asks for ``whole()`` when a reply goes out in one write."""
-
-    __slots__ = ("_batches", "_whole")
-
-    def __init__(self, batches: EventBatches, whole: Callable[[], bytes | None]) -> None:
-        self._batches, self._whole = batches, whole
-
-    def __iter__(self) -> WholeStream:
-        return self
-
-    def __next__(self) -> list[bytes]:
-        return next(self._batches)
-
-    def whole(self) -> bytes | None:
-        return self._whole()
-
-
-def spaced_deltas(before: str, after: str, text: str) -> tuple[str, int] | None:
-    """``before + encode_string(delta) + after`` for each delta of ``text`` cut one word
-    a delta (``mockllm._plan.split_words(text, 1)``), joined, and how many deltas; made
-    with one escape of the whole text, when its only whitespace is single spaces between
-    words (``single_spaced``: a JSON escape keeps those spaces and makes none of its
-    own, so each one is where an event ends and the next begins). None for any other
-    text, and for an empty one (it has no deltas)."""
-    if not text or not single_spaced(text):
-        return None
-    return before + encode_basestring(text).replace(" ", ' "' + after + before + '"') + after, text.count(" ") + 1
 
 
 def query_params(query: str) -> dict[str, str]:
@@ -154,6 +117,10 @@ class WireCodec(Protocol):
       of KiB at most whatever the reply's length; when ``plan.error.after_chunks`` is
       K, the first K events of the normal stream followed by the protocol's error event.
       ``render_events`` (from ``StreamRenderer``) is the same events in one list.
+    - ``render_joined(plan, body)``: ``render_stream``'s bytes joined, made at once (no
+      object per event: ``mockllm._wire.deltas``), for a plan of the default shape
+      with no error, or None when this codec cannot or the stream is long; what the
+      engine sends when a stream goes out in one write.
     - ``render_stream_error(status, type, message, sequence)``: the protocol's in-stream
       error event, as the ``sequence``-th event of the stream (what ends a stream cut by
       ``after_chunks``, or one the mock fails to finish).
@@ -203,6 +170,8 @@ class WireCodec(Protocol):
 
     def render_events(self, plan: ReplyPlan, body: dict[str, Any]) -> list[bytes]: ...
 
+    def render_joined(self, plan: ReplyPlan, body: dict[str, Any]) -> bytes | None: ...
+
     def render_stream_error(self, status: int, type: str | None, message: str | None, sequence: int) -> bytes: ...
 
     def render_error(self, status: int, type: str | None, message: str | None, param: str | None = None) -> bytes: ...
@@ -249,6 +218,10 @@ class StreamRenderer:
     def render_events(self, plan: ReplyPlan, body: dict[str, Any]) -> list[bytes]:
         """The whole stream as one list of events (tests, and callers wanting it all)."""
         return [event for batch in self.render_stream(plan, body) for event in batch]
+
+    def render_joined(self, plan: ReplyPlan, body: dict[str, Any]) -> bytes | None:
+        """None: the stream is made event by event."""
+        return None
 
     def held_conversations(self, state: State) -> HeldConversations | None:
         """None: most providers hold no conversation between requests."""

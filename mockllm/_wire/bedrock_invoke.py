@@ -19,11 +19,13 @@ from json.encoder import encode_basestring as encode_string
 from typing import Any
 
 from mockllm._conversation import Conversation
+from mockllm._cutting import text_batches
 from mockllm._plan import ReplyPlan
 from mockllm._wire.anthropic_messages import SSEFraming, anthropic_messages, stream_events
 from mockllm._wire.base import DeclaredTools, EventBatches, RequestRejected, dumps
 from mockllm._wire.bedrock_errors import reject
 from mockllm._wire.bedrock_runtime import BedrockRuntimeCodec
+from mockllm._wire.deltas import StreamItems, expanded
 from mockllm._wire.eventstream import framer
 
 __all__ = ["BedrockInvokeCodec", "bedrock_invoke", "decode_chunk"]
@@ -53,6 +55,9 @@ class _ChunkFraming(SSEFraming):
 
     def deltas(self, head: str, pieces: list[str]) -> list[bytes]:
         return _CHUNK.frame_kept(head, pieces, lambda piece: _framed_text(head + encode_string(piece) + "}}"))
+
+    def text_deltas(self, head: str, text: str, plan: ReplyPlan) -> StreamItems:
+        return (self.deltas(head, pieces) for pieces in text_batches(text, plan))
 
 
 def _framed_text(data: str) -> bytes:
@@ -121,7 +126,7 @@ class BedrockInvokeCodec(BedrockRuntimeCodec):
 
     def _events(self, plan: ReplyPlan, body: dict[str, Any]) -> EventBatches:
         """``chunk`` events, one an Anthropic stream event."""
-        return stream_events(plan, self._with_model(body), _ChunkFraming(plan))
+        return expanded(stream_events(plan, self._with_model(body), _ChunkFraming(plan)), plan)
 
 
 def decode_chunk(payload: bytes) -> Any:

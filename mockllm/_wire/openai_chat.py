@@ -27,19 +27,18 @@ from mockllm._wire.base import (
     EventBatches,
     RequestRejected,
     StreamRenderer,
-    WholeStream,
     dumps,
     first_events,
     sse_event,
     tools_declared,
 )
+from mockllm._wire.deltas import expanded, joined
 from mockllm._wire.openai_chat_chunks import (
     ARGUMENT_SLICE,
     DONE,
     SYSTEM_FINGERPRINT,
-    chunk_batches,
+    chunk_items,
     finish_reason,
-    joined_chunks,
     message_content,
     usage_fields,
 )
@@ -252,12 +251,17 @@ class OpenAIChatCodec(StreamRenderer):
         With ``plan.error.after_chunks`` = K: the first K events, then an error event
         and nothing more (the SDK raises ``openai.APIError``).
         """
-        batches = chunk_batches(plan, body)
+        batches = expanded(chunk_items(plan, body), plan)
         error = plan.error
         if error is not None and error.after_chunks is not None:
             failure = self.render_stream_error(error.status, error.type, error.message, error.after_chunks)
             return chain(first_events(batches, error.after_chunks), [[failure]])
-        return WholeStream(chain(batches, [[DONE]]), lambda: joined_chunks(plan, body))
+        return chain(batches, [[DONE]])
+
+    def render_joined(self, plan: ReplyPlan, body: dict[str, Any]) -> bytes | None:
+        """``render_stream``'s bytes made at once (``mockllm._wire.deltas.joined``), for a
+        plan of the default shape and no error; None for a long stream."""
+        return joined(chain(chunk_items(plan, body), [[DONE]]), plan)
 
     def render_stream_error(self, status: int, type: str | None, message: str | None, sequence: int) -> bytes:
         """``data: {"error": {...}}``, what the SDK raises ``openai.APIError`` for."""

@@ -1,6 +1,6 @@
-"""The streamed Chat Completions reply: ``chat.completion.chunk`` events, made event by
-event in batches (``chunk_batches``) or, for a short reply of generated words, whole at
-once (``joined_chunks``); the same bytes either way. The choices behind them are in
+"""The streamed Chat Completions reply: ``chat.completion.chunk`` events
+(``chunk_items``: made event by event, or a short stream whole at once, by
+``mockllm._wire.deltas``; the same bytes either way). The choices behind them are in
 ``mockllm._wire.openai_chat``'s docstring.
 """
 
@@ -10,18 +10,17 @@ from itertools import chain
 from json.encoder import encode_basestring as encode_string
 from typing import Any
 
-from mockllm._cutting import argument_batches, text_batches
-from mockllm._limits import STREAM_HEAD_EVENTS
+from mockllm._cutting import argument_batches
 from mockllm._plan import ReplyPlan, ToolCallPart, Usage
-from mockllm._wire.base import EventBatches, dumps, spaced_deltas, sse_event
+from mockllm._wire.base import dumps, sse_event
+from mockllm._wire.deltas import DeltaRun, StreamItems
 
 __all__ = [
     "ARGUMENT_SLICE",
     "DONE",
     "SYSTEM_FINGERPRINT",
-    "chunk_batches",
+    "chunk_items",
     "finish_reason",
-    "joined_chunks",
     "message_content",
     "usage_fields",
 ]
@@ -64,11 +63,11 @@ def usage_fields(usage: Usage) -> dict[str, int]:
 
 
 DONE = sse_event("[DONE]")
-_BATCH_EVENTS = 256
 
 
-def chunk_batches(plan: ReplyPlan, body: dict[str, Any]) -> EventBatches:
-    """The ``chat.completion.chunk`` events of ``plan`` (no ``[DONE]``), in batches."""
+def chunk_items(plan: ReplyPlan, body: dict[str, Any]) -> StreamItems:
+    """The ``chat.completion.chunk`` events of ``plan`` (no ``[DONE]``): batches, and
+    its texts as runs of deltas (``mockllm._wire.deltas``)."""
     # Every chunk is the same object around a different delta, so the JSON text
     # around the delta is built once and only the delta is encoded per chunk
     # (a 200-word reply is 200 chunks; dumping each whole object dominated).
@@ -78,16 +77,9 @@ def chunk_batches(plan: ReplyPlan, body: dict[str, Any]) -> EventBatches:
     def event(delta: str) -> bytes:
         return (head + delta + tail).encode()
 
-    # Events gather in ``out``, handed on every few hundred: one batch for a short
-    # reply, a few tens of KiB at a time for a long one.
-    out = [frame.opening(plan).encode()]
-    for key, text in (("reasoning_content", plan.reasoning or ""), ("content", plan.text)):
-        before, after = f'{head}{{"{key}":', "}" + tail
-        for pieces in text_batches(text, plan):
-            out += [(before + encode_string(piece) + after).encode() for piece in pieces]
-            if len(out) >= _BATCH_EVENTS:
-                yield out
-                out = []
+    yield [frame.opening(plan).encode()]
+    yield DeltaRun(head + '{"reasoning_content":', "}" + tail, plan.reasoning or "")
+    yield DeltaRun(head + '{"content":', "}" + tail, plan.text)
     together = plan.stream is not None and plan.stream.id_with_arguments
     for index, call in enumerate(plan.tool_calls):
         batches = iter(argument_batches(call.arguments, ARGUMENT_SLICE, plan))
@@ -95,47 +87,10 @@ def chunk_batches(plan: ReplyPlan, body: dict[str, Any]) -> EventBatches:
         if together:  # the first piece rides in the delta that opens the call
             opening = next(batches, [""])
             first, batches = opening[0], chain([opening[1:]], batches)
-        out.append(event(_call_delta(index, call, first)))
+        yield [event(_call_delta(index, call, first))]
         for pieces in batches:
-            out += [event(_arguments_delta(index, piece)) for piece in pieces]
-            if len(out) >= _BATCH_EVENTS:
-                yield out
-                out = []
-    out += [event.encode() for event in frame.closing(plan)]
-    yield out
-
-
-def joined_chunks(plan: ReplyPlan, body: dict[str, Any]) -> bytes | None:
-    """The stream of ``chunk_batches`` and ``[DONE]`` joined, made as a few strings
-    (``spaced_deltas``) rather than event by event, for a reply of the default shape
-    whose texts are single-spaced words and which fits in one write
-    (``STREAM_HEAD_EVENTS``); None for any other."""
-    if plan.stream is not None or plan.chunk_words != 1:
-        return None
-    frame = _Frame(plan, body)
-    head, tail = frame.head, frame.tail
-    parts = [frame.opening(plan)]
-    count = 2 + frame.include_usage  # the opening, the finish and the usage chunks
-    for key, text in (("reasoning_content", plan.reasoning or ""), ("content", plan.text)):
-        if not text:
-            continue
-        deltas = spaced_deltas(f'{head}{{"{key}":', "}" + tail, text)
-        if deltas is None:
-            return None
-        parts.append(deltas[0])
-        count += deltas[1]
-    for index, call in enumerate(plan.tool_calls):
-        arguments = call.arguments
-        count += 1 + -(-len(arguments) // ARGUMENT_SLICE)
-        parts.append(head + _call_delta(index, call, "") + tail)
-        parts += [
-            head + _arguments_delta(index, arguments[i : i + ARGUMENT_SLICE]) + tail
-            for i in range(0, len(arguments), ARGUMENT_SLICE)
-        ]
-    if count + 1 > STREAM_HEAD_EVENTS:  # with [DONE]: a lazy stream, rendered as sent
-        return None
-    parts += frame.closing(plan)
-    return "".join(parts).encode() + DONE
+            yield [event(_arguments_delta(index, piece)) for piece in pieces]
+    yield [event.encode() for event in frame.closing(plan)]
 
 
 class _Frame:

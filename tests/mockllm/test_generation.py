@@ -7,6 +7,7 @@ deltas re-join to exactly the text they were cut from.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -22,6 +23,8 @@ from hypothesis import strategies as st
 from mockllm import INSTRUCTION_END, INSTRUCTION_START
 from mockllm._explain import select
 from mockllm._generation import (
+    _VOCABULARY,
+    GeneratedWords,
     generate_words,
     stable_hex,
     tool_call_id,
@@ -142,6 +145,31 @@ def test_generate_words_gives_exactly_the_count(count: int) -> None:
     assert text == generate_words(count, "key", count)
     if count:
         assert text[0].isupper() and text.endswith(".")
+
+
+def _words_one_by_one(count: int, *key: object) -> str:
+    """``generate_words`` as it was first written, a word at a time: what the words
+    (and so every golden) are held to."""
+    if count <= 0:
+        return ""
+    stream = hashlib.shake_128(repr(key).encode()).digest(2 * count)
+    words = [_VOCABULARY[b & 127] for b in stream[:count]]
+    start, n = 0, 0
+    while start < count:
+        end = min(count, start + 6 + stream[count + n] % 9)
+        words[start] = words[start].capitalize()
+        words[end - 1] += "."
+        start, n = end, n + 1
+    return " ".join(words)
+
+
+@given(st.integers(min_value=-1, max_value=600), st.integers(), st.text(max_size=8))
+@settings(max_examples=200, deadline=None)
+def test_generate_words_are_the_words_made_one_by_one(count: int, seed: int, chain: str) -> None:
+    text = generate_words(count, seed, chain, "text")
+    assert text == _words_one_by_one(count, seed, chain, "text")
+    # Marked as generated (what lets a codec render it whole unchecked) when not empty.
+    assert isinstance(text, GeneratedWords) == (count > 0)
 
 
 def test_stable_hex_is_a_pure_function_of_its_key() -> None:

@@ -21,6 +21,7 @@ from mockllm import Limits, MockLLM
 from mockllm._generation import generate_words
 from mockllm._limits import STREAM_HEAD_EVENTS, STREAM_WRITE_BYTES
 from mockllm._plan import ReplyPlan, TextPart, ToolCallPart, Usage
+from mockllm._wire import deltas
 from mockllm._wire.registry import codec_named
 from tests.mockllm.server_support import PATHS, PROTOCOLS, script, sse_events, text, user_body
 
@@ -133,13 +134,14 @@ def _failing_after(batches: int) -> Any:
 
 
 def _break_text_batches(protocol: str, batches: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Make the codec's cut of text fail after ``batches`` batches; a codec that can make
-    a short stream whole at once without cutting its text (``spaced_deltas``) is made to
-    cut it event by event."""
-    module = sys.modules[CODEC_MODULES[protocol]]
-    monkeypatch.setattr(module, "text_batches", _failing_after(batches))
-    if hasattr(module, "spaced_deltas"):
-        monkeypatch.setattr(module, "spaced_deltas", lambda *args: None)
+    """Make the codec's cut of text fail after ``batches`` batches (where the codec cuts
+    it, or ``mockllm._wire.deltas`` for it); a stream made whole at once without cutting
+    its text (``DeltaRun.spaced``) is made to cut it event by event."""
+    failing = _failing_after(batches)
+    for module in (sys.modules[CODEC_MODULES[protocol]], deltas):
+        if hasattr(module, "text_batches"):
+            monkeypatch.setattr(module, "text_batches", failing)
+    monkeypatch.setattr(deltas.DeltaRun, "spaced", lambda self, plan: None)
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)

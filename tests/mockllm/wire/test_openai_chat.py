@@ -7,11 +7,9 @@ from typing import Any
 
 import openai
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from mockllm._plan import ErrorPlan, ReplyPart, ReplyPlan, TextPart, ToolCallPart, Usage
-from mockllm._wire.base import RequestRejected, WholeStream
+from mockllm._wire.base import RequestRejected
 from mockllm._wire.openai_chat import openai_chat
 from tests.mockllm.wire.wire_support import rendered
 
@@ -449,37 +447,6 @@ def test_same_plan_gives_the_same_bytes() -> None:
     assert openai_chat.render_events(plan, body) == openai_chat.render_events(plan, body)
     assert openai_chat.render_json(plan, body) == openai_chat.render_json(plan, body)
     assert openai_chat.render_error(429, None, None) == openai_chat.render_error(429, None, None)
-
-
-_TEXTS = st.text(alphabet=st.sampled_from(list('ab é"\\ \n\t\u00a0\x00.')), max_size=30)
-
-
-@settings(max_examples=300, deadline=None)
-@given(
-    texts=st.lists(_TEXTS, max_size=3),
-    reasoning=st.none() | _TEXTS,
-    arguments=st.lists(st.text(alphabet=st.sampled_from(list('a"é\\{}: ')), max_size=20), max_size=2),
-    chunk_words=st.integers(min_value=1, max_value=2),
-    usage=st.booleans(),
-    model=st.sampled_from(["m", 'odd "model" é', None]),
-)
-def test_a_stream_made_whole_is_its_events_joined(
-    texts: list[str], reasoning: str | None, arguments: list[str], chunk_words: int, usage: bool, model: str | None
-) -> None:
-    # One write of a short stream is made at once (``WholeStream.whole``), not event by
-    # event: the bytes must be the events', whatever the texts hold.
-    calls = [ToolCallPart(f"call_{i}", "get_weather", a) for i, a in enumerate(arguments)]
-    plan = make_plan(*[TextPart(t) for t in texts], *calls, reasoning=reasoning, chunk_words=chunk_words)
-    body = {"model": model, "messages": MESSAGES, "stream": True, "stream_options": {"include_usage": usage}}
-    stream = openai_chat.render_stream(plan, body)
-    assert isinstance(stream, WholeStream)
-    whole = stream.whole()
-    joined = b"".join(openai_chat.render_events(plan, body))
-    assert whole is None or whole == joined
-    if chunk_words == 1 and all(
-        t.strip() == t and "  " not in t and t.isprintable() for t in [*texts, reasoning or ""]
-    ):
-        assert whole == joined  # generated text always takes this way
 
 
 async def _async_stream(recorder: Recorder) -> tuple[str, list[str]]:
