@@ -19,14 +19,13 @@ from json.encoder import encode_basestring as encode_string
 from typing import Any
 
 from mockllm._conversation import Conversation
-from mockllm._cutting import text_batches
 from mockllm._plan import ReplyPlan
 from mockllm._wire.anthropic_messages import SSEFraming, anthropic_messages, stream_events
-from mockllm._wire.base import DeclaredTools, EventBatches, RequestRejected, dumps
+from mockllm._wire.base import DeclaredTools, RequestRejected, dumps
 from mockllm._wire.bedrock_errors import reject
 from mockllm._wire.bedrock_runtime import BedrockRuntimeCodec
-from mockllm._wire.deltas import StreamItems, expanded
-from mockllm._wire.eventstream import framer
+from mockllm._wire.deltas import StreamItems
+from mockllm._wire.eventstream import FramedRun, framer
 
 __all__ = ["BedrockInvokeCodec", "bedrock_invoke", "decode_chunk"]
 
@@ -57,7 +56,7 @@ class _ChunkFraming(SSEFraming):
         return _CHUNK.frame_kept(head, pieces, lambda piece: _framed_text(head + encode_string(piece) + "}}"))
 
     def text_deltas(self, head: str, text: str, plan: ReplyPlan) -> StreamItems:
-        return (self.deltas(head, pieces) for pieces in text_batches(text, plan))
+        return [FramedRun(_CHUNK, head, lambda piece: _framed_text(head + encode_string(piece) + "}}"), text)]
 
 
 def _framed_text(data: str) -> bytes:
@@ -124,9 +123,9 @@ class BedrockInvokeCodec(BedrockRuntimeCodec):
         """The Anthropic ``Message``, its ``model`` the path's model id."""
         return anthropic_messages.render_json(plan, self._with_model(body))
 
-    def _events(self, plan: ReplyPlan, body: dict[str, Any]) -> EventBatches:
+    def _items(self, plan: ReplyPlan, body: dict[str, Any]) -> StreamItems:
         """``chunk`` events, one an Anthropic stream event."""
-        return expanded(stream_events(plan, self._with_model(body), _ChunkFraming(plan)), plan)
+        return stream_events(plan, self._with_model(body), _ChunkFraming(plan))
 
 
 def decode_chunk(payload: bytes) -> Any:

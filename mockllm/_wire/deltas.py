@@ -48,9 +48,9 @@ class DeltaRun:
             return None
         if not text:
             return 0
-        if type(text) is not GeneratedWords and not single_spaced(text):
-            return None
-        return text.count(" ") + 1
+        if type(text) is GeneratedWords:
+            return len(text.marks)
+        return text.count(" ") + 1 if single_spaced(text) else None
 
     def spaced_bytes(self) -> list[bytes]:
         """Every event joined, in three pieces: one escape, one replace of the spaces."""
@@ -70,10 +70,10 @@ StreamItems = Iterable[Union[list[bytes], DeltaRun]]
 def expanded(items: StreamItems, plan: ReplyPlan) -> Iterator[list[bytes]]:
     """The stream's events in batches, each run's made as it is reached."""
     for item in items:
-        if type(item) is DeltaRun:
+        if isinstance(item, DeltaRun):
             yield from item.events(plan)
         else:
-            yield item  # type: ignore[misc]  # a batch: list[bytes]
+            yield item
 
 
 def joined(items: StreamItems, plan: ReplyPlan) -> bytes | None:
@@ -83,7 +83,7 @@ def joined(items: StreamItems, plan: ReplyPlan) -> bytes | None:
     parts: list[bytes] = []
     count = 0
     for item in items:
-        if type(item) is DeltaRun:
+        if isinstance(item, DeltaRun):
             spaced = item.spaced(plan)
             if spaced is not None:
                 count += spaced
@@ -93,7 +93,7 @@ def joined(items: StreamItems, plan: ReplyPlan) -> bytes | None:
                 continue
             batches: Iterable[list[bytes]] = item.events(plan)
         else:
-            batches = (item,)  # type: ignore[assignment]  # a batch: list[bytes]
+            batches = (item,)
         for batch in batches:
             count += len(batch)
             if count > STREAM_HEAD_EVENTS:

@@ -38,6 +38,12 @@ REQUESTS: dict[str, tuple[str, str, dict[str, Any]]] = {
     "gemini array": ("/v1beta/models/m:streamGenerateContent", "", {}),
     "ollama chat": ("/api/chat", "", {"messages": MESSAGES, "think": True}),
     "ollama generate": ("/api/generate", "", {"prompt": "hi", "think": True}),
+    "bedrock-converse": (
+        "/model/m/converse-stream",
+        "",
+        {"messages": MESSAGES, "additionalModelRequestFields": {"thinking": {"type": "enabled"}}},
+    ),
+    "bedrock-invoke": ("/model/m/invoke-with-response-stream", "", {"messages": MESSAGES, "max_tokens": 9}),
 }
 
 _TEXTS = st.text(alphabet=st.sampled_from(list('ab é"\\ \n\t\u00a0\x00.')), max_size=30)
