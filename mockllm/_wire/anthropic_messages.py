@@ -37,7 +37,14 @@ from mockllm._wire.base import (
 )
 from mockllm._wire.deltas import DeltaRun, StreamItems, expanded, joined
 
-__all__ = ["AnthropicMessagesCodec", "SSEFraming", "anthropic_messages", "stream_events", "thinking_signature"]
+__all__ = [
+    "AnthropicMessagesCodec",
+    "SSEFraming",
+    "anthropic_messages",
+    "message_start",
+    "stream_events",
+    "thinking_signature",
+]
 
 # Characters per ``input_json_delta``: small enough that any real arguments object
 # arrives in several pieces, each cut wherever the slice falls (inside keys, strings,
@@ -129,6 +136,20 @@ def _message(
     }
 
 
+def message_start(plan: ReplyPlan, body: dict[str, Any]) -> str:
+    """The ``message_start`` event's JSON: ``{"type": "message_start", "message": ...}``
+    of the ``_message`` with no content yet, written out as ``dumps`` writes it (made
+    once a stream, it was a tenth of a short stream's rendering)."""
+    usage = plan.usage
+    return (
+        f'{{"type":"message_start","message":{{"id":{dumps(f"msg_{plan.response_id}")},"type":"message",'
+        f'"role":"assistant","model":{dumps(body.get("model"))},"content":[],"stop_reason":null,'
+        f'"stop_sequence":null,"usage":{{"input_tokens":{max(1, usage.input_tokens)},'
+        f'"cache_creation_input_tokens":0,"cache_read_input_tokens":0,'
+        f'"output_tokens":{min(1, usage.output_tokens)}}}}}}}'
+    )
+
+
 def _usage(plan: ReplyPlan, output_tokens: int) -> dict[str, int]:
     return {
         "input_tokens": max(1, plan.usage.input_tokens),
@@ -216,8 +237,7 @@ def _block_events(index: int, block: dict[str, Any], plan: ReplyPlan, framing: S
 def stream_events(plan: ReplyPlan, body: dict[str, Any], framing: SSEFraming) -> StreamItems:
     """The stream's events, without ``ping_every``'s pings, framed by ``framing``
     (``mockllm._wire.deltas.expanded`` makes its runs' events)."""
-    start = _message(plan, body, [], None, min(1, plan.usage.output_tokens))
-    yield [framing.event("message_start", dumps({"type": "message_start", "message": start})), *framing.ping]
+    yield [framing.event("message_start", message_start(plan, body)), *framing.ping]
     for index, block in enumerate(_content_blocks(plan)):
         yield from _block_events(index, block, plan, framing)
     usage: dict[str, int] = {"output_tokens": plan.usage.output_tokens}

@@ -33,7 +33,7 @@ from mockllm._wire.base import DeclaredTools, dumps
 from mockllm._wire.bedrock_runtime import BedrockRuntimeCodec
 from mockllm._wire.bedrock_validation import check_converse_request
 from mockllm._wire.deltas import StreamItems
-from mockllm._wire.eventstream import event_message, framer
+from mockllm._wire.eventstream import event_message, framer, kept_event_message
 
 __all__ = ["BedrockConverseCodec", "bedrock_converse"]
 
@@ -162,7 +162,7 @@ class BedrockConverseCodec(BedrockRuntimeCodec):
 
     def _items(self, plan: ReplyPlan, body: dict[str, Any]) -> StreamItems:
         deltas = framer("contentBlockDelta")
-        yield [event_message("messageStart", b'{"role":"assistant"}')]
+        yield [kept_event_message("messageStart", b'{"role":"assistant"}')]
         index = 0
         if plan.reasoning and _wants_reasoning(body):
             head, tail = f'{{"contentBlockIndex":{index},"delta":{{"reasoningContent":{{"text":', "}}}"
@@ -189,13 +189,13 @@ class BedrockConverseCodec(BedrockRuntimeCodec):
             index += 1
         metadata = {"usage": _usage(plan), "metrics": _metrics(plan)}
         yield [
-            event_message("messageStop", dumps({"stopReason": _stop_reason(plan)}).encode()),
+            kept_event_message("messageStop", dumps({"stopReason": _stop_reason(plan)}).encode()),
             event_message("metadata", dumps(metadata).encode()),
         ]
 
     @staticmethod
     def _stop(index: int) -> bytes:
-        return event_message("contentBlockStop", b'{"contentBlockIndex":%d}' % index)
+        return kept_event_message("contentBlockStop", b'{"contentBlockIndex":%d}' % index)
 
 
 bedrock_converse = BedrockConverseCodec()

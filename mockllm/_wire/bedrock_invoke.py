@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import base64
 import json
+from binascii import b2a_base64
 from json.encoder import encode_basestring as encode_string
 from typing import Any
 
@@ -50,7 +51,7 @@ class _ChunkFraming(SSEFraming):
             data = dumps({"type": kind, "amazon-bedrock-invocationMetrics": _metrics(self.plan)})
         elif kind in _KEPT_KINDS:  # the same for every reply (but a tool call's start)
             return _CHUNK.frame_kept(kind, [data], _framed_text)[0]
-        return _CHUNK.frame([_framed_text(data)])[0]
+        return _CHUNK.message(_framed_text(data))
 
     def deltas(self, head: str, pieces: list[str]) -> list[bytes]:
         return _CHUNK.frame_kept(head, pieces, lambda piece: _framed_text(head + encode_string(piece) + "}}"))
@@ -61,7 +62,7 @@ class _ChunkFraming(SSEFraming):
 
 def _framed_text(data: str) -> bytes:
     """The ``chunk`` payload carrying the event JSON ``data``."""
-    return b'{"bytes":"' + base64.b64encode(data.encode()) + b'"}'
+    return b'{"bytes":"' + b2a_base64(data.encode(), newline=False) + b'"}'
 
 
 def _malformed(reason: str) -> RequestRejected:

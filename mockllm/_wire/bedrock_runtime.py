@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from itertools import chain
@@ -35,6 +36,7 @@ BEDROCK_PATH = re.compile(
 )
 
 
+@functools.lru_cache(maxsize=256)  # asked two or three times a request, of the same few paths
 def bedrock_route(path: str, operations: tuple[str, str]) -> tuple[str, bool] | None:
     """The model id of a Bedrock Runtime ``path`` and whether its operation is the
     streaming one (``operations``: the plain operation, then the streaming one), or None

@@ -45,6 +45,7 @@ __all__ = [
     "event_headers",
     "event_message",
     "exception_message",
+    "kept_event_message",
     "framer",
 ]
 
@@ -152,26 +153,26 @@ class EventFramer:
         return out
 
     def _frame_generated(self, key: Hashable, text: GeneratedWords, payload_of: Callable[[str], bytes]) -> list[bytes]:
-        """``frame_words`` of generated words: each delta but the last by its code
-        (``delta_codes``), its message kept in a table of every code, all found at once."""
+        """``frame_words`` of generated words, joined: each delta but the last by its
+        code (``delta_codes``), its message kept in a table of every code, all found and
+        joined at once (a code not framed yet fails the join: framed, then joined again)."""
         codes = delta_codes(text)
         last = self.frame_kept(key, [text[text.rfind(" ") + 1 :]], payload_of)
         if not codes:
             return last
-        table = self._coded.get(key)
+        table: list[bytes | None] | None = self._coded.get(key)
         if table is None:
             table = [None] * len(DELTAS)
             if len(self._coded) < self._KEPT_HEADS:
                 self._coded[key] = table
-        found = list(itemgetter(*codes)(table)) if len(codes) > 1 else [table[codes[0]]]
-        if not all(found):
-            for at, message in enumerate(found):
-                if message is None:
-                    code = codes[at]
-                    found[at] = table[code] = self._message(payload_of(DELTAS[code]))
-        out = cast("list[bytes]", found)
-        out += last
-        return out
+        found = itemgetter(*codes) if len(codes) > 1 else lambda table: (table[codes[0]],)
+        try:
+            return [b"".join(found(table)), *last]
+        except TypeError:
+            for code in set(codes):
+                if table[code] is None:
+                    table[code] = self._message(payload_of(DELTAS[code]))
+            return [b"".join(found(table)), *last]
 
     def _kept(self, key: Hashable) -> dict[str, bytes]:
         kept = self._texts.get(key)
@@ -180,6 +181,10 @@ class EventFramer:
             if len(self._texts) < self._KEPT_HEADS:
                 self._texts[key] = kept
         return kept
+
+    def message(self, payload: bytes) -> bytes:
+        """One message of ``payload`` (``frame``'s, for one)."""
+        return self._message(payload)
 
     def _message(self, payload: bytes) -> bytes:
         prefix, start = self._prefixes.get(len(payload)) or self._prefix(len(payload))
@@ -228,6 +233,13 @@ def event_headers(event_type: str) -> bytes:
 def event_message(event_type: str, payload: bytes) -> bytes:
     """An event of ``event_type`` carrying the JSON ``payload``."""
     return encode_message(event_headers(event_type), payload)
+
+
+@functools.lru_cache(maxsize=256)
+def kept_event_message(event_type: str, payload: bytes) -> bytes:
+    """``event_message``, framed once for an event that repeats from reply to reply (a
+    stream's start, a block's stop, a stop reason)."""
+    return event_message(event_type, payload)
 
 
 def exception_message(exception_type: str, payload: bytes) -> bytes:

@@ -22,6 +22,7 @@ answers ``message``; ``/api/generate`` reads ``system`` and ``prompt`` and answe
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Mapping
 from datetime import UTC, datetime
@@ -95,7 +96,13 @@ def _arguments(arguments: str) -> Any:
 
 
 def _created_at(plan: ReplyPlan) -> str:
-    return datetime.fromtimestamp(plan.created, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return _timestamp(plan.created)
+
+
+@functools.lru_cache(maxsize=64)
+def _timestamp(created: int) -> str:
+    # Formatted once a turn: a reply's dates are one second a turn from a fixed epoch.
+    return datetime.fromtimestamp(created, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def _timings(plan: ReplyPlan) -> dict[str, int]:

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from mockllm._generation import generate_words
 from mockllm._limits import STREAM_HEAD_EVENTS
 from mockllm._plan import ReplyPlan, TextPart, ToolCallPart, Usage
+from mockllm._wire.anthropic_messages import message_start
 from mockllm._wire.base import WireCodec
 from mockllm._wire.registry import codec_for_path
 
@@ -106,3 +107,27 @@ def test_a_stream_too_long_for_one_write_is_not_made_whole(name: str) -> None:
     body = {**body, "model": "m"}
     shorter = ReplyPlan(None, (TextPart(generate_words(200, "short")),), "end_turn", Usage(1, 1), "0f3a9c", 1)
     assert codec.render_joined(shorter, body) == b"".join(codec.render_events(shorter, body))
+
+
+@pytest.mark.parametrize("model", ["m", 'odd "model" é', None, 7])
+@pytest.mark.parametrize("usage", [Usage(0, 0), Usage(12, 34)])
+def test_anthropic_message_start_is_its_message_dumped(model: Any, usage: Usage) -> None:
+    # ``message_start`` is written out rather than dumped: the same bytes as the dict.
+    plan = ReplyPlan(None, (TextPart("hi"),), "end_turn", usage, "0f3a9c", 1_700_000_000)
+    start = {
+        "id": "msg_0f3a9c",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": [],
+        "stop_reason": None,
+        "stop_sequence": None,
+        "usage": {
+            "input_tokens": max(1, usage.input_tokens),
+            "cache_creation_input_tokens": 0,
+            "cache_read_input_tokens": 0,
+            "output_tokens": min(1, usage.output_tokens),
+        },
+    }
+    expected = json.dumps({"type": "message_start", "message": start}, separators=(",", ":"), ensure_ascii=False)
+    assert message_start(plan, {"model": model}) == expected
