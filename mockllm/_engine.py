@@ -22,12 +22,12 @@ import json
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import replace
-from typing import Any, cast
+from typing import Any
 
 from mockllm._attempts import AttemptCounter
 from mockllm._exchange import JOURNAL_TEXT_MAX, Exchange
 from mockllm._held import HeldConversations
-from mockllm._journal import JOURNAL_CODEC, Journal, JournalEntry, Outcome, entry_bytes
+from mockllm._journal import JOURNAL_CODEC, WEIGHED_FIELDS, Journal, JournalEntry, Outcome, entry_bytes, texts_bytes
 from mockllm._latency import LatencyProfiles, StreamLoad
 from mockllm._limits import Limits, clip_text, surrogate_path
 from mockllm._mock_response import MockResponse
@@ -112,10 +112,8 @@ class MockLLM:
             allow_undeclared_tools=bool(allow_undeclared_tools),
         )
         """The opt-outs ``verify()`` applies unless told otherwise."""
-        # A pending entry answers the attributes ``entry_bytes`` reads as its entry will.
-        weigh = cast("Callable[[JournalEntry | _PendingEntry], int]", entry_bytes)
         self._journal = self.state.log(
-            "journal", count=journal_size, budget=self.limits.journal_bytes, size=weigh, codec=JOURNAL_CODEC
+            "journal", count=journal_size, budget=self.limits.journal_bytes, size=_weight, codec=JOURNAL_CODEC
         )
         self._lock = threading.Lock()
         self._steps = StepTable(self.state)
@@ -366,19 +364,17 @@ class _PendingEntry:
     """A journal entry of a scripted reply, kept as the parts it is built from until the
     journal is read: most entries never are, and building one (the parsed request, the
     reply's summary, pydantic's checks) was a third of ``handle``'s time. It weighs what
-    its entry will (``entry_bytes`` reads the same fields from it)."""
+    its entry will, weighed from its fields (``texts_bytes``)."""
 
-    __slots__ = ("_built", "_fields", "_later", "_weight", "index", "outcome")
+    __slots__ = ("_built", "_fields", "_later", "_weight", "index", "outcome", "weight")
 
     def __init__(
         self, index: int, outcome: Outcome, fields: dict[str, Any], later: Callable[[], dict[str, Any]], weight: int
     ) -> None:
         self.index, self.outcome, self._fields, self._later, self._weight = index, outcome, fields, later, weight
         self._built: JournalEntry | None = None
-
-    def __getattr__(self, name: str) -> Any:
-        # What ``entry_bytes`` reads before the entry is built.
-        return self._fields.get(name, [] if name == "warnings" else None)
+        texts = [*map(fields.get, WEIGHED_FIELDS), *fields.get("warnings", ())]
+        self.weight = texts_bytes(texts, weight)
 
     def built(self) -> JournalEntry:
         """The entry (built once; the caller holds the journal's lock)."""
@@ -386,6 +382,10 @@ class _PendingEntry:
             self._fields.update(self._later())
             self._built = _journal_entry(self.index, self.outcome, self._fields, self._weight, False)
         return self._built
+
+
+def _weight(item: JournalEntry | _PendingEntry) -> int:
+    return item.weight if type(item) is _PendingEntry else entry_bytes(item)  # type: ignore[arg-type]
 
 
 def _recorded_outcome(status: int, fields: dict[str, Any]) -> Outcome:

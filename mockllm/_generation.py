@@ -17,8 +17,19 @@ from __future__ import annotations
 
 import hashlib
 import re
+import sys
+from operator import itemgetter
 
-__all__ = ["TOOL_CALL_ID", "generate_words", "stable_hex", "tool_call_id", "turn_of_tool_call_id"]
+__all__ = [
+    "DELTAS",
+    "TOOL_CALL_ID",
+    "GeneratedWords",
+    "delta_codes",
+    "generate_words",
+    "stable_hex",
+    "tool_call_id",
+    "turn_of_tool_call_id",
+]
 
 _VOCABULARY = tuple(
     """
@@ -50,8 +61,28 @@ def stable_hex(*key: object, length: int = 24) -> str:
     return _digest(key, (length + 1) // 2).hex()[:length]
 
 
+class GeneratedWords(str):
+    """Text ``generate_words`` made: words of its vocabulary (a capital letter at a
+    sentence's start, a period at its end) joined by single spaces. Nothing in it is
+    escaped in a JSON string, and its deltas of one word each are its cuts at each
+    space: a codec may render it whole without checking either
+    (``mockllm._wire.deltas``). ``marks`` is its words as drawn, one byte each: the
+    word's index in the vocabulary, plus 128 where a sentence starts
+    (``delta_codes`` reads it)."""
+
+    marks: bytes
+
+
+# ``generate_words`` picks each word by its mark, all at once (``itemgetter``, in C):
+# 0-127 is " word", 128-255 ". Word", which starts a sentence after the period ending
+# the one before it.
+_MASK = bytes(range(128)) * 2
+_SPOKEN = tuple([" " + word for word in _VOCABULARY] + [". " + word.capitalize() for word in _VOCABULARY])
+
+
 def generate_words(count: int, *key: object) -> str:
-    """Exactly ``count`` whitespace-separated words, the same for the same key.
+    """Exactly ``count`` whitespace-separated words, the same for the same key
+    (a ``GeneratedWords``).
 
     Sentences start with a capital and end with a period so the text reads like prose.
     Words and sentence lengths come from a SHAKE-128 stream of the key (one byte per
@@ -60,16 +91,40 @@ def generate_words(count: int, *key: object) -> str:
     if count <= 0:
         return ""
     stream = hashlib.shake_128(repr(key).encode()).digest(2 * count)
-    words = [_VOCABULARY[b & 127] for b in stream[:count]]
+    marks = bytearray(stream[:count].translate(_MASK))  # a word's index in the vocabulary
     lengths = stream[count:]
-    start = 0
-    n = 0
+    start = n = 0
     while start < count:
-        end = min(count, start + 6 + lengths[n] % 9)  # sentences of 6 to 14 words
-        words[start] = words[start].capitalize()
-        words[end - 1] += "."
-        start, n = end, n + 1
-    return " ".join(words)
+        marks[start] |= 128  # a sentence starts here: sentences of 6 to 14 words
+        start += 6 + lengths[n] % 9
+        n += 1
+    # The first word's ". " is cut off and the last sentence's period added (one word
+    # is not a tuple to itemgetter, but joins the same).
+    words = GeneratedWords("".join(itemgetter(*marks)(_SPOKEN))[2:] + ".")
+    words.marks = bytes(marks)
+    return words
+
+
+DELTAS = tuple(
+    (word.capitalize() if code & 128 else word) + ("." if code & 256 else "") + " "
+    for code, word in ((code, _VOCABULARY[code & 127]) for code in range(512))
+)
+"""Every delta of one word a ``GeneratedWords`` can have but its last, by its code
+(``delta_codes``): its word, capitalized (128) or not, with a period (256) or not,
+then a space."""
+_STARTS = bytes(b >> 7 for b in range(256))
+_LOW, _HIGH = (0, 1) if sys.byteorder == "little" else (1, 0)
+
+
+def delta_codes(words: GeneratedWords) -> memoryview:
+    """The codes in ``DELTAS`` of the deltas of ``words`` cut a word a delta, but the
+    last: a word's mark, plus 256 when the next word starts a sentence (a period ends
+    this one). Made at once: a code is two bytes, the mark and that flag."""
+    marks = words.marks
+    pairs = bytearray(2 * len(marks) - 2)
+    pairs[_LOW::2] = marks[:-1]
+    pairs[_HIGH::2] = marks[1:].translate(_STARTS)
+    return memoryview(pairs).cast("H")
 
 
 def tool_call_id(prefix: str, fingerprint: str, turn: int, n: int) -> str:

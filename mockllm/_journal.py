@@ -32,6 +32,8 @@ from mockllm._plan import ReplyPlan
 from mockllm._state import Codec
 
 __all__ = [
+    "WEIGHED_FIELDS",
+    "texts_bytes",
     "JOURNAL_CODEC",
     "Journal",
     "JournalEntry",
@@ -270,20 +272,29 @@ def recorded_reply(plan: ReplyPlan, text_max: int) -> RecordedReply:
     return RecordedReply.model_construct(text=clip_text(plan.text, text_max), tool_calls=calls)
 
 
-def entry_bytes(entry: JournalEntry) -> int:
-    """A journal entry's weight for the byte budget: its text and the object, roughly."""
-    texts = (
-        entry.method,
-        entry.path,
-        entry.model,
-        entry.error,
-        entry.fallback_reason,
-        entry.instruction_id,
-        entry.chain_id,
-        entry.script_id,
-        entry.explanation,
-        entry.rebuilt_from,
-        *entry.warnings,
-    )
+WEIGHED_FIELDS = (
+    "method",
+    "path",
+    "model",
+    "error",
+    "fallback_reason",
+    "instruction_id",
+    "chain_id",
+    "script_id",
+    "explanation",
+    "rebuilt_from",
+)
+"""The text fields of an entry its weight counts (``entry_bytes``), with its warnings."""
+
+
+def texts_bytes(texts: list[str | None], body_bytes: int) -> int:
+    """The weight of an entry of these texts (``WEIGHED_FIELDS``' and the warnings) and
+    a kept request body of ``body_bytes``: its text and the object, roughly."""
     # A kept request body weighs its JSON text twice over: parsed, it takes more.
-    return 1024 + 2 * entry._weight + sum(len(t) + 64 for t in texts if t)
+    present = list(filter(None, texts))
+    return 1024 + 2 * body_bytes + sum(map(len, present)) + 64 * len(present)
+
+
+def entry_bytes(entry: JournalEntry) -> int:
+    """A journal entry's weight for the byte budget (``texts_bytes``)."""
+    return texts_bytes([*map(entry.__getattribute__, WEIGHED_FIELDS), *entry.warnings], entry._weight)

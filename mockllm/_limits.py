@@ -164,6 +164,10 @@ def header_value(value: str) -> str:
     """``value`` as a valid HTTP header value: ASCII, control characters escaped, no
     edge whitespace (h11 refuses either, and the client would get no response at all),
     at most ``HEADER_VALUE_MAX`` characters."""
+    # Printable ASCII has no control character and no whitespace but the space: most
+    # values (the mock's own ids) are already sendable.
+    if value.isascii() and value.isprintable() and len(value) <= HEADER_VALUE_MAX and value[:1] != " " != value[-1:]:
+        return value
     value = value.encode("ascii", "backslashreplace").decode("ascii")
     value = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", value).strip()
     return value if len(value) <= HEADER_VALUE_MAX else value[: HEADER_VALUE_MAX - 3] + "..."

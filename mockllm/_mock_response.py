@@ -37,7 +37,18 @@ class MockResponse:
       transports deliver.
     """
 
-    __slots__ = ("status", "headers", "pacing", "delivery", "_body", "_events", "_batches", "_render", "_on_failure")
+    __slots__ = (
+        "status",
+        "headers",
+        "pacing",
+        "delivery",
+        "_body",
+        "_events",
+        "_events_from",
+        "_batches",
+        "_render",
+        "_on_failure",
+    )
 
     def __init__(
         self,
@@ -55,7 +66,8 @@ class MockResponse:
         """How a streamed reply's bytes go out when not as ``paced_chunks`` says: a
         ``mockllm._delivery.Delivery`` (a stream shape's byte knobs, stream faults)."""
         self._body: bytes | None = body
-        self._events = events if events is not None else []
+        self._events: list[bytes] | None = events if events is not None else []
+        self._events_from: Callable[[], Batches] | None = None
         self._batches: Batches | None = None
         self._render: Callable[[], Batches] | None = None
         self._on_failure: Failure | None = None
@@ -83,10 +95,22 @@ class MockResponse:
                 return reply
         return cls(status, headers, b"".join(head), events=head, pacing=pacing)
 
+    @classmethod
+    def joined_stream(
+        cls, status: int, headers: list[tuple[str, str]], body: bytes, render: Callable[[], Batches]
+    ) -> MockResponse:
+        """A streamed reply made whole at once (``body``: every event joined), to go out
+        in one write; its events are rendered again, by ``render``, only if asked for."""
+        reply = cls(status, headers, body)
+        reply._events, reply._events_from = None, render
+        return reply
+
     def __repr__(self) -> str:
         shape = (
             "lazy stream"
             if self._body is None
+            else "a joined stream"
+            if self._events is None
             else f"{len(self._events)} events"
             if self._events
             else f"{len(self._body)} bytes"
@@ -95,11 +119,11 @@ class MockResponse:
 
     @property
     def streaming(self) -> bool:
-        return bool(self._events)
+        return self._events is None or bool(self._events)
 
     @property
     def length(self) -> int | None:
-        if self._body is None or (self._events and (self.pacing is not None or self.delivery is not None)):
+        if self._body is None or (self.streaming and (self.pacing is not None or self.delivery is not None)):
             return None
         return len(self._body)
 
@@ -111,9 +135,12 @@ class MockResponse:
 
     @property
     def events(self) -> list[bytes]:
-        if self._body is not None:
-            return self._events
-        return [event for batch in self._all_batches() for event in batch]
+        if self._body is None:
+            return [event for batch in self._all_batches() for event in batch]
+        if self._events is None:
+            assert self._events_from is not None
+            self._events = [event for batch in self._events_from() for event in batch]
+        return self._events
 
     def paced_chunks(self) -> Iterator[tuple[float, bytes]]:
         """(seconds to wait, bytes to send) pairs.
@@ -122,7 +149,7 @@ class MockResponse:
         ``STREAM_WRITE_BYTES``, each rendered just before it is sent; the client parses
         the same events either way. Paced, each event is a chunk after its delay.
         """
-        if self.pacing is None or not self._events:
+        if self.pacing is None or not self.streaming:
             if self._body is not None:
                 yield 0.0, self._body
                 return
@@ -157,12 +184,13 @@ class MockResponse:
         """Every event, in batches: a complete reply's list; a lazy one's head and the rest
         as rendered (the first time; later, rendered again from the start)."""
         if self._render is None:
-            yield self._events
+            yield self.events
             return
         batches, self._batches = self._batches, None
+        head: list[bytes] = []
         if batches is None:
-            head, batches = [], self._render()
-        else:
+            batches = self._render()
+        elif self._events is not None:
             head = self._events
         sent = 0
         try:

@@ -49,7 +49,7 @@ from mockllm._response_headers import JSON_TYPE, body_request_id, with_headers
 from mockllm._selection import Selection, select_in_conversation
 from mockllm._tool_check import undeclared_tool_calls
 from mockllm._usage import prompt_json, tokens_in
-from mockllm._wire.base import RequestRejected, dumps, query_params
+from mockllm._wire.base import EventBatches, RequestRejected, dumps, query_params
 from mockllm._wire.endpoints import ENDPOINT_ROUTES, answer_endpoint
 from mockllm._wire.registry import CODECS, codec_for_path
 
@@ -303,11 +303,20 @@ def render(mock: MockLLM, ex: Exchange) -> MockResponse:
         headers = with_headers(
             mock_headers, content_type=codec.stream_media_type, extra=[("cache-control", "no-cache")]
         )
-        reply = MockResponse.stream(
-            200, headers, lambda: codec.render_stream(plan, whole), pacing=plan.pacing, on_failure=failed
-        )
+
+        def events() -> EventBatches:
+            return codec.render_stream(plan, whole)
+
         keep_alive = "keep_alive_every" in getattr(codec, "shape_knobs", ())
-        reply.delivery = delivery_for(plan, mock.limits.max_delay_ms / 1000, keep_alive=keep_alive)
+        delivery = delivery_for(plan, mock.limits.max_delay_ms / 1000, keep_alive=keep_alive)
+        joined = None
+        if plan.stream is None and plan.pacing is None and delivery is None and error is None:
+            joined = codec.render_joined(plan, whole)  # one write: made at once, not event by event
+        if joined is not None:
+            reply = MockResponse.joined_stream(200, headers, joined, events)
+        else:
+            reply = MockResponse.stream(200, headers, events, pacing=plan.pacing, on_failure=failed)
+        reply.delivery = delivery
         scripted = f"scripted mid-stream error after {error.after_chunks} events" if error else None
         outcome = Outcome.SCRIPTED_ERROR if error else answered
         journal(mock, ex, outcome, status=200, error=scripted, reply=True)

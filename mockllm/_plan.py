@@ -16,6 +16,7 @@ from typing import Union
 from mockllm._shapes import StreamFaults, StreamShape
 
 __all__ = [
+    "single_spaced",
     "ErrorPlan",
     "Pacing",
     "ReplyPlan",
@@ -119,8 +120,10 @@ class ReplyPlan:
 
     @property
     def text(self) -> str:
-        """All text parts joined (what OpenAI Chat Completions puts in ``content``)."""
-        return "".join(p.text for p in self.parts if isinstance(p, TextPart))
+        """All text parts joined (what OpenAI Chat Completions puts in ``content``): one
+        part's own text when there is one (generated words stay ``GeneratedWords``)."""
+        texts = [p.text for p in self.parts if isinstance(p, TextPart)]
+        return texts[0] if len(texts) == 1 else "".join(texts)
 
     @property
     def tool_calls(self) -> tuple[ToolCallPart, ...]:
@@ -149,12 +152,18 @@ def split_words(text: str, words_per_chunk: int) -> list[str]:
     return ["".join(words[i : i + words_per_chunk]) for i in range(0, len(words), words_per_chunk)]
 
 
+def single_spaced(text: str) -> bool:
+    """Whether the only whitespace in ``text`` (not empty) is single spaces between
+    words, as in generated text: then its deltas of one word are its cuts at each space.
+    ``isprintable`` is False for every whitespace character but the space (they are all
+    Unicode separators or controls)."""
+    return text.isprintable() and text[0] != " " and text[-1] != " " and "  " not in text
+
+
 def _spaced_words(text: str) -> list[str] | None:
-    """``_WORD_WITH_SPACE.findall(text)`` for a text whose only whitespace is single
-    spaces between words (generated text always is), made by ``str.split``; None for
-    any other text. ``isprintable`` is False for every whitespace character but the
-    space (they are all Unicode separators or controls)."""
-    if not text.isprintable() or text[0] == " " or text[-1] == " " or "  " in text:
+    """``_WORD_WITH_SPACE.findall(text)`` made by ``str.split`` for a ``single_spaced``
+    text; None for any other."""
+    if not single_spaced(text):
         return None
     words = text.split(" ")
     last = words.pop()

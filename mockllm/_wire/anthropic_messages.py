@@ -18,7 +18,7 @@ from json.encoder import encode_basestring as encode_string
 from typing import TYPE_CHECKING, Any
 
 from mockllm._conversation import Conversation
-from mockllm._cutting import argument_batches, text_batches
+from mockllm._cutting import argument_batches
 from mockllm._plan import ReplyPlan, TextPart
 from mockllm._threads import ThreadStore
 
@@ -35,8 +35,16 @@ from mockllm._wire.base import (
     sse_event,
     tools_declared,
 )
+from mockllm._wire.deltas import DeltaRun, StreamItems, expanded, joined
 
-__all__ = ["AnthropicMessagesCodec", "SSEFraming", "anthropic_messages", "stream_events", "thinking_signature"]
+__all__ = [
+    "AnthropicMessagesCodec",
+    "SSEFraming",
+    "anthropic_messages",
+    "message_start",
+    "stream_events",
+    "thinking_signature",
+]
 
 # Characters per ``input_json_delta``: small enough that any real arguments object
 # arrives in several pieces, each cut wherever the slice falls (inside keys, strings,
@@ -128,6 +136,20 @@ def _message(
     }
 
 
+def message_start(plan: ReplyPlan, body: dict[str, Any]) -> str:
+    """The ``message_start`` event's JSON: ``{"type": "message_start", "message": ...}``
+    of the ``_message`` with no content yet, written out as ``dumps`` writes it (made
+    once a stream, it was a tenth of a short stream's rendering)."""
+    usage = plan.usage
+    return (
+        f'{{"type":"message_start","message":{{"id":{dumps(f"msg_{plan.response_id}")},"type":"message",'
+        f'"role":"assistant","model":{dumps(body.get("model"))},"content":[],"stop_reason":null,'
+        f'"stop_sequence":null,"usage":{{"input_tokens":{max(1, usage.input_tokens)},'
+        f'"cache_creation_input_tokens":0,"cache_read_input_tokens":0,'
+        f'"output_tokens":{min(1, usage.output_tokens)}}}}}}}'
+    )
+
+
 def _usage(plan: ReplyPlan, output_tokens: int) -> dict[str, int]:
     return {
         "input_tokens": max(1, plan.usage.input_tokens),
@@ -181,40 +203,41 @@ class SSEFraming:
         prefix = "event: content_block_delta\ndata: " + head
         return [(prefix + encode_string(piece) + "}}\n\n").encode() for piece in pieces]
 
+    def text_deltas(self, head: str, text: str, plan: ReplyPlan) -> StreamItems:
+        """``deltas`` of ``text`` as ``plan`` cuts it: one run (``mockllm._wire.deltas``)."""
+        return [DeltaRun("event: content_block_delta\ndata: " + head, "}}\n\n", text)]
 
-def _block_events(index: int, block: dict[str, Any], plan: ReplyPlan, framing: SSEFraming) -> EventBatches:
+
+def _block_events(index: int, block: dict[str, Any], plan: ReplyPlan, framing: SSEFraming) -> StreamItems:
     """start / deltas / stop for one finished block, in batches."""
     # The fixed events' JSON is written out, as the deltas' is (what ``dumps`` gives).
-    if block["type"] == "thinking":
-        start = _THINKING_START
-        kind, field, pieces = "thinking_delta", "thinking", text_batches(block["thinking"], plan)
-    elif block["type"] == "text":
-        start = _TEXT_START
-        kind, field, pieces = "text_delta", "text", text_batches(block["text"], plan)
-    else:
+    kind = block["type"]
+    if kind == "tool_use":
         start = dumps({"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}})
-        kind, field, pieces = (
-            "input_json_delta",
-            "partial_json",
-            argument_batches(dumps(block["input"]), JSON_SLICE, plan),
-        )
+    else:
+        start = _THINKING_START if kind == "thinking" else _TEXT_START
     opening = f'{{"type":"content_block_start","index":{index},"content_block":{start}}}'
     yield [framing.event("content_block_start", opening)]
-    head = f'{{"type":"content_block_delta","index":{index},"delta":{{"type":"{kind}","{field}":'
-    for batch in pieces:
-        yield framing.deltas(head, batch)
+    head = f'{{"type":"content_block_delta","index":{index},"delta":{{"type":'
+    if kind == "tool_use":
+        head += '"input_json_delta","partial_json":'
+        for batch in argument_batches(dumps(block["input"]), JSON_SLICE, plan):
+            yield framing.deltas(head, batch)
+    else:
+        head += '"thinking_delta","thinking":' if kind == "thinking" else '"text_delta","text":'
+        yield from framing.text_deltas(head, block[kind], plan)
     last = [framing.event("content_block_stop", f'{{"type":"content_block_stop","index":{index}}}')]
-    if block["type"] == "thinking":
+    if kind == "thinking":
         signature = {"type": "signature_delta", "signature": block["signature"]}
         closing = dumps({"type": "content_block_delta", "index": index, "delta": signature})
         last.insert(0, framing.event("content_block_delta", closing))
     yield last
 
 
-def stream_events(plan: ReplyPlan, body: dict[str, Any], framing: SSEFraming) -> EventBatches:
-    """The stream's events, without ``ping_every``'s pings, framed by ``framing``."""
-    start = _message(plan, body, [], None, min(1, plan.usage.output_tokens))
-    yield [framing.event("message_start", dumps({"type": "message_start", "message": start})), *framing.ping]
+def stream_events(plan: ReplyPlan, body: dict[str, Any], framing: SSEFraming) -> StreamItems:
+    """The stream's events, without ``ping_every``'s pings, framed by ``framing``
+    (``mockllm._wire.deltas.expanded`` makes its runs' events)."""
+    yield [framing.event("message_start", message_start(plan, body)), *framing.ping]
     for index, block in enumerate(_content_blocks(plan)):
         yield from _block_events(index, block, plan, framing)
     usage: dict[str, int] = {"output_tokens": plan.usage.output_tokens}
@@ -305,8 +328,12 @@ class AnthropicMessagesCodec(StreamRenderer):
         """``event: error`` carrying the error object of ``render_error``."""
         return _event(_error_object(status, type, message))
 
+    def render_joined(self, plan: ReplyPlan, body: dict[str, Any]) -> bytes | None:
+        """``render_stream``'s bytes made at once (``mockllm._wire.deltas.joined``)."""
+        return joined(stream_events(plan, body, _SSE), plan)
+
     def _events(self, plan: ReplyPlan, body: dict[str, Any]) -> EventBatches:
-        events = stream_events(plan, body, _SSE)
+        events = expanded(stream_events(plan, body, _SSE), plan)
         shape = plan.stream
         if shape is not None and shape.ping_every:
             return _with_pings(events, shape.ping_every)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator, Mapping
+from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
 from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import parse_qsl
 
@@ -44,13 +45,22 @@ def query_params(query: str) -> dict[str, str]:
 
 
 # ``json.dumps(obj, separators=(",", ":"), ensure_ascii=False)``, its encoder built once
-# (``json.dumps`` builds one per call given options; a stream dumps a few per reply).
-_compact = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+# (``json.dumps`` builds one per call given options; a stream dumps a few per reply),
+# and its C part too where there is one (``JSONEncoder.encode`` builds that per call,
+# with the table that finds cycles, which nothing the mock renders has).
+_compact = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+_c_compact = (
+    c_make_encoder(None, _compact.default, encode_basestring, None, ":", ",", False, False, True)
+    if c_make_encoder is not None
+    else None
+)
 
 
 def dumps(obj: Any) -> str:
     """Compact JSON, as the providers send it (and the same bytes on every run)."""
-    return _compact(obj)
+    if _c_compact is None or isinstance(obj, str):
+        return _compact.encode(obj)
+    return "".join(_c_compact(obj, 0))
 
 
 def sse_event(data: Any, event: str | None = None) -> bytes:
@@ -117,6 +127,10 @@ class WireCodec(Protocol):
       of KiB at most whatever the reply's length; when ``plan.error.after_chunks`` is
       K, the first K events of the normal stream followed by the protocol's error event.
       ``render_events`` (from ``StreamRenderer``) is the same events in one list.
+    - ``render_joined(plan, body)``: ``render_stream``'s bytes joined, made at once (no
+      object per event: ``mockllm._wire.deltas``), for a plan of the default shape
+      with no error, or None when this codec cannot or the stream is long; what the
+      engine sends when a stream goes out in one write.
     - ``render_stream_error(status, type, message, sequence)``: the protocol's in-stream
       error event, as the ``sequence``-th event of the stream (what ends a stream cut by
       ``after_chunks``, or one the mock fails to finish).
@@ -166,6 +180,8 @@ class WireCodec(Protocol):
 
     def render_events(self, plan: ReplyPlan, body: dict[str, Any]) -> list[bytes]: ...
 
+    def render_joined(self, plan: ReplyPlan, body: dict[str, Any]) -> bytes | None: ...
+
     def render_stream_error(self, status: int, type: str | None, message: str | None, sequence: int) -> bytes: ...
 
     def render_error(self, status: int, type: str | None, message: str | None, param: str | None = None) -> bytes: ...
@@ -212,6 +228,10 @@ class StreamRenderer:
     def render_events(self, plan: ReplyPlan, body: dict[str, Any]) -> list[bytes]:
         """The whole stream as one list of events (tests, and callers wanting it all)."""
         return [event for batch in self.render_stream(plan, body) for event in batch]
+
+    def render_joined(self, plan: ReplyPlan, body: dict[str, Any]) -> bytes | None:
+        """None: the stream is made event by event."""
+        return None
 
     def held_conversations(self, state: State) -> HeldConversations | None:
         """None: most providers hold no conversation between requests."""

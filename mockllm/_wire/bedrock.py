@@ -26,13 +26,14 @@ import json
 from typing import Any
 
 from mockllm._conversation import Conversation, Row, listed_conversation, user_turn
-from mockllm._cutting import argument_batches, text_batches
+from mockllm._cutting import argument_batches
 from mockllm._plan import ReplyPlan, TextPart, ToolCallPart
 from mockllm._wire.anthropic_messages import JSON_SLICE, thinking_signature
-from mockllm._wire.base import DeclaredTools, EventBatches, dumps
+from mockllm._wire.base import DeclaredTools, dumps
 from mockllm._wire.bedrock_runtime import BedrockRuntimeCodec
 from mockllm._wire.bedrock_validation import check_converse_request
-from mockllm._wire.eventstream import event_message, framer
+from mockllm._wire.deltas import StreamItems
+from mockllm._wire.eventstream import event_message, framer, kept_event_message
 
 __all__ = ["BedrockConverseCodec", "bedrock_converse"]
 
@@ -159,14 +160,13 @@ class BedrockConverseCodec(BedrockRuntimeCodec):
         }
         return dumps(response).encode()
 
-    def _events(self, plan: ReplyPlan, body: dict[str, Any]) -> EventBatches:
-        delta = framer("contentBlockDelta").frame_texts
-        yield [event_message("messageStart", b'{"role":"assistant"}')]
+    def _items(self, plan: ReplyPlan, body: dict[str, Any]) -> StreamItems:
+        deltas = framer("contentBlockDelta")
+        yield [kept_event_message("messageStart", b'{"role":"assistant"}')]
         index = 0
         if plan.reasoning and _wants_reasoning(body):
             head, tail = f'{{"contentBlockIndex":{index},"delta":{{"reasoningContent":{{"text":', "}}}"
-            for pieces in text_batches(plan.reasoning, plan):
-                yield delta(head, tail, pieces)
+            yield deltas.text_run(head, tail, plan.reasoning)
             signature = {
                 "contentBlockIndex": index,
                 "delta": {"reasoningContent": {"signature": thinking_signature(plan)}},
@@ -176,27 +176,26 @@ class BedrockConverseCodec(BedrockRuntimeCodec):
         for part in plan.parts:
             if isinstance(part, TextPart):
                 head, tail = f'{{"contentBlockIndex":{index},"delta":{{"text":', "}}"
-                batches = text_batches(part.text, plan) if part.text else [[""]]
-                for pieces in batches:
-                    yield delta(head, tail, pieces)
+                # An empty text is one empty delta.
+                yield deltas.text_run(head, tail, part.text) if part.text else deltas.frame_texts(head, tail, [""])
             else:
                 start = {"contentBlockIndex": index, "start": {"toolUse": {"toolUseId": part.id, "name": part.name}}}
                 yield [event_message("contentBlockStart", dumps(start).encode())]
                 head, tail = f'{{"contentBlockIndex":{index},"delta":{{"toolUse":{{"input":', "}}}"
                 arguments = dumps(_tool_input(part))
                 for pieces in argument_batches(arguments, JSON_SLICE, plan):
-                    yield delta(head, tail, pieces)
+                    yield deltas.frame_texts(head, tail, pieces)
             yield [self._stop(index)]
             index += 1
         metadata = {"usage": _usage(plan), "metrics": _metrics(plan)}
         yield [
-            event_message("messageStop", dumps({"stopReason": _stop_reason(plan)}).encode()),
+            kept_event_message("messageStop", dumps({"stopReason": _stop_reason(plan)}).encode()),
             event_message("metadata", dumps(metadata).encode()),
         ]
 
     @staticmethod
     def _stop(index: int) -> bytes:
-        return event_message("contentBlockStop", b'{"contentBlockIndex":%d}' % index)
+        return kept_event_message("contentBlockStop", b'{"contentBlockIndex":%d}' % index)
 
 
 bedrock_converse = BedrockConverseCodec()

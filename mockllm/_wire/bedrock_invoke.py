@@ -15,16 +15,18 @@ from __future__ import annotations
 
 import base64
 import json
+from binascii import b2a_base64
 from json.encoder import encode_basestring as encode_string
 from typing import Any
 
 from mockllm._conversation import Conversation
 from mockllm._plan import ReplyPlan
 from mockllm._wire.anthropic_messages import SSEFraming, anthropic_messages, stream_events
-from mockllm._wire.base import DeclaredTools, EventBatches, RequestRejected, dumps
+from mockllm._wire.base import DeclaredTools, RequestRejected, dumps
 from mockllm._wire.bedrock_errors import reject
 from mockllm._wire.bedrock_runtime import BedrockRuntimeCodec
-from mockllm._wire.eventstream import framer
+from mockllm._wire.deltas import StreamItems
+from mockllm._wire.eventstream import FramedRun, framer
 
 __all__ = ["BedrockInvokeCodec", "bedrock_invoke", "decode_chunk"]
 
@@ -49,15 +51,18 @@ class _ChunkFraming(SSEFraming):
             data = dumps({"type": kind, "amazon-bedrock-invocationMetrics": _metrics(self.plan)})
         elif kind in _KEPT_KINDS:  # the same for every reply (but a tool call's start)
             return _CHUNK.frame_kept(kind, [data], _framed_text)[0]
-        return _CHUNK.frame([_framed_text(data)])[0]
+        return _CHUNK.message(_framed_text(data))
 
     def deltas(self, head: str, pieces: list[str]) -> list[bytes]:
         return _CHUNK.frame_kept(head, pieces, lambda piece: _framed_text(head + encode_string(piece) + "}}"))
 
+    def text_deltas(self, head: str, text: str, plan: ReplyPlan) -> StreamItems:
+        return [FramedRun(_CHUNK, head, lambda piece: _framed_text(head + encode_string(piece) + "}}"), text)]
+
 
 def _framed_text(data: str) -> bytes:
     """The ``chunk`` payload carrying the event JSON ``data``."""
-    return b'{"bytes":"' + base64.b64encode(data.encode()) + b'"}'
+    return b'{"bytes":"' + b2a_base64(data.encode(), newline=False) + b'"}'
 
 
 def _malformed(reason: str) -> RequestRejected:
@@ -119,7 +124,7 @@ class BedrockInvokeCodec(BedrockRuntimeCodec):
         """The Anthropic ``Message``, its ``model`` the path's model id."""
         return anthropic_messages.render_json(plan, self._with_model(body))
 
-    def _events(self, plan: ReplyPlan, body: dict[str, Any]) -> EventBatches:
+    def _items(self, plan: ReplyPlan, body: dict[str, Any]) -> StreamItems:
         """``chunk`` events, one an Anthropic stream event."""
         return stream_events(plan, self._with_model(body), _ChunkFraming(plan))
 

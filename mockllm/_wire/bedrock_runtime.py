@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from itertools import chain
@@ -25,6 +26,7 @@ from mockllm._wire.bedrock_errors import (
     bedrock_error_headers,
     bedrock_stream_exception,
 )
+from mockllm._wire.deltas import StreamItems, expanded, joined
 from mockllm._wire.eventstream import EVENT_STREAM_MEDIA_TYPE
 
 __all__ = ["BEDROCK_PATH", "BedrockRuntimeCodec", "bedrock_route"]
@@ -34,6 +36,7 @@ BEDROCK_PATH = re.compile(
 )
 
 
+@functools.lru_cache(maxsize=256)  # asked two or three times a request, of the same few paths
 def bedrock_route(path: str, operations: tuple[str, str]) -> tuple[str, bool] | None:
     """The model id of a Bedrock Runtime ``path`` and whether its operation is the
     streaming one (``operations``: the plain operation, then the streaming one), or None
@@ -47,7 +50,7 @@ def bedrock_route(path: str, operations: tuple[str, str]) -> tuple[str, bool] | 
 class BedrockRuntimeCodec(StreamRenderer):
     """A Bedrock Runtime protocol on ``POST /model/{modelId}/{operation}``: bound to a
     request's model id and operation by ``for_request``; a subclass names its
-    ``operations`` and renders its events (``_events``)."""
+    ``operations`` and renders its events (``_items``)."""
 
     operations: tuple[str, str]
     """The plain operation, then the streaming one (``converse``, ``converse-stream``)."""
@@ -83,7 +86,7 @@ class BedrockRuntimeCodec(StreamRenderer):
     def render_stream(self, plan: ReplyPlan, body: dict[str, Any]) -> EventBatches:
         """The stream's events; cut after ``plan.error.after_chunks`` events by an
         exception message."""
-        events = self._events(plan, body)
+        events = expanded(self._items(plan, body), plan)
         error = plan.error
         if error is None:
             return events
@@ -91,7 +94,13 @@ class BedrockRuntimeCodec(StreamRenderer):
         failure = self.render_stream_error(error.status, error.type, error.message, kept)
         return chain(first_events(events, kept), [[failure]])
 
-    def _events(self, plan: ReplyPlan, body: dict[str, Any]) -> EventBatches:
+    def render_joined(self, plan: ReplyPlan, body: dict[str, Any]) -> bytes | None:
+        """``render_stream``'s bytes made at once (``mockllm._wire.deltas.joined``): each
+        text's messages looked up a word at a time (``EventFramer.frame_words``)."""
+        return joined(self._items(plan, body), plan)
+
+    def _items(self, plan: ReplyPlan, body: dict[str, Any]) -> StreamItems:
+        """The stream's events: batches of messages, and its texts as runs."""
         raise NotImplementedError
 
     def render_stream_error(self, status: int, type: str | None, message: str | None, sequence: int) -> bytes:

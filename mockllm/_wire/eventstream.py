@@ -24,21 +24,28 @@ import zlib
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass
 from json.encoder import encode_basestring as encode_string
-from typing import Any
+from operator import itemgetter
+from typing import Any, cast
 
+from mockllm._cutting import text_batches
 from mockllm._exceptions import MockLLMError
+from mockllm._generation import DELTAS, GeneratedWords, delta_codes
+from mockllm._plan import ReplyPlan
+from mockllm._wire.deltas import DeltaRun
 
 __all__ = [
     "EVENT_STREAM_MEDIA_TYPE",
     "EventFramer",
     "EventMessage",
     "EventStreamError",
+    "FramedRun",
     "decode_messages",
     "encode_headers",
     "encode_message",
     "event_headers",
     "event_message",
     "exception_message",
+    "kept_event_message",
     "framer",
 ]
 
@@ -85,6 +92,7 @@ class EventFramer:
         self.headers = event_headers(event_type)
         self._prefixes: dict[int, tuple[bytes, int]] = {}
         self._texts: dict[Hashable, dict[str, bytes]] = {}
+        self._coded: dict[Hashable, list[bytes | None]] = {}
 
     def _prefix(self, length: int) -> tuple[bytes, int]:
         lengths = _LENGTHS.pack(16 + len(self.headers) + length, len(self.headers))
@@ -109,25 +117,103 @@ class EventFramer:
         then ``tail``."""
         return self.frame_kept((head, tail), texts, lambda text: (head + encode_string(text) + tail).encode())
 
+    def text_run(self, head: str, tail: str, text: str) -> FramedRun:
+        """The messages of ``text``'s deltas, each payload ``head``, the piece as a JSON
+        string, then ``tail`` (``frame_texts``'s), as a run (``FramedRun``)."""
+        return FramedRun(self, (head, tail), lambda piece: (head + encode_string(piece) + tail).encode(), text)
+
     def frame_kept(self, key: Hashable, texts: list[str], payload_of: Callable[[str], bytes]) -> list[bytes]:
         """One message per text, its payload ``payload_of(text)``: the same function for
         the same ``key``, so each text's message is kept under ``key`` and framed once."""
+        kept = self._kept(key)
+        out = []
+        for text in texts:
+            message = kept.get(text)
+            if message is None:
+                message = self._kept_message(kept, text, payload_of(text))
+            out.append(message)
+        return out
+
+    def frame_words(self, key: Hashable, text: str, payload_of: Callable[[str], bytes]) -> list[bytes]:
+        """``frame_kept(key, pieces, payload_of)`` of a text cut a word a piece, each
+        word with the space after it, for a text whose only whitespace is single spaces
+        between words: its words looked up at once (kept by the word, its space apart)."""
+        if type(text) is GeneratedWords:
+            return self._frame_generated(key, text, payload_of)
+        words = text.split(" ")
+        last = words.pop()
+        kept = self._kept((key, " "))
+        found = list(map(kept.get, words))
+        if None in found:
+            for at, message in enumerate(found):
+                if message is None:
+                    found[at] = self._kept_message(kept, words[at], payload_of(words[at] + " "))
+        out = cast("list[bytes]", found)
+        out += self.frame_kept(key, [last], payload_of)
+        return out
+
+    def _frame_generated(self, key: Hashable, text: GeneratedWords, payload_of: Callable[[str], bytes]) -> list[bytes]:
+        """``frame_words`` of generated words, joined: each delta but the last by its
+        code (``delta_codes``), its message kept in a table of every code, all found and
+        joined at once (a code not framed yet fails the join: framed, then joined again)."""
+        codes = delta_codes(text)
+        last = self.frame_kept(key, [text[text.rfind(" ") + 1 :]], payload_of)
+        if not codes:
+            return last
+        table: list[bytes | None] | None = self._coded.get(key)
+        if table is None:
+            table = [None] * len(DELTAS)
+            if len(self._coded) < self._KEPT_HEADS:
+                self._coded[key] = table
+        found = itemgetter(*codes) if len(codes) > 1 else lambda table: (table[codes[0]],)
+        try:
+            return [b"".join(found(table)), *last]
+        except TypeError:
+            for code in set(codes):
+                if table[code] is None:
+                    table[code] = self._message(payload_of(DELTAS[code]))
+            return [b"".join(found(table)), *last]
+
+    def _kept(self, key: Hashable) -> dict[str, bytes]:
         kept = self._texts.get(key)
         if kept is None:
             kept = {}
             if len(self._texts) < self._KEPT_HEADS:
                 self._texts[key] = kept
-        out = []
-        for text in texts:
-            message = kept.get(text)
-            if message is None:
-                payload = payload_of(text)
-                prefix, start = self._prefixes.get(len(payload)) or self._prefix(len(payload))
-                message = prefix + payload + _CRC.pack(zlib.crc32(payload, start))
-                if len(kept) < self._KEPT:
-                    kept[text] = message
-            out.append(message)
-        return out
+        return kept
+
+    def message(self, payload: bytes) -> bytes:
+        """One message of ``payload`` (``frame``'s, for one)."""
+        return self._message(payload)
+
+    def _message(self, payload: bytes) -> bytes:
+        prefix, start = self._prefixes.get(len(payload)) or self._prefix(len(payload))
+        return prefix + payload + _CRC.pack(zlib.crc32(payload, start))
+
+    def _kept_message(self, kept: dict[str, bytes], text: str, payload: bytes) -> bytes:
+        message = self._message(payload)
+        if len(kept) < self._KEPT:
+            kept[text] = message
+        return message
+
+
+class FramedRun(DeltaRun):
+    """The delta events of ``text`` as ``framer``'s messages, each piece's payload
+    ``payload_of(piece)`` (kept under ``key``: ``EventFramer.frame_kept``): made event
+    by event, or whole at once by ``EventFramer.frame_words`` (``mockllm._wire.deltas``)."""
+
+    __slots__ = ("_framer", "_key", "_payload_of")
+
+    def __init__(self, framer: EventFramer, key: Hashable, payload_of: Callable[[str], bytes], text: str) -> None:
+        super().__init__("", "", text)
+        self._framer, self._key, self._payload_of = framer, key, payload_of
+
+    def events(self, plan: ReplyPlan) -> Iterator[list[bytes]]:
+        for pieces in text_batches(self.text, plan):
+            yield self._framer.frame_kept(self._key, pieces, self._payload_of)
+
+    def spaced_bytes(self) -> list[bytes]:
+        return self._framer.frame_words(self._key, self.text, self._payload_of) if self.text else []
 
 
 @functools.cache
@@ -147,6 +233,13 @@ def event_headers(event_type: str) -> bytes:
 def event_message(event_type: str, payload: bytes) -> bytes:
     """An event of ``event_type`` carrying the JSON ``payload``."""
     return encode_message(event_headers(event_type), payload)
+
+
+@functools.lru_cache(maxsize=256)
+def kept_event_message(event_type: str, payload: bytes) -> bytes:
+    """``event_message``, framed once for an event that repeats from reply to reply (a
+    stream's start, a block's stop, a stop reason)."""
+    return event_message(event_type, payload)
 
 
 def exception_message(exception_type: str, payload: bytes) -> bytes:

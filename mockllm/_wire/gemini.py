@@ -28,11 +28,9 @@ import json
 import re
 from collections.abc import Mapping
 from itertools import chain
-from json.encoder import encode_basestring as encode_string
 from typing import Any
 
 from mockllm._conversation import Conversation, Row, listed_conversation, user_turn
-from mockllm._cutting import text_batches
 from mockllm._plan import ReplyPlan, TextPart
 from mockllm._wire.base import (
     SSE_MEDIA_TYPE,
@@ -43,6 +41,7 @@ from mockllm._wire.base import (
     dumps,
     first_events,
 )
+from mockllm._wire.deltas import DeltaRun, StreamItems, expanded, joined
 
 __all__ = ["GEMINI_PATH", "GeminiCodec", "gemini", "gemini_error_body"]
 
@@ -297,7 +296,7 @@ class GeminiCodec(StreamRenderer):
     def render_stream(self, plan: ReplyPlan, body: dict[str, Any]) -> EventBatches:
         """One ``GenerateContentResponse`` per text delta or function call, then the
         finishing one; cut after ``plan.error.after_chunks`` by an error object."""
-        frames = self._chunks(plan, body)
+        frames = expanded(self._chunks(plan, body), plan)
         if not self.sse:
             frames = _open_array(frames)
         error = plan.error
@@ -306,7 +305,14 @@ class GeminiCodec(StreamRenderer):
             return chain(first_events(frames, error.after_chunks), [[failure]])
         return chain(frames, [[b"\n]"]] if not self.sse else [])
 
-    def _chunks(self, plan: ReplyPlan, body: dict[str, Any]) -> EventBatches:
+    def render_joined(self, plan: ReplyPlan, body: dict[str, Any]) -> bytes | None:
+        """``render_stream``'s bytes made at once (``mockllm._wire.deltas.joined``)."""
+        if self.sse:
+            return joined(self._chunks(plan, body), plan)
+        whole = joined(chain(self._chunks(plan, body), [[b"\n]"]]), plan)
+        return None if whole is None else b"[" + whole[_SEPARATOR_BYTES:]  # as ``_open_array`` opens it
+
+    def _chunks(self, plan: ReplyPlan, body: dict[str, Any]) -> StreamItems:
         # Each event is framed as it is made (SSE ``data:`` line, or a JSON array's
         # separator): the text around a delta is built once per reply, as in openai_chat.
         opener, closer = ("data: ", "\r\n\r\n") if self.sse else (_ARRAY_SEPARATOR, "")
@@ -321,10 +327,10 @@ class GeminiCodec(StreamRenderer):
             if isinstance(part, TextPart):
                 texts.append((part.text, ""))
                 continue
-            yield from _text_chunks(texts, plan, before, after)
+            yield from _text_chunks(texts, before, after)
             texts = []
             yield [(before + "[" + dumps(_function_call(part)) + "]" + after).encode()]
-        yield from _text_chunks(texts, plan, before, after)
+        yield from _text_chunks(texts, before, after)
         final = self._response(plan, [])
         final["candidates"][0]["content"] = {"role": "model"}
         yield [(opener + dumps(final) + closer).encode()]
@@ -356,11 +362,8 @@ def _open_array(chunks: EventBatches) -> EventBatches:
         yield batch
 
 
-def _text_chunks(texts: list[tuple[str, str]], plan: ReplyPlan, before: str, after: str) -> EventBatches:
-    for text, flag in texts:
-        head, tail = before + '[{"text":', flag + "}]" + after
-        for pieces in text_batches(text, plan):
-            yield [(head + encode_string(piece) + tail).encode() for piece in pieces]
+def _text_chunks(texts: list[tuple[str, str]], before: str, after: str) -> StreamItems:
+    return [DeltaRun(before + '[{"text":', flag + "}]" + after, text) for text, flag in texts]
 
 
 def _check_turns(contents: list[dict[str, Any]]) -> None:

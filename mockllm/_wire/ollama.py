@@ -22,15 +22,14 @@ answers ``message``; ``/api/generate`` reads ``system`` and ``prompt`` and answe
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from itertools import chain
-from json.encoder import encode_basestring as encode_string
 from typing import Any
 
 from mockllm._conversation import Conversation, Row, chat_messages
-from mockllm._cutting import text_batches
 from mockllm._plan import ReplyPlan
 from mockllm._wire.base import (
     DeclaredTools,
@@ -41,6 +40,7 @@ from mockllm._wire.base import (
     first_events,
     tools_declared,
 )
+from mockllm._wire.deltas import DeltaRun, StreamItems, expanded, joined
 
 __all__ = ["NDJSON_MEDIA_TYPE", "OllamaCodec", "ollama", "ollama_error_body"]
 
@@ -96,7 +96,13 @@ def _arguments(arguments: str) -> Any:
 
 
 def _created_at(plan: ReplyPlan) -> str:
-    return datetime.fromtimestamp(plan.created, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return _timestamp(plan.created)
+
+
+@functools.lru_cache(maxsize=64)
+def _timestamp(created: int) -> str:
+    # Formatted once a turn: a reply's dates are one second a turn from a fixed epoch.
+    return datetime.fromtimestamp(created, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def _timings(plan: ReplyPlan) -> dict[str, int]:
@@ -229,14 +235,18 @@ class OllamaCodec(StreamRenderer):
     def render_stream(self, plan: ReplyPlan, body: dict[str, Any]) -> EventBatches:
         """One line per delta (thinking, then text, then each tool call), then the
         ``done`` line; cut after ``plan.error.after_chunks`` lines by an error line."""
-        lines = self._lines(plan, body)
+        lines = expanded(self._lines(plan, body), plan)
         error = plan.error
         if error is not None and error.after_chunks is not None:
             failure = self.render_stream_error(error.status, error.type, error.message, error.after_chunks)
             return chain(first_events(lines, error.after_chunks), [[failure]])
         return lines
 
-    def _lines(self, plan: ReplyPlan, body: dict[str, Any]) -> EventBatches:
+    def render_joined(self, plan: ReplyPlan, body: dict[str, Any]) -> bytes | None:
+        """``render_stream``'s bytes made at once (``mockllm._wire.deltas.joined``)."""
+        return joined(self._lines(plan, body), plan)
+
+    def _lines(self, plan: ReplyPlan, body: dict[str, Any]) -> StreamItems:
         # The text around a delta is made once per reply; only the delta is encoded per line.
         head = dumps(self._head(plan, body))[:-1]
         if self.chat:
@@ -247,9 +257,7 @@ class OllamaCodec(StreamRenderer):
             keys = ('"response":"","thinking":', '"response":')
         thinking = plan.reasoning if plan.reasoning and _wants_thinking(body) else ""
         for key, text in zip(keys, (thinking, plan.text), strict=True):
-            prefix = before + key
-            for pieces in text_batches(text, plan):
-                yield [(prefix + encode_string(piece) + after).encode() for piece in pieces]
+            yield DeltaRun(before + key, after, text)
         if self.chat and plan.tool_calls:
             calls = [before + '"content":"","tool_calls":' + dumps([call]) + after for call in self._tool_calls(plan)]
             yield [line.encode() for line in calls]

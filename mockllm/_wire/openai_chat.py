@@ -20,9 +20,8 @@ from json.encoder import encode_basestring as encode_string
 from typing import Any
 
 from mockllm._conversation import Conversation, Row, chat_messages, text_of
-from mockllm._cutting import argument_batches, text_batches
 from mockllm._pairing import PairingProblem, find_pairing_problem
-from mockllm._plan import ReplyPlan, TextPart, Usage
+from mockllm._plan import ReplyPlan, TextPart
 from mockllm._wire.base import (
     DeclaredTools,
     EventBatches,
@@ -33,25 +32,20 @@ from mockllm._wire.base import (
     sse_event,
     tools_declared,
 )
+from mockllm._wire.deltas import expanded, joined
+from mockllm._wire.openai_chat_chunks import (
+    ARGUMENT_SLICE,
+    DONE,
+    SYSTEM_FINGERPRINT,
+    chunk_items,
+    finish_reason,
+    message_content,
+    usage_fields,
+)
 from mockllm._wire.openai_errors import check_openai_types, openai_error_body, openai_error_fields
 from mockllm._wire.parameter_types import Kind, json_type
 
-__all__ = ["OpenAIChatCodec", "openai_chat"]
-
-SYSTEM_FINGERPRINT = "fp_mockllm"
-
-# Tool-call arguments are streamed in slices of this many characters, cutting through
-# JSON tokens as the real API does, so clients must concatenate before parsing.
-ARGUMENT_SLICE = 8
-
-_FINISH_REASONS = {
-    "end_turn": "stop",
-    "tool_use": "tool_calls",
-    "max_tokens": "length",
-    "stop_sequence": "stop",
-    "content_filter": "content_filter",
-    "refusal": "stop",
-}
+__all__ = ["ARGUMENT_SLICE", "SYSTEM_FINGERPRINT", "OpenAIChatCodec", "openai_chat"]
 
 _ROLES = ("system", "assistant", "user", "function", "tool", "developer")
 # The parameters whose JSON type OpenAI checks (a 400 naming the parameter otherwise).
@@ -70,29 +64,6 @@ _PARAMETER_TYPES: dict[str, Kind] = {
 }
 
 
-def _finish_reason(stop_reason: str) -> str:
-    try:
-        return _FINISH_REASONS[stop_reason]
-    except KeyError:
-        raise ValueError(f"unknown stop_reason {stop_reason!r}; use one of {list(_FINISH_REASONS)}") from None
-
-
-def _content(plan: ReplyPlan) -> str | None:
-    """The message ``content``: null for a reply made only of tool calls, as OpenAI sends."""
-    text = plan.text
-    return None if not text and plan.tool_calls else text
-
-
-def _usage(usage: Usage) -> dict[str, int]:
-    return {
-        "prompt_tokens": usage.input_tokens,
-        "completion_tokens": usage.output_tokens,
-        "total_tokens": usage.total_tokens,
-    }
-
-
-_DONE = sse_event("[DONE]")
-_BATCH_EVENTS = 256
 _CONTENT_MARK = "\x00mockllm:content\x00"
 _CONTENT_MARK_JSON = dumps(_CONTENT_MARK)
 
@@ -238,7 +209,7 @@ class OpenAIChatCodec(StreamRenderer):
         # Several text parts make one ``content``: spliced in as bytes below rather than
         # joined first, which would hold the whole reply's text twice.
         spliced = len(texts) > 1 and any(texts)
-        content = _CONTENT_MARK if spliced else _content(plan)
+        content = _CONTENT_MARK if spliced else message_content(plan)
         message: dict[str, Any] = {"role": "assistant", "content": content, "refusal": None}
         if plan.tool_calls:
             message["tool_calls"] = [
@@ -256,11 +227,11 @@ class OpenAIChatCodec(StreamRenderer):
                 {
                     "index": 0,
                     "message": message,
-                    "finish_reason": _finish_reason(plan.stop_reason),
+                    "finish_reason": finish_reason(plan.stop_reason),
                     "logprobs": None,
                 }
             ],
-            "usage": _usage(plan.usage),
+            "usage": usage_fields(plan.usage),
             "system_fingerprint": SYSTEM_FINGERPRINT,
         }
         rendered = dumps(completion)
@@ -270,7 +241,7 @@ class OpenAIChatCodec(StreamRenderer):
                 return b"".join(
                     [head.encode(), b'"', *[encode_string(t)[1:-1].encode() for t in texts], b'"', tail.encode()]
                 )
-            message["content"] = _content(plan)  # the mark was echoed (in the model name)
+            message["content"] = message_content(plan)  # the mark was echoed (in the model name)
             rendered = dumps(completion)
         return rendered.encode()
 
@@ -280,86 +251,22 @@ class OpenAIChatCodec(StreamRenderer):
         With ``plan.error.after_chunks`` = K: the first K events, then an error event
         and nothing more (the SDK raises ``openai.APIError``).
         """
-        batches = self._chunk_batches(plan, body)
+        batches = expanded(chunk_items(plan, body), plan)
         error = plan.error
         if error is not None and error.after_chunks is not None:
             failure = self.render_stream_error(error.status, error.type, error.message, error.after_chunks)
             return chain(first_events(batches, error.after_chunks), [[failure]])
-        return chain(batches, [[_DONE]])
+        return chain(batches, [[DONE]])
+
+    def render_joined(self, plan: ReplyPlan, body: dict[str, Any]) -> bytes | None:
+        """``render_stream``'s bytes made at once (``mockllm._wire.deltas.joined``), for a
+        plan of the default shape and no error; None for a long stream."""
+        return joined(chain(chunk_items(plan, body), [[DONE]]), plan)
 
     def render_stream_error(self, status: int, type: str | None, message: str | None, sequence: int) -> bytes:
         """``data: {"error": {...}}``, what the SDK raises ``openai.APIError`` for."""
         kind, _, text = openai_error_fields(status, type, message)
         return sse_event({"error": {"message": text, "type": kind, "param": None, "code": None}})
-
-    def _chunk_batches(self, plan: ReplyPlan, body: dict[str, Any]) -> EventBatches:
-        # Every chunk is the same object around a different delta, so the JSON text
-        # around the delta is built once and only the delta is encoded per chunk
-        # (a 200-word reply is 200 chunks; dumping each whole object dominated).
-        options = body.get("stream_options")
-        include_usage = isinstance(options, dict) and options.get("include_usage") is True
-        shape = plan.stream
-        if shape is not None and shape.usage_chunk:
-            include_usage = True
-        base = (
-            f'data: {{"id":{dumps(f"chatcmpl-{plan.response_id}")},"object":"chat.completion.chunk",'
-            f'"created":{plan.created},"model":{dumps(body.get("model"))},'
-            f'"system_fingerprint":{dumps(SYSTEM_FINGERPRINT)},'
-        )
-        head = base + '"choices":[{"index":0,"delta":'
-        usage_null = ',"usage":null' if include_usage else ""
-        tail = ',"logprobs":null,"finish_reason":null}]' + usage_null + "}\n\n"
-
-        def event(delta: str, tail: str = tail) -> bytes:
-            return (head + delta + tail).encode()
-
-        # Events gather in ``out``, handed on every few hundred: one batch for a short
-        # reply, a few tens of KiB at a time for a long one.
-        content = _content(plan)
-        out = [event(dumps({"role": "assistant", "content": "" if content is not None else None, "refusal": None}))]
-        for key, text in (("reasoning_content", plan.reasoning or ""), ("content", plan.text)):
-            before, after = f'{head}{{"{key}":', "}" + tail
-            for pieces in text_batches(text, plan):
-                out += [(before + encode_string(piece) + after).encode() for piece in pieces]
-                if len(out) >= _BATCH_EVENTS:
-                    yield out
-                    out = []
-        together = shape is not None and shape.id_with_arguments
-        for index, call in enumerate(plan.tool_calls):
-            batches = iter(argument_batches(call.arguments, ARGUMENT_SLICE, plan))
-            first = ""
-            if together:  # the first piece rides in the delta that opens the call
-                opening = next(batches, [""])
-                first, batches = opening[0], chain([opening[1:]], batches)
-            out.append(
-                event(
-                    dumps(
-                        {
-                            "tool_calls": [
-                                {
-                                    "index": index,
-                                    "id": call.id,
-                                    "type": "function",
-                                    "function": {"name": call.name, "arguments": first},
-                                }
-                            ]
-                        }
-                    )
-                )
-            )
-            for pieces in batches:
-                out += [
-                    event(f'{{"tool_calls":[{{"index":{index},"function":{{"arguments":{encode_string(piece)}}}}}]}}')
-                    for piece in pieces
-                ]
-                if len(out) >= _BATCH_EVENTS:
-                    yield out
-                    out = []
-        finish = f',"logprobs":null,"finish_reason":{dumps(_finish_reason(plan.stop_reason))}}}]' + usage_null + "}\n\n"
-        out.append(event("{}", finish))
-        if include_usage:
-            out.append((base + f'"choices":[],"usage":{dumps(_usage(plan.usage))}}}\n\n').encode())
-        yield out
 
     def render_error(self, status: int, type: str | None, message: str | None, param: str | None = None) -> bytes:
         """OpenAI's error body; a given ``type`` or ``message`` is used verbatim."""

@@ -7,8 +7,10 @@ deltas re-join to exactly the text they were cut from.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -21,6 +23,8 @@ from hypothesis import strategies as st
 from mockllm import INSTRUCTION_END, INSTRUCTION_START
 from mockllm._explain import select
 from mockllm._generation import (
+    _VOCABULARY,
+    GeneratedWords,
     generate_words,
     stable_hex,
     tool_call_id,
@@ -141,6 +145,31 @@ def test_generate_words_gives_exactly_the_count(count: int) -> None:
     assert text == generate_words(count, "key", count)
     if count:
         assert text[0].isupper() and text.endswith(".")
+
+
+def _words_one_by_one(count: int, *key: object) -> str:
+    """``generate_words`` as it was first written, a word at a time: what the words
+    (and so every golden) are held to."""
+    if count <= 0:
+        return ""
+    stream = hashlib.shake_128(repr(key).encode()).digest(2 * count)
+    words = [_VOCABULARY[b & 127] for b in stream[:count]]
+    start, n = 0, 0
+    while start < count:
+        end = min(count, start + 6 + stream[count + n] % 9)
+        words[start] = words[start].capitalize()
+        words[end - 1] += "."
+        start, n = end, n + 1
+    return " ".join(words)
+
+
+@given(st.integers(min_value=-1, max_value=600), st.integers(), st.text(max_size=8))
+@settings(max_examples=200, deadline=None)
+def test_generate_words_are_the_words_made_one_by_one(count: int, seed: int, chain: str) -> None:
+    text = generate_words(count, seed, chain, "text")
+    assert text == _words_one_by_one(count, seed, chain, "text")
+    # Marked as generated (what lets a codec render it whole unchecked) when not empty.
+    assert isinstance(text, GeneratedWords) == (count > 0)
 
 
 def test_stable_hex_is_a_pure_function_of_its_key() -> None:
@@ -276,6 +305,13 @@ def test_split_words_rejoins_exactly_with_at_most_n_words_per_delta(text: str, p
         assert [len(p.split()) for p in pieces[:-1]] == [per_chunk] * (len(pieces) - 1)
         assert 1 <= len(pieces[-1].split()) <= per_chunk
         assert len(pieces) == -(-words // per_chunk)
+
+
+@settings(max_examples=500, deadline=None)
+@given(text=st.text(alphabet=st.sampled_from(list("ab é \n\t\u00a0\u2028\x1c.")), max_size=40))
+def test_split_words_cuts_every_text_as_its_word_pattern_does(text: str) -> None:
+    # A text spaced by single spaces is cut by str.split; any other by the pattern.
+    assert split_words(text, 1) == re.findall(r"\s*\S+\s*", text) or [text] * bool(text)
 
 
 def test_split_words_examples() -> None:

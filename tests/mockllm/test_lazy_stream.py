@@ -21,6 +21,7 @@ from mockllm import Limits, MockLLM
 from mockllm._generation import generate_words
 from mockllm._limits import STREAM_HEAD_EVENTS, STREAM_WRITE_BYTES
 from mockllm._plan import ReplyPlan, TextPart, ToolCallPart, Usage
+from mockllm._wire import deltas
 from mockllm._wire.registry import codec_named
 from tests.mockllm.server_support import PATHS, PROTOCOLS, script, sse_events, text, user_body
 
@@ -28,7 +29,7 @@ MIB = 1024 * 1024
 # Words making a stream of about 8 MB in each protocol (an Anthropic delta is smaller).
 WORDS_8MB = {"openai-chat": 32_000, "anthropic-messages": 66_000, "openai-responses": 34_000}
 CODEC_MODULES = {
-    "openai-chat": "mockllm._wire.openai_chat",
+    "openai-chat": "mockllm._wire.openai_chat_chunks",
     "anthropic-messages": "mockllm._wire.anthropic_messages",
     "openai-responses": "mockllm._wire.openai_responses",
 }
@@ -132,11 +133,22 @@ def _failing_after(batches: int) -> Any:
     return word_batches
 
 
+def _break_text_batches(protocol: str, batches: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make the codec's cut of text fail after ``batches`` batches (where the codec cuts
+    it, or ``mockllm._wire.deltas`` for it); a stream made whole at once without cutting
+    its text (``DeltaRun.spaced``) is made to cut it event by event."""
+    failing = _failing_after(batches)
+    for module in (sys.modules[CODEC_MODULES[protocol]], deltas):
+        if hasattr(module, "text_batches"):
+            monkeypatch.setattr(module, "text_batches", failing)
+    monkeypatch.setattr(deltas.DeltaRun, "spaced", lambda self, plan: None)
+
+
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 def test_a_bug_mid_stream_ends_the_stream_with_the_protocols_error_event_and_request_id(
     protocol: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(sys.modules[CODEC_MODULES[protocol]], "text_batches", _failing_after(5))
+    _break_text_batches(protocol, 5, monkeypatch)
     reply = ask(MockLLM(), protocol, text(50))
     assert reply.status == 200 and reply.length is None  # the head went fine: headers are sent
     request_id = dict(reply.headers)["request-id" if protocol == "anthropic-messages" else "x-request-id"]
@@ -151,7 +163,7 @@ def test_a_bug_mid_stream_ends_the_stream_with_the_protocols_error_event_and_req
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 def test_a_bug_rendering_the_start_of_a_stream_is_a_json_500(protocol: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(sys.modules[CODEC_MODULES[protocol]], "text_batches", _failing_after(0))
+    _break_text_batches(protocol, 0, monkeypatch)
     mock = MockLLM()
     reply = ask(mock, protocol, text(50))
     assert reply.status == 500 and not reply.streaming

@@ -1,0 +1,27 @@
+"""A value the mock puts in a reply header (an instruction id, a fallback reason) is
+always sendable: h11 refuses non-ASCII, control characters and edge whitespace, and the
+client would get no response at all."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mockllm._limits import HEADER_VALUE_MAX, header_value
+
+_VALUES = st.text(alphabet=st.sampled_from(list(" a~\t\n\x00\x1f\x7fé\u2028")), max_size=HEADER_VALUE_MAX + 10)
+
+
+@settings(max_examples=500, deadline=None)
+@given(_VALUES)
+def test_a_header_value_is_sendable_and_keeps_what_was_already(value: str) -> None:
+    sent = header_value(value)
+    assert sent.isascii() and sent.isprintable() and sent == sent.strip()
+    assert len(sent) <= HEADER_VALUE_MAX
+    if value.isascii() and value.isprintable() and value == value.strip() and len(value) <= HEADER_VALUE_MAX:
+        assert sent == value
+    else:
+        # Escaped as Python escapes it, then clipped: what a reader can trace back.
+        escaped = value.encode("ascii", "backslashreplace").decode("ascii")
+        escaped = "".join(c if c.isprintable() else f"\\x{ord(c):02x}" for c in escaped).strip()
+        assert sent == (escaped if len(escaped) <= HEADER_VALUE_MAX else escaped[: HEADER_VALUE_MAX - 3] + "...")
