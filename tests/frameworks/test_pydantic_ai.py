@@ -15,19 +15,10 @@ from typing import Any
 
 import pytest
 
-from tests.frameworks.support import (
-    ANSWER,
-    GREETING,
-    PLAIN,
-    STREAM,
-    STREAMED,
-    TOOL_LOOP,
-    get_weather,
-    skip_module_unless_installed,
-    trail,
-)
+from tests.frameworks import support
+from tests.frameworks.support import ANSWER, GREETING, PLAIN, STREAM, STREAMED, TOOL_LOOP, get_weather, trail
 
-skip_module_unless_installed(
+support.skip_module_unless_installed(
     "pydantic_ai", "google.genai", reason="pydantic-ai-slim[google] is not installed (the dev extra)"
 )
 
