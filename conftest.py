@@ -3,22 +3,42 @@
 from __future__ import annotations
 
 import importlib
+import os
+from pathlib import Path
 
 import pytest
 
 # The plugin's own tests drive pytest through pytester.
 pytest_plugins = ["pytester"]
 
+# The suite speaks no TLS (no network but 127.0.0.1), yet each httpx or httpx2 client built
+# with the default ``verify=True`` (google-genai's too) reads a whole CA bundle into a new
+# SSL context: 25-40 ms of CPU, and the SDK clients and the server fixture's own calls build
+# thousands (half the CPU of test_sdk_behaviours.py). ``SSL_CERT_FILE``, which they all read,
+# names instead one certificate of a CA whose key was thrown away: a client is cheap to
+# build, and a TLS handshake to anywhere fails. Set before xdist starts its workers: they,
+# and every process the tests start, inherit it.
+os.environ["SSL_CERT_FILE"] = str(Path(__file__).parent / "tests" / "trust_nothing_ca.pem")
+os.environ.pop("SSL_CERT_DIR", None)
+
 # Before any test module imports the SDKs: pydantic (on Python < 3.13) finds the source of
 # each model that documents its fields with attribute docstrings (scim2-models, scim2-client
 # and scim2-tester define some 3,000) by walking the stack and calling inspect.getmodule,
-# which scans sys.modules. Imported here, among ~1,100 modules, they cost a worker about 1 s
-# of CPU; imported where a test module first needs them, after the SDKs (~5,000), about 3 s.
-for _name in ("scim2_models", "scim2_client.engines.httpx2", "scim2_tester"):
-    try:
-        importlib.import_module(_name)
-    except ImportError:  # the lean environment has no SCIM tooling
-        pass
+# which scans sys.modules. Imported as collection starts, among ~900 modules, they cost a
+# worker about 1 s of CPU; imported where a test module first needs them, after the SDKs
+# (~5,000), about 3 s. Only in a process that collects: xdist's controller runs no test.
+SCIM_PACKAGES = ("scim2_models", "scim2_client.engines.httpx2", "scim2_tester")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection(session: pytest.Session) -> None:
+    if session.config.pluginmanager.has_plugin("dsession"):  # xdist's controller
+        return
+    for name in SCIM_PACKAGES:
+        try:
+            importlib.import_module(name)
+        except ImportError:  # the lean environment has no SCIM tooling
+            pass
 
 
 @pytest.hookimpl(tryfirst=True)

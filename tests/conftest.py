@@ -1,7 +1,7 @@
 """Fixtures shared by the project's own tests: the mock behind each door.
 
-``mock_server_url`` runs ``python -m mockllm serve --port 0`` once per session on
-127.0.0.1 and stops it by its PID. ``door`` is parametrised over the two ways in —
+``mock_server_url`` is the URL of the plugin's session server (``python -m mockllm serve
+--port 0`` on 127.0.0.1, stopped by its PID). ``door`` is parametrised over the two ways in —
 the in-process transport and the loopback server — and builds official SDK clients
 pointed at the mock either way.
 """
@@ -22,15 +22,38 @@ import harness.plugin.scenario_item  # noqa: F401
 # submodules as attributes: a second run's ``from harness import invariants`` would get the
 # first run's copy beside fresh copies of the plugin's lazy imports (two ``Event`` classes).
 # Imported once here, they are the outer session's and every inner run shares them.
-from harness.plugin.fixtures import MockLLMFixture, MockLLMServer, start_server
+from harness.plugin.fixtures import MockLLMFixture, MockLLMServer
 from mockllm._engine import MockLLM
 
 
 @pytest.fixture(scope="session")
-def mock_server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """Base URL (no /v1) of a mock server subprocess on 127.0.0.1."""
-    with start_server(tmp_path_factory.mktemp("mock-server")) as server:
-        yield server.base_url
+def mock_server_url(mockllm_server_process: MockLLMServer) -> str:
+    """Base URL (no /v1) of a mock server subprocess on 127.0.0.1: the plugin's session
+    server (its root mock, seed 0, strict), so that a worker starts one server, not two."""
+    return mockllm_server_process.base_url
+
+
+# An inner run's ``mockllm_server`` tests can play on this session's server (each test in a
+# server-side session of its own, as on the plugin's own server) instead of on one the inner
+# run starts: a start costs about a second of CPU. Starting the plugin's own server is
+# tested in test_plugin.py, test_server_fixture.py and test_replay.py.
+SHARED_SERVER_CONFTEST = """
+import pytest
+from harness.plugin.fixtures import MockLLMServer
+
+@pytest.fixture(scope="session")
+def mockllm_server_process():
+    server = MockLLMServer({url!r})
+    yield server
+    server.close()
+"""
+
+
+@pytest.fixture
+def shared_server_conftest(mock_server_url: str) -> str:
+    """Source for an inner run's conftest.py: its ``mockllm_server_process`` is this
+    session's server, which its ``mockllm_server`` tests then use."""
+    return SHARED_SERVER_CONFTEST.format(url=mock_server_url)
 
 
 class Door:

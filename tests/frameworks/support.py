@@ -3,10 +3,23 @@ journal read back as (protocol, turn, instruction id)."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from typing import Any
 
+import pytest
+
 from mockllm import InstructionChain
+
+
+def skip_module_unless_installed(*packages: str, reason: str) -> None:
+    """Skip the calling test module unless every package in ``packages`` is installed.
+
+    Found, not imported: a framework costs ~1 s of CPU to import, which every xdist worker
+    would pay at collection for tests that only one of them runs. The tests import it."""
+    if any(importlib.util.find_spec(name) is None for name in packages):
+        pytest.skip(reason, allow_module_level=True)
+
 
 GREETING = "Hello from the mock, through the framework."
 STREAMED = "One two three four five six seven eight."

@@ -26,13 +26,12 @@ from tests.frameworks.support import (
     STREAMED,
     TOOL_LOOP,
     get_weather,
+    skip_module_unless_installed,
     streamed,
     trail,
 )
 
-pytest.importorskip("langchain_core", reason="langchain-core is not installed (the dev extra)")
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage  # noqa: E402
-from langchain_core.tools import tool  # noqa: E402
+skip_module_unless_installed("langchain_core", reason="langchain-core is not installed (the dev extra)")
 
 DEPLOYMENT = "my-gpt-deployment"
 
@@ -115,6 +114,8 @@ def chat(served: Any, provider: str) -> Iterator[tuple[str, Any]]:
 
 
 def test_invoke_returns_the_scripted_reply(served: Any, chat: tuple[str, Any]) -> None:
+    from langchain_core.messages import AIMessage
+
     protocol, llm = chat
     reply = llm.invoke(PLAIN)
     assert isinstance(reply, AIMessage)
@@ -142,13 +143,15 @@ def test_astream_yields_the_reply_in_pieces(served: Any, provider: str, chat: tu
     assert streamed(served) == [True]
 
 
-@tool("get_weather")
-def weather_tool(city: str) -> str:
-    """The weather in a city."""
-    return get_weather(city)
-
-
 def test_bind_tools_loop_runs_the_tool_and_answers(served: Any, chat: tuple[str, Any]) -> None:
+    from langchain_core.messages import BaseMessage, HumanMessage, ToolMessage
+    from langchain_core.tools import tool
+
+    @tool("get_weather")
+    def weather_tool(city: str) -> str:
+        """The weather in a city."""
+        return get_weather(city)
+
     protocol, llm = chat
     model = llm.bind_tools([weather_tool])
     history: list[BaseMessage] = [HumanMessage(TOOL_LOOP)]

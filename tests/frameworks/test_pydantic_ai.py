@@ -15,18 +15,23 @@ from typing import Any
 
 import pytest
 
+from tests.frameworks import support
 from tests.frameworks.support import ANSWER, GREETING, PLAIN, STREAM, STREAMED, TOOL_LOOP, get_weather, trail
 
-pydantic_ai = pytest.importorskip("pydantic_ai", reason="pydantic-ai-slim[google] is not installed (the dev extra)")
-google_model = pytest.importorskip("pydantic_ai.models.google", reason="pydantic-ai-slim[google] is not installed")
-google_provider = pytest.importorskip("pydantic_ai.providers.google")
+support.skip_module_unless_installed(
+    "pydantic_ai", "google.genai", reason="pydantic-ai-slim[google] is not installed (the dev extra)"
+)
 
 
 @pytest.fixture
 def agent(served: Any) -> Iterator[Any]:
     """A pydantic-ai agent on Gemini, pointed at ``served``, with the ``get_weather`` tool."""
-    provider = google_provider.GoogleProvider(api_key="test-key", base_url=served.base_url)
-    model = google_model.GoogleModel("gemini-mock-flash", provider=provider)
+    import pydantic_ai
+    from pydantic_ai.models.google import GoogleModel
+    from pydantic_ai.providers.google import GoogleProvider
+
+    provider = GoogleProvider(api_key="test-key", base_url=served.base_url)
+    model = GoogleModel("gemini-mock-flash", provider=provider)
     yield pydantic_ai.Agent(model, tools=[get_weather])
 
 

@@ -9,6 +9,7 @@ process, join their streamed text (and collect the whole calls) to the default's
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import httpx
@@ -72,7 +73,11 @@ def in_process(protocol: str, shape: StreamShape | None) -> Any:
         fixture.close()
 
 
-DEFAULT = {protocol: in_process(protocol, None) for protocol in SDK_PROTOCOLS}
+@functools.cache
+def default_message(protocol: str) -> Any:
+    """What the SDK's stream helper reassembles from the default shape: made once, when a
+    test first needs it (not at collection, which every xdist worker does)."""
+    return in_process(protocol, None)
 
 
 @pytest.mark.parametrize("protocol", SDK_PROTOCOLS)
@@ -80,7 +85,7 @@ def test_the_sdks_reassemble_the_default_message_from_every_legal_shape_in_proce
     @settings(max_examples=40, deadline=None, database=None)
     @given(shape=mockllm.strategies.stream_shapes(protocol=protocol))
     def same_message(shape: StreamShape) -> None:
-        assert in_process(protocol, shape) == DEFAULT[protocol]
+        assert in_process(protocol, shape) == default_message(protocol)
 
     same_message()
 
@@ -92,7 +97,7 @@ def test_the_sdks_reassemble_the_default_message_from_every_legal_shape_over_the
 ) -> None:
     mockllm_server.script(CHAIN, stream=shape)  # replaces the previous example's registration
     for protocol in SDK_PROTOCOLS:
-        assert reassembled(mockllm_server, protocol) == DEFAULT[protocol]
+        assert reassembled(mockllm_server, protocol) == default_message(protocol)
 
 
 EACH_KNOB: list[dict[str, Any]] = [
@@ -108,7 +113,7 @@ EACH_KNOB: list[dict[str, Any]] = [
 @pytest.mark.parametrize("shape", EACH_KNOB)
 def test_each_knob_keeps_the_message(shape: dict[str, Any]) -> None:
     for protocol in SDK_PROTOCOLS:
-        assert in_process(protocol, StreamShape.model_validate(shape)) == DEFAULT[protocol]
+        assert in_process(protocol, StreamShape.model_validate(shape)) == default_message(protocol)
 
 
 # -- Gemini (google-genai) and Ollama: their clients join the streamed parts themselves --

@@ -80,7 +80,10 @@ def offline(monkeypatch: pytest.MonkeyPatch, tmp_path: object) -> None:
     monkeypatch.delenv("no_proxy", raising=False)
 
 
-def test_a_bedrock_client_not_pointed_at_the_mock_is_refused(strict_pytester: pytest.Pytester, offline: None) -> None:
+def test_a_bedrock_client_not_pointed_at_the_mock_is_refused(
+    strict_pytester: pytest.Pytester, shared_server_conftest: str, offline: None
+) -> None:
+    strict_pytester.makeconftest(shared_server_conftest)  # mockllm_server on this session's server
     strict_pytester.makepyfile(test_guarded=GUARDED)
     # A fresh interpreter: botocore is first imported inside a test, while the guard is on.
     result = strict_pytester.runpytest_subprocess()
@@ -96,6 +99,9 @@ def test_a_bedrock_client_not_pointed_at_the_mock_is_refused(strict_pytester: py
     )
 
 
-def test_patch_env_points_an_apps_own_boto3_client_at_the_mock(strict_pytester: pytest.Pytester, offline: None) -> None:
+def test_patch_env_points_an_apps_own_boto3_client_at_the_mock(
+    strict_pytester: pytest.Pytester, shared_server_conftest: str, offline: None
+) -> None:
+    strict_pytester.makeconftest(shared_server_conftest)
     strict_pytester.makepyfile(test_patched=PATCHED)
     strict_pytester.runpytest().assert_outcomes(passed=1)

@@ -10,6 +10,9 @@ pytest.importorskip("httpx2", reason="httpx2 is not installed (the httpx2 extra)
 pytest.importorskip("openai", minversion="3", reason="openai>=3 (built on httpx2) is not installed")
 pytest.importorskip("anthropic", minversion="1", reason="anthropic>=1 (built on httpx2) is not installed")
 
+# The inner runs' ``mockllm_server`` tests play on this session's server, each in a
+# server-side session of its own (``shared_server_conftest``, tests/conftest.py).
+
 CONFTEST = """
 import socket
 import pytest
@@ -73,8 +76,10 @@ def test_allowed(FIXTURE):
 
 
 @pytest.mark.parametrize("fixture", ["mockllm", "mockllm_server"])
-def test_a_tool_call_the_request_did_not_declare_fails_the_test(strict_pytester: pytest.Pytester, fixture: str) -> None:
-    strict_pytester.makeconftest(CONFTEST)
+def test_a_tool_call_the_request_did_not_declare_fails_the_test(
+    strict_pytester: pytest.Pytester, shared_server_conftest: str, fixture: str
+) -> None:
+    strict_pytester.makeconftest(CONFTEST + shared_server_conftest)
     strict_pytester.makepyfile(helpers=HELPERS, test_tools=TOOLS_TEST.replace("FIXTURE", fixture))
     result = strict_pytester.runpytest()
     result.assert_outcomes(passed=5, errors=3)
@@ -110,7 +115,10 @@ def test_one_miss_then_a_thousand_hits(FIXTURE):
 
 
 @pytest.mark.parametrize("fixture", ["mockllm", "mockllm_server"])
-def test_a_miss_the_journal_forgot_still_fails_the_test(strict_pytester: pytest.Pytester, fixture: str) -> None:
+def test_a_miss_the_journal_forgot_still_fails_the_test(
+    strict_pytester: pytest.Pytester, shared_server_conftest: str, fixture: str
+) -> None:
+    strict_pytester.makeconftest(shared_server_conftest)
     strict_pytester.makepyfile(test_forgotten=FORGOTTEN_TEST.replace("FIXTURE", fixture))
     result = strict_pytester.runpytest()
     result.assert_outcomes(passed=1, errors=1)
@@ -164,9 +172,9 @@ def test_allowed_goes_through(FIXTURE):
 
 @pytest.mark.parametrize("fixture", ["mockllm", "mockllm_server"])
 def test_a_client_not_pointed_at_the_mock_is_refused_and_fails_the_test(
-    strict_pytester: pytest.Pytester, fixture: str
+    strict_pytester: pytest.Pytester, shared_server_conftest: str, fixture: str
 ) -> None:
-    strict_pytester.makeconftest(CONFTEST)
+    strict_pytester.makeconftest(CONFTEST + shared_server_conftest)
     strict_pytester.makepyfile(test_unpointed=UNPOINTED_TEST.replace("FIXTURE", fixture))
     result = strict_pytester.runpytest()
     result.assert_outcomes(passed=4, errors=2)

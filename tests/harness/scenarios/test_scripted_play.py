@@ -84,25 +84,10 @@ script:
 MODES = [pytest.param([], id="in-process"), pytest.param(["--mockllm-replay-server"], id="server")]
 
 
-# The items over the server play on this session's server (each in a server-side session
-# of its own, as on the plugin's), not on one that each inner run starts: a server start
-# costs about a second of CPU. Starting the plugin's own is tested in test_plugin.py,
-# test_server_fixture.py and test_replay.py.
-SHARED_SERVER = """
-import pytest
-from harness.plugin.fixtures import MockLLMServer
-
-@pytest.fixture(scope="session")
-def mockllm_server_process():
-    server = MockLLMServer({url!r})
-    yield server
-    server.close()
-"""
-
-
 @pytest.fixture
-def project(strict_pytester: pytest.Pytester, mock_server_url: str) -> pytest.Pytester:
-    strict_pytester.makeconftest(SHARED_SERVER.format(url=mock_server_url))
+def project(strict_pytester: pytest.Pytester, shared_server_conftest: str) -> pytest.Pytester:
+    # The items over the server play on this session's server (tests/conftest.py).
+    strict_pytester.makeconftest(shared_server_conftest)
     strict_pytester.makepyfile(my_runner=RUNNER)
     strict_pytester.syspathinsert()
     (strict_pytester.path / "scenarios").mkdir()
