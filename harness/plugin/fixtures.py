@@ -12,7 +12,9 @@ openai>=3 and anthropic>=1, ``httpx`` for openai 2.x and anthropic 0.x. The SDKs
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
+import ssl
 import subprocess
 import sys
 import time
@@ -103,7 +105,7 @@ class _Clients:
 
     def _client(self, library: ModuleType, *, is_async: bool) -> Any:
         cls = library.AsyncClient if is_async else library.Client
-        client = cls(transport=self._transport(library), base_url=self.base_url)
+        client = cls(transport=self._transport(library), base_url=self.base_url, verify=tls_context())
         if not is_async:
             self._to_close.append(client)
         return client
@@ -249,17 +251,17 @@ class MockLLMServer(_Clients):
     @property
     def journal(self) -> Journal:
         """The server's journal (read over HTTP), newest last."""
-        with httpx.Client() as client:
+        with httpx.Client(verify=tls_context()) as client:
             entries = client.get(f"{self.base_url}/_mockllm/requests").json()
         return Journal(JournalEntry.model_validate(e) for e in entries)
 
     def findings(self) -> Findings:
         """The server-side mock's findings (``GET /_mockllm/findings``)."""
-        with httpx.Client() as client:
+        with httpx.Client(verify=tls_context()) as client:
             return Findings.model_validate(client.get(f"{self.base_url}/_mockllm/findings").raise_for_status().json())
 
     def unused_steps(self) -> list[UnusedStep]:
-        with httpx.Client() as client:
+        with httpx.Client(verify=tls_context()) as client:
             steps = client.get(f"{self.base_url}/_mockllm/unused").raise_for_status().json()
         return [UnusedStep(**step) for step in steps]
 
@@ -270,7 +272,7 @@ class MockLLMServer(_Clients):
         matching = as_match(match).model_dump(exclude_none=True)
         chain = with_stream(chain, stream, stream_faults)
         body = {**as_chain(chain).model_dump(mode="json", exclude_none=True), "match": matching}
-        with httpx.Client() as client:
+        with httpx.Client(verify=tls_context()) as client:
             response = client.post(f"{self.base_url}/_mockllm/scripts", json=body)
         if response.status_code != 201:
             raise ValueError(f"the server refused the script: {response.text}")
@@ -278,14 +280,14 @@ class MockLLMServer(_Clients):
 
     def scripts(self) -> list[dict[str, Any]]:
         """The registered scripts (``GET /_mockllm/scripts``)."""
-        with httpx.Client() as client:
+        with httpx.Client(verify=tls_context()) as client:
             return client.get(f"{self.base_url}/_mockllm/scripts").raise_for_status().json()
 
     def script_descriptions(self) -> list[str]:
         return [entry["description"] for entry in self.scripts()]
 
     def reset(self) -> None:
-        with httpx.Client() as client:
+        with httpx.Client(verify=tls_context()) as client:
             client.post(f"{self.base_url}/_mockllm/reset").raise_for_status()
 
     @contextlib.contextmanager
@@ -296,15 +298,24 @@ class MockLLMServer(_Clients):
         if stream is not None:
             shape = stream if isinstance(stream, StreamShape) else StreamShape.model_validate(stream)
             settings["stream"] = shape.model_dump(mode="json", exclude_defaults=True)
-        with httpx.Client() as client:
+        with httpx.Client(verify=tls_context()) as client:
             created = client.post(f"{self.base_url}/_mockllm/sessions", json=settings).raise_for_status().json()
         session = MockLLMServer(self.base_url + created["path"], self.pid)
         try:
             yield session
         finally:
             session.close()
-            with httpx.Client() as client:
+            with httpx.Client(verify=tls_context()) as client:
                 client.delete(session.base_url)
+
+
+@functools.cache
+def tls_context() -> ssl.SSLContext:
+    """One TLS context (httpx's default: certifi's bundle, or ``SSL_CERT_FILE``) for every
+    client the fixtures make: a client made with the default ``verify=True`` loads the
+    whole CA bundle again, 25-40 ms of CPU, and a ``mockllm_server`` test makes several
+    (its SDK clients, each call to the journal, scripts or findings)."""
+    return httpx.create_ssl_context()
 
 
 @contextlib.contextmanager
