@@ -37,6 +37,7 @@ from typing import Any
 
 from mockllm._cutting import cut_problem
 from mockllm._delivery import Delivery, delivery_for
+from mockllm._exceptions import RequestRejected
 from mockllm._exchange import JOURNAL_TEXT_MAX, Exchange, MockLLM
 from mockllm._held import HeldNotFound, held_reply_id
 from mockllm._journal import Outcome, recorded_reply, recorded_request
@@ -49,9 +50,11 @@ from mockllm._response_headers import JSON_TYPE, body_request_id, with_headers
 from mockllm._selection import Selection, select_in_conversation
 from mockllm._tool_check import undeclared_tool_calls
 from mockllm._usage import prompt_json, tokens_in
-from mockllm._wire.base import EventBatches, RequestRejected, dumps, query_params
+from mockllm._wire.encoding import dumps
 from mockllm._wire.endpoints import ENDPOINT_ROUTES, answer_endpoint
+from mockllm._wire.reading import query_params
 from mockllm._wire.registry import CODECS, codec_for_path
+from mockllm._wire.rendering import EventBatches
 
 __all__ = ["answer", "cap", "expand_held", "journal", "plan", "read", "read_conversation", "render", "route", "select"]
 

@@ -26,7 +26,7 @@ from typing import Any
 
 from mockllm._held import WHY_NOT_HELD, HeldMemory, HeldNotFound
 from mockllm._state import MemoryState, State
-from mockllm._wire.base import dumps
+from mockllm._wire.encoding import dumps
 
 __all__ = ["ResponseStore"]
 

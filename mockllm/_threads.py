@@ -21,7 +21,7 @@ from typing import Any
 
 from mockllm._held import WHY_NOT_HELD, HeldMemory, HeldNotFound
 from mockllm._state import State
-from mockllm._wire.base import dumps
+from mockllm._wire.encoding import dumps
 
 __all__ = ["ThreadNotFound", "ThreadStore", "on_thread"]
 

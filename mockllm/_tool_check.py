@@ -20,7 +20,7 @@ from typing import Any
 from mockllm._journal import UndeclaredToolCall
 from mockllm._limits import clip_text
 from mockllm._plan import ToolCallPart
-from mockllm._wire.base import DeclaredTools
+from mockllm._wire.reading import DeclaredTools
 
 __all__ = ["undeclared_tool_calls"]
 

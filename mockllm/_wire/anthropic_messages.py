@@ -26,16 +26,10 @@ if TYPE_CHECKING:
     from mockllm._state import State
 
 from mockllm._wire.anthropic_requests import checked_messages, read_messages
-from mockllm._wire.base import (
-    DeclaredTools,
-    EventBatches,
-    StreamRenderer,
-    dumps,
-    first_events,
-    sse_event,
-    tools_declared,
-)
 from mockllm._wire.deltas import DeltaRun, StreamItems, expanded, joined
+from mockllm._wire.encoding import dumps, sse_event
+from mockllm._wire.reading import DeclaredTools, tools_declared
+from mockllm._wire.rendering import EventBatches, StreamRenderer, first_events
 
 __all__ = [
     "AnthropicMessagesCodec",

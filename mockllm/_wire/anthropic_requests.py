@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 from mockllm._conversation import Conversation, Row, listed_conversation, text_of
+from mockllm._exceptions import RequestRejected
 from mockllm._generation import TOOL_CALL_ID
-from mockllm._wire.base import RequestRejected
 from mockllm._wire.parameter_types import Kind, wrong_type
 
 __all__ = ["THINKING_MIN_BUDGET", "checked_messages", "read_messages"]

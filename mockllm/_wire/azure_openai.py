@@ -21,10 +21,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from mockllm._conversation import Conversation
+from mockllm._exceptions import RequestRejected
 from mockllm._plan import ReplyPlan
-from mockllm._wire.base import EventBatches, RequestRejected, dumps
+from mockllm._wire.encoding import dumps
 from mockllm._wire.openai_chat import OpenAIChatCodec
 from mockllm._wire.openai_errors import openai_error_body
+from mockllm._wire.rendering import EventBatches
 
 __all__ = ["AzureOpenAICodec", "azure_openai"]
 

@@ -1,96 +1,27 @@
 """What every wire codec provides. A codec is pure: request body in, bytes out.
 
 A codec never knows how bytes travel: the engine (``mockllm._engine``) calls it, and
-the server and the in-process transports deliver what the engine returns.
+the server and the in-process transports deliver what the engine returns. What codecs
+share beside this protocol: ``mockllm._wire.encoding`` (JSON, SSE),
+``mockllm._wire.reading`` (query, declared tools), ``mockllm._wire.rendering``
+(streams, and the defaults of ``StreamRenderer``).
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterable, Iterator, Mapping
-from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol
-from urllib.parse import parse_qsl
 
 from mockllm._conversation import Conversation
-from mockllm._exceptions import RequestRejected
 from mockllm._plan import ReplyPlan
+from mockllm._wire.reading import DeclaredTools
+from mockllm._wire.rendering import EventBatches
 
 if TYPE_CHECKING:
     from mockllm._held import HeldConversations
     from mockllm._state import State
 
-__all__ = [
-    "SSE_MEDIA_TYPE",
-    "EventBatches",
-    "RequestRejected",
-    "StreamRenderer",
-    "WireCodec",
-    "dumps",
-    "first_events",
-    "query_params",
-    "sse_event",
-]
-
-SSE_MEDIA_TYPE = "text/event-stream; charset=utf-8"
-
-EventBatches = Iterator[list[bytes]]
-"""A streamed reply as it is rendered: lists of complete events (SSE events, NDJSON
-lines, event-stream messages: each with its framing), in order."""
-
-
-def query_params(query: str) -> dict[str, str]:
-    """The parameters of a URL query string (the last value of a repeated name)."""
-    return dict(parse_qsl(query, keep_blank_values=True))
-
-
-# ``json.dumps(obj, separators=(",", ":"), ensure_ascii=False)``, its encoder built once
-# (``json.dumps`` builds one per call given options; a stream dumps a few per reply),
-# and its C part too where there is one (``JSONEncoder.encode`` builds that per call,
-# with the table that finds cycles, which nothing the mock renders has).
-_compact = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
-_c_compact = (
-    c_make_encoder(None, _compact.default, encode_basestring, None, ":", ",", False, False, True)
-    if c_make_encoder is not None
-    else None
-)
-
-
-def dumps(obj: Any) -> str:
-    """Compact JSON, as the providers send it (and the same bytes on every run)."""
-    if _c_compact is None or isinstance(obj, str):
-        return _compact.encode(obj)
-    return "".join(_c_compact(obj, 0))
-
-
-def sse_event(data: Any, event: str | None = None) -> bytes:
-    """One server-sent event: optional ``event:`` line, one ``data:`` line, blank line."""
-    payload = data if isinstance(data, str) else dumps(data)
-    if event is None:
-        return f"data: {payload}\n\n".encode()
-    return f"event: {event}\ndata: {payload}\n\n".encode()
-
-
-DeclaredTools = dict[str, Any]
-"""A request's declared tools: name -> the JSON schema of its arguments (None: no schema)."""
-
-
-def tools_declared(items: Any, schema_field: str, *, nested: str | None = None) -> DeclaredTools:
-    """The named tools of a request's ``tools`` list: each item's ``name`` and
-    ``schema_field`` (inside ``item[nested]`` when the item has that object)."""
-    declared: DeclaredTools = {}
-    if not isinstance(items, list):
-        return declared
-    for item in items:
-        if not isinstance(item, dict):
-            continue
-        if nested is not None and isinstance(item.get(nested), dict):
-            item = item[nested]
-        name = item.get("name")
-        if isinstance(name, str):
-            schema = item.get(schema_field)
-            declared[name] = schema if isinstance(schema, dict) else None
-    return declared
+__all__ = ["WireCodec"]
 
 
 class WireCodec(Protocol):
@@ -192,65 +123,3 @@ class WireCodec(Protocol):
         self, method: str, path: str, body: bytes, store: HeldConversations
     ) -> tuple[int, bytes] | None: ...
     def error_headers(self, status: int, type: str | None) -> dict[str, str]: ...
-
-
-class StreamRenderer:
-    """What every codec derives from its ``render_stream``, and the defaults of a codec
-    served on one path suffix, streaming SSE."""
-
-    route: str
-
-    @property
-    def routes(self) -> tuple[str, ...]:
-        return (f"POST /v1{self.route}",)
-
-    @property
-    def stream_media_type(self) -> str:
-        return SSE_MEDIA_TYPE
-
-    def matches(self, path: str) -> bool:
-        return path.endswith(self.route)
-
-    def for_request(self, path: str, query: Mapping[str, str]) -> Any:
-        return self
-
-    def request_model(self, body: Any) -> str | None:
-        """The body's ``model``, when it is a string."""
-        model = body.get("model") if isinstance(body, dict) else None
-        return model if isinstance(model, str) else None
-
-    def render_stream(self, plan: ReplyPlan, body: dict[str, Any]) -> EventBatches:
-        raise NotImplementedError
-
-    def error_headers(self, status: int, type: str | None) -> dict[str, str]:
-        return {}
-
-    def render_events(self, plan: ReplyPlan, body: dict[str, Any]) -> list[bytes]:
-        """The whole stream as one list of events (tests, and callers wanting it all)."""
-        return [event for batch in self.render_stream(plan, body) for event in batch]
-
-    def render_joined(self, plan: ReplyPlan, body: dict[str, Any]) -> bytes | None:
-        """None: the stream is made event by event."""
-        return None
-
-    def held_conversations(self, state: State) -> HeldConversations | None:
-        """None: most providers hold no conversation between requests."""
-        return None
-
-    def answer_held_route(
-        self, method: str, path: str, body: bytes, store: HeldConversations
-    ) -> tuple[int, bytes] | None:
-        return None
-
-
-def first_events(batches: Iterable[list[Any]], count: int) -> Iterator[list[Any]]:
-    """The batches of the first ``count`` items of ``batches`` (the last one cut short),
-    taking no more from ``batches`` than those need."""
-    if count <= 0:
-        return
-    for batch in batches:
-        if len(batch) >= count:
-            yield batch[:count]
-            return
-        count -= len(batch)
-        yield batch

@@ -29,11 +29,12 @@ from mockllm._conversation import Conversation, Row, listed_conversation, user_t
 from mockllm._cutting import argument_batches
 from mockllm._plan import ReplyPlan, TextPart, ToolCallPart
 from mockllm._wire.anthropic_messages import JSON_SLICE, thinking_signature
-from mockllm._wire.base import DeclaredTools, dumps
 from mockllm._wire.bedrock_runtime import BedrockRuntimeCodec
 from mockllm._wire.bedrock_validation import check_converse_request
 from mockllm._wire.deltas import StreamItems
+from mockllm._wire.encoding import dumps
 from mockllm._wire.eventstream import event_message, framer, kept_event_message
+from mockllm._wire.reading import DeclaredTools
 
 __all__ = ["BedrockConverseCodec", "bedrock_converse"]
 

@@ -11,7 +11,8 @@
 
 from __future__ import annotations
 
-from mockllm._wire.base import RequestRejected, dumps
+from mockllm._exceptions import RequestRejected
+from mockllm._wire.encoding import dumps
 from mockllm._wire.eventstream import exception_message
 
 __all__ = [

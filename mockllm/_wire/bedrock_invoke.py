@@ -20,13 +20,15 @@ from json.encoder import encode_basestring as encode_string
 from typing import Any
 
 from mockllm._conversation import Conversation
+from mockllm._exceptions import RequestRejected
 from mockllm._plan import ReplyPlan
 from mockllm._wire.anthropic_messages import SSEFraming, anthropic_messages, stream_events
-from mockllm._wire.base import DeclaredTools, RequestRejected, dumps
 from mockllm._wire.bedrock_errors import reject
 from mockllm._wire.bedrock_runtime import BedrockRuntimeCodec
 from mockllm._wire.deltas import StreamItems
+from mockllm._wire.encoding import dumps
 from mockllm._wire.eventstream import FramedRun, framer
+from mockllm._wire.reading import DeclaredTools
 
 __all__ = ["BedrockInvokeCodec", "bedrock_invoke", "decode_chunk"]
 

@@ -19,7 +19,6 @@ from itertools import chain
 from typing import Any, Self
 
 from mockllm._plan import ReplyPlan
-from mockllm._wire.base import EventBatches, StreamRenderer, first_events
 from mockllm._wire.bedrock_errors import (
     REQUEST_ID_HEADER,
     bedrock_error_body,
@@ -28,6 +27,7 @@ from mockllm._wire.bedrock_errors import (
 )
 from mockllm._wire.deltas import StreamItems, expanded, joined
 from mockllm._wire.eventstream import EVENT_STREAM_MEDIA_TYPE
+from mockllm._wire.rendering import EventBatches, StreamRenderer, first_events
 
 __all__ = ["BEDROCK_PATH", "BedrockRuntimeCodec", "bedrock_route"]
 

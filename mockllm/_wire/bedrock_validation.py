@@ -17,8 +17,9 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from mockllm._wire.base import RequestRejected, dumps
+from mockllm._exceptions import RequestRejected
 from mockllm._wire.bedrock_errors import reject
+from mockllm._wire.encoding import dumps
 
 __all__ = ["check_converse_request"]
 

@@ -19,8 +19,9 @@ import random
 import struct
 from typing import Any
 
+from mockllm._exceptions import RequestRejected
 from mockllm._usage import tokens_in
-from mockllm._wire.base import RequestRejected, dumps
+from mockllm._wire.encoding import dumps
 
 __all__ = ["DEFAULT_DIMENSIONS", "MAX_DIMENSIONS", "embed", "embeddings_response"]
 

@@ -23,10 +23,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from mockllm._exceptions import RequestRejected
 from mockllm._usage import prompt_tokens
 from mockllm._wire.anthropic_messages import anthropic_messages
-from mockllm._wire.base import RequestRejected, dumps
 from mockllm._wire.embeddings import embeddings_response
+from mockllm._wire.encoding import dumps
 from mockllm._wire.gemini import gemini, gemini_error_body
 from mockllm._wire.gemini_endpoints import gemini_endpoint_body, gemini_endpoint_method
 from mockllm._wire.models import is_anthropic_client, model_list, model_object

@@ -31,17 +31,12 @@ from itertools import chain
 from typing import Any
 
 from mockllm._conversation import Conversation, Row, listed_conversation, user_turn
+from mockllm._exceptions import RequestRejected
 from mockllm._plan import ReplyPlan, TextPart
-from mockllm._wire.base import (
-    SSE_MEDIA_TYPE,
-    DeclaredTools,
-    EventBatches,
-    RequestRejected,
-    StreamRenderer,
-    dumps,
-    first_events,
-)
 from mockllm._wire.deltas import DeltaRun, StreamItems, expanded, joined
+from mockllm._wire.encoding import SSE_MEDIA_TYPE, dumps
+from mockllm._wire.reading import DeclaredTools
+from mockllm._wire.rendering import EventBatches, StreamRenderer, first_events
 
 __all__ = ["GEMINI_PATH", "GeminiCodec", "gemini", "gemini_error_body"]
 

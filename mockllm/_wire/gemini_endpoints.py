@@ -12,9 +12,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from mockllm._exceptions import RequestRejected
 from mockllm._usage import prompt_tokens
-from mockllm._wire.base import RequestRejected, dumps
 from mockllm._wire.embeddings import MAX_DIMENSIONS, embed
+from mockllm._wire.encoding import dumps
 from mockllm._wire.gemini import GEMINI_PATH, field, gemini
 
 __all__ = ["GEMINI_DIMENSIONS", "GEMINI_ENDPOINTS", "gemini_endpoint_body"]

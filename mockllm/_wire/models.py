@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from mockllm._wire.base import dumps
+from mockllm._wire.encoding import dumps
 
 __all__ = ["ANTHROPIC_MODELS", "OPENAI_MODELS", "is_anthropic_client", "model_list", "model_object"]
 

@@ -30,17 +30,12 @@ from itertools import chain
 from typing import Any
 
 from mockllm._conversation import Conversation, Row, chat_messages
+from mockllm._exceptions import RequestRejected
 from mockllm._plan import ReplyPlan
-from mockllm._wire.base import (
-    DeclaredTools,
-    EventBatches,
-    RequestRejected,
-    StreamRenderer,
-    dumps,
-    first_events,
-    tools_declared,
-)
 from mockllm._wire.deltas import DeltaRun, StreamItems, expanded, joined
+from mockllm._wire.encoding import dumps
+from mockllm._wire.reading import DeclaredTools, tools_declared
+from mockllm._wire.rendering import EventBatches, StreamRenderer, first_events
 
 __all__ = ["NDJSON_MEDIA_TYPE", "OllamaCodec", "ollama", "ollama_error_body"]
 

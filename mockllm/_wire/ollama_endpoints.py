@@ -12,9 +12,10 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
+from mockllm._exceptions import RequestRejected
 from mockllm._usage import tokens_in
-from mockllm._wire.base import RequestRejected, dumps
 from mockllm._wire.embeddings import MAX_DIMENSIONS, embed
+from mockllm._wire.encoding import dumps
 
 __all__ = ["OLLAMA_DIMENSIONS", "OLLAMA_ENDPOINTS", "OLLAMA_MODELS", "ollama_endpoint", "ollama_endpoint_body"]
 

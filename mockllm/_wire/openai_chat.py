@@ -20,19 +20,11 @@ from json.encoder import encode_basestring as encode_string
 from typing import Any
 
 from mockllm._conversation import Conversation, Row, chat_messages, text_of
+from mockllm._exceptions import RequestRejected
 from mockllm._pairing import PairingProblem, find_pairing_problem
 from mockllm._plan import ReplyPlan, TextPart
-from mockllm._wire.base import (
-    DeclaredTools,
-    EventBatches,
-    RequestRejected,
-    StreamRenderer,
-    dumps,
-    first_events,
-    sse_event,
-    tools_declared,
-)
 from mockllm._wire.deltas import expanded, joined
+from mockllm._wire.encoding import dumps, sse_event
 from mockllm._wire.openai_chat_chunks import (
     ARGUMENT_SLICE,
     DONE,
@@ -44,6 +36,8 @@ from mockllm._wire.openai_chat_chunks import (
 )
 from mockllm._wire.openai_errors import check_openai_types, openai_error_body, openai_error_fields
 from mockllm._wire.parameter_types import Kind, json_type
+from mockllm._wire.reading import DeclaredTools, tools_declared
+from mockllm._wire.rendering import EventBatches, StreamRenderer, first_events
 
 __all__ = ["ARGUMENT_SLICE", "SYSTEM_FINGERPRINT", "OpenAIChatCodec", "openai_chat"]
 

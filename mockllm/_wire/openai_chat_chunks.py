@@ -12,8 +12,8 @@ from typing import Any
 
 from mockllm._cutting import argument_batches
 from mockllm._plan import ReplyPlan, ToolCallPart, Usage
-from mockllm._wire.base import dumps, sse_event
 from mockllm._wire.deltas import DeltaRun, StreamItems
+from mockllm._wire.encoding import dumps, sse_event
 
 __all__ = [
     "ARGUMENT_SLICE",

@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from mockllm._wire.base import RequestRejected, dumps
+from mockllm._exceptions import RequestRejected
+from mockllm._wire.encoding import dumps
 from mockllm._wire.parameter_types import Kind, json_type, wrong_type
 
 __all__ = ["check_openai_types", "openai_error_body", "openai_error_fields"]

@@ -21,17 +21,11 @@ from mockllm._cutting import argument_batches, text_batches
 from mockllm._held import HeldConversations
 from mockllm._plan import ReplyPlan, TextPart, count_words
 from mockllm._responses_state import ResponseStore
-from mockllm._wire.base import (
-    DeclaredTools,
-    EventBatches,
-    StreamRenderer,
-    dumps,
-    first_events,
-    sse_event,
-    tools_declared,
-)
+from mockllm._wire.encoding import dumps, sse_event
 from mockllm._wire.openai_errors import openai_error_body, openai_error_fields
 from mockllm._wire.openai_responses_requests import checked_input, read_input
+from mockllm._wire.reading import DeclaredTools, tools_declared
+from mockllm._wire.rendering import EventBatches, StreamRenderer, first_events
 
 if TYPE_CHECKING:
     from mockllm._state import State

@@ -8,8 +8,8 @@ from __future__ import annotations
 from typing import Any
 
 from mockllm._conversation import Conversation, Row, text_of
+from mockllm._exceptions import RequestRejected
 from mockllm._pairing import find_pairing_problem
-from mockllm._wire.base import RequestRejected
 from mockllm._wire.openai_errors import check_openai_types
 from mockllm._wire.parameter_types import Kind, json_type
 

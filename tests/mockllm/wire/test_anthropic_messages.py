@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 
 from mockllm._plan import ErrorPlan, ReplyPlan, TextPart, ToolCallPart, Usage
 from mockllm._wire.anthropic_messages import anthropic_messages as codec
-from mockllm._wire.base import dumps, sse_event
 from mockllm._wire.bedrock_invoke import bedrock_invoke
+from mockllm._wire.encoding import dumps, sse_event
 from mockllm._wire.eventstream import event_message
 from tests.mockllm.wire.anthropic_bodies import ASK, USE_A
 from tests.mockllm.wire.wire_support import rendered

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from mockllm._conversation import Message
+from mockllm._exceptions import RequestRejected
 from mockllm._wire.anthropic_messages import anthropic_messages as codec
-from mockllm._wire.base import RequestRejected
 from tests.mockllm.wire.anthropic_bodies import ASK, BASE, MODEL, RESULT_A, USE_A
 
 

@@ -8,8 +8,8 @@ from typing import Any
 import openai
 import pytest
 
+from mockllm._exceptions import RequestRejected
 from mockllm._plan import ErrorPlan, ReplyPart, ReplyPlan, TextPart, ToolCallPart, Usage
-from mockllm._wire.base import RequestRejected
 from mockllm._wire.openai_chat import openai_chat
 from tests.mockllm.wire.wire_support import rendered
 

@@ -13,8 +13,8 @@ from openai.types.responses import Response, ResponseStreamEvent
 from pydantic import TypeAdapter
 
 from mockllm._conversation import Message
+from mockllm._exceptions import RequestRejected
 from mockllm._plan import ErrorPlan, ReplyPlan, TextPart, ToolCallPart, Usage
-from mockllm._wire.base import RequestRejected
 from mockllm._wire.openai_responses import OpenAIResponsesCodec
 from mockllm._wire.openai_responses import openai_responses as codec
 from tests.mockllm.wire.wire_support import rendered

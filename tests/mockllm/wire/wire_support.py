@@ -6,8 +6,9 @@ from typing import Any
 
 import pytest
 
+from mockllm._exceptions import RequestRejected
 from mockllm._plan import ReplyPlan
-from mockllm._wire.base import RequestRejected, WireCodec
+from mockllm._wire.base import WireCodec
 
 # The codec tests hand the rendered bytes to the openai>=3 / anthropic>=1 SDKs, on httpx2.
 httpx2 = pytest.importorskip("httpx2", reason="httpx2 is not installed (the httpx2 extra)")

@@ -1,0 +1,82 @@
+"""How a codec renders a stream: batches of events, and the defaults every codec derives
+from its ``render_stream`` (``StreamRenderer``)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any
+
+from mockllm._plan import ReplyPlan
+from mockllm._wire.encoding import SSE_MEDIA_TYPE
+
+if TYPE_CHECKING:
+    from mockllm._held import HeldConversations
+    from mockllm._state import State
+
+__all__ = ["EventBatches", "StreamRenderer", "first_events"]
+
+EventBatches = Iterator[list[bytes]]
+"""A streamed reply as it is rendered: lists of complete events (SSE events, NDJSON
+lines, event-stream messages: each with its framing), in order."""
+
+
+class StreamRenderer:
+    """What every codec derives from its ``render_stream``, and the defaults of a codec
+    served on one path suffix, streaming SSE."""
+
+    route: str
+
+    @property
+    def routes(self) -> tuple[str, ...]:
+        return (f"POST /v1{self.route}",)
+
+    @property
+    def stream_media_type(self) -> str:
+        return SSE_MEDIA_TYPE
+
+    def matches(self, path: str) -> bool:
+        return path.endswith(self.route)
+
+    def for_request(self, path: str, query: Mapping[str, str]) -> Any:
+        return self
+
+    def request_model(self, body: Any) -> str | None:
+        """The body's ``model``, when it is a string."""
+        model = body.get("model") if isinstance(body, dict) else None
+        return model if isinstance(model, str) else None
+
+    def render_stream(self, plan: ReplyPlan, body: dict[str, Any]) -> EventBatches:
+        raise NotImplementedError
+
+    def error_headers(self, status: int, type: str | None) -> dict[str, str]:
+        return {}
+
+    def render_events(self, plan: ReplyPlan, body: dict[str, Any]) -> list[bytes]:
+        """The whole stream as one list of events (tests, and callers wanting it all)."""
+        return [event for batch in self.render_stream(plan, body) for event in batch]
+
+    def render_joined(self, plan: ReplyPlan, body: dict[str, Any]) -> bytes | None:
+        """None: the stream is made event by event."""
+        return None
+
+    def held_conversations(self, state: State) -> HeldConversations | None:
+        """None: most providers hold no conversation between requests."""
+        return None
+
+    def answer_held_route(
+        self, method: str, path: str, body: bytes, store: HeldConversations
+    ) -> tuple[int, bytes] | None:
+        return None
+
+
+def first_events(batches: Iterable[list[Any]], count: int) -> Iterator[list[Any]]:
+    """The batches of the first ``count`` items of ``batches`` (the last one cut short),
+    taking no more from ``batches`` than those need."""
+    if count <= 0:
+        return
+    for batch in batches:
+        if len(batch) >= count:
+            yield batch[:count]
+            return
+        count -= len(batch)
+        yield batch
