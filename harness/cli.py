@@ -81,14 +81,43 @@ def _migrate_goldens(args: argparse.Namespace, pytest_args: Sequence[str]) -> in
     return migrate_goldens(pytest_args, dry_run=args.dry_run)
 
 
+_SERVICE_PACKAGES = ("mcp", "websockets")
+"""The service extra's own packages, in the order a missing one is named."""
+
+
+def _missing_service_extra(package: str) -> MissingExtra:
+    # The service needs the service extra, which brings every package it uses.
+    return missing_extra(package, needed_by="python -m harness serve", extra="service")
+
+
 def _serve(args: argparse.Namespace) -> int:
     """The chain service (REST, WebSocket, progress page, MCP) until SIGINT or SIGTERM."""
+    # What is missing, then the tokens, before the service is imported (MCP, the SCIM
+    # models, the mock: two seconds of CPU): a start that cannot serve ends at once.
+    for name in _SERVICE_PACKAGES:
+        if not_installed(ModuleNotFoundError(name=name)) is not None:
+            print(f"harness serve: {_missing_service_extra(name)}", file=sys.stderr)
+            return 2
+    from harness.systems.service.auth import TOKENS_ENV, TokenAuth
+
+    try:
+        auth = TokenAuth.from_env()
+    except (OSError, ValueError) as exc:
+        print(f"harness serve: cannot read the tokens in {TOKENS_ENV}: {exc}", file=sys.stderr)
+        return 2
+    if not auth.tokens:
+        print(
+            f"harness serve: no tokens are configured, so nobody could use the service. Set {TOKENS_ENV} to "
+            'JSON such as {"<token>": {"user": "ada", "organization": "acme"}}, or to the path of a JSON file.',
+            file=sys.stderr,
+        )
+        return 2
     try:
         import uvicorn
 
         from harness.in_process_mock import mock_http_clients
         from harness.systems.service.app import create_app
-        from harness.systems.service.auth import TOKENS_ENV, TokenAuth, token_gate
+        from harness.systems.service.auth import token_gate
         from harness.systems.service.config import load_service_config
         from harness.systems.service.core import ChainService
         from mockllm.testing import bind_socket, run_until_signalled
@@ -104,23 +133,9 @@ def _serve(args: argparse.Namespace) -> int:
             return 2
         if package is None or package not in EXTRAS:
             raise
-        # The service needs the service extra, which brings every package it uses.
-        error = missing_extra(package, needed_by="python -m harness serve", extra="service")
-        print(f"harness serve: {error}", file=sys.stderr)
+        print(f"harness serve: {_missing_service_extra(package)}", file=sys.stderr)
         return 2
 
-    try:
-        auth = TokenAuth.from_env()
-    except (OSError, ValueError) as exc:
-        print(f"harness serve: cannot read the tokens in {TOKENS_ENV}: {exc}", file=sys.stderr)
-        return 2
-    if not auth.tokens:
-        print(
-            f"harness serve: no tokens are configured, so nobody could use the service. Set {TOKENS_ENV} to "
-            'JSON such as {"<token>": {"user": "ada", "organization": "acme"}}, or to the path of a JSON file.',
-            file=sys.stderr,
-        )
-        return 2
     try:
         sock = bind_socket(args.host, args.port)
     except OSError as exc:
