@@ -122,9 +122,8 @@ def _serve(args: argparse.Namespace) -> int:
         from harness.systems.service.core import ChainService
         from mockllm.testing import bind_socket, run_until_signalled
 
-        # What the service imports once it starts (MCP when the app is built, websockets
-        # when uvicorn serves): imported now, so a missing one is named before anything runs.
-        importlib.import_module("harness.systems.service.mcp_server")
+        # What uvicorn imports once it serves: imported now, so that a part of it missing is
+        # named before anything runs. (MCP is imported by the first request to /mcp.)
         importlib.import_module("websockets")
     except ModuleNotFoundError as exc:
         package = not_installed(exc)
