@@ -81,33 +81,24 @@ def _migrate_goldens(args: argparse.Namespace, pytest_args: Sequence[str]) -> in
     return migrate_goldens(pytest_args, dry_run=args.dry_run)
 
 
+_SERVICE_PACKAGES = ("mcp", "websockets")
+"""The service extra's own packages, in the order a missing one is named."""
+
+
+def _missing_service_extra(package: str) -> MissingExtra:
+    # The service needs the service extra, which brings every package it uses.
+    return missing_extra(package, needed_by="python -m harness serve", extra="service")
+
+
 def _serve(args: argparse.Namespace) -> int:
     """The chain service (REST, WebSocket, progress page, MCP) until SIGINT or SIGTERM."""
-    try:
-        import uvicorn
-
-        from harness.in_process_mock import mock_http_clients
-        from harness.systems.service.app import create_app
-        from harness.systems.service.auth import TOKENS_ENV, TokenAuth, token_gate
-        from harness.systems.service.config import load_service_config
-        from harness.systems.service.core import ChainService
-        from mockllm.testing import bind_socket, run_until_signalled
-
-        # What the service imports once it starts (MCP when the app is built, websockets
-        # when uvicorn serves): imported now, so a missing one is named before anything runs.
-        importlib.import_module("harness.systems.service.mcp_server")
-        importlib.import_module("websockets")
-    except ModuleNotFoundError as exc:
-        package = not_installed(exc)
-        if isinstance(exc, MissingExtra):
-            print(f"harness serve: {exc}", file=sys.stderr)
+    # What is missing, then the tokens, before the service is imported (MCP, the SCIM
+    # models, the mock: two seconds of CPU): a start that cannot serve ends at once.
+    for name in _SERVICE_PACKAGES:
+        if not_installed(ModuleNotFoundError(name=name)) is not None:
+            print(f"harness serve: {_missing_service_extra(name)}", file=sys.stderr)
             return 2
-        if package is None or package not in EXTRAS:
-            raise
-        # The service needs the service extra, which brings every package it uses.
-        error = missing_extra(package, needed_by="python -m harness serve", extra="service")
-        print(f"harness serve: {error}", file=sys.stderr)
-        return 2
+    from harness.systems.service.auth import TOKENS_ENV, TokenAuth
 
     try:
         auth = TokenAuth.from_env()
@@ -121,6 +112,29 @@ def _serve(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
+    try:
+        import uvicorn
+
+        from harness.in_process_mock import mock_http_clients
+        from harness.systems.service.app import create_app
+        from harness.systems.service.auth import token_gate
+        from harness.systems.service.config import load_service_config
+        from harness.systems.service.core import ChainService
+        from mockllm.testing import bind_socket, run_until_signalled
+
+        # What uvicorn imports once it serves: imported now, so that a part of it missing is
+        # named before anything runs. (MCP is imported by the first request to /mcp.)
+        importlib.import_module("websockets")
+    except ModuleNotFoundError as exc:
+        package = not_installed(exc)
+        if isinstance(exc, MissingExtra):
+            print(f"harness serve: {exc}", file=sys.stderr)
+            return 2
+        if package is None or package not in EXTRAS:
+            raise
+        print(f"harness serve: {_missing_service_extra(package)}", file=sys.stderr)
+        return 2
+
     try:
         sock = bind_socket(args.host, args.port)
     except OSError as exc:

@@ -15,6 +15,7 @@ import re
 import subprocess
 import sys
 import textwrap
+import types
 
 import pytest
 
@@ -244,6 +245,8 @@ def test_mockllm_exports_every_public_name_it_binds() -> None:
     (less ``annotations`` from the future import, pytest's ``@py_`` rewrite helpers, and
     ``testing`` and ``strategies``, which their imports bind on the package: modules, not
     doors of it)."""
+    for name in mockllm.__all__:  # the doors load on first use (PEP 562)
+        getattr(mockllm, name)
     bound = {name for name in vars(mockllm) if not name.startswith(("_", "@")) and name != "annotations"}
     assert bound - {"testing", "strategies"} | {"__version__"} == set(mockllm.__all__)
 
@@ -278,19 +281,32 @@ def test_harness_exports_are_the_objects_their_modules_define() -> None:
 def test_type_checkers_see_the_doors_the_runtime_loads() -> None:
     """The ``if TYPE_CHECKING:`` imports of ``harness/__init__`` name the same module for
     each door as its lazy loader, so editors and mypy resolve what users run."""
-    tree = ast.parse(inspect.getsource(harness))
-    block = next(
-        node
-        for node in tree.body
-        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"
-    )
-    typed = {alias.name: node.module for node in block.body if isinstance(node, ast.ImportFrom) for alias in node.names}
+    typed = _type_checking_imports(harness)
     lazy = {
         name: inspect.getmodule(getattr(harness, name)).__name__
         for name in harness.__all__
         if name not in {"HarnessError", "MissingExtra"}
     }
     assert typed == lazy
+
+
+def test_type_checkers_see_the_mockllm_doors_the_runtime_loads() -> None:
+    """The same for ``mockllm/__init__``: its ``if _TYPE_CHECKING:`` imports and its lazy
+    loader's table name one module for each door, and every door is in both."""
+    typed = _type_checking_imports(mockllm)
+    assert typed == mockllm._LAZY
+    assert set(typed) | {"__version__"} == set(mockllm.__all__)
+
+
+def _type_checking_imports(package: types.ModuleType) -> dict[str, str | None]:
+    """Each name the package's ``if TYPE_CHECKING:`` block imports, and its module."""
+    tree = ast.parse(inspect.getsource(package))
+    block = next(
+        node
+        for node in tree.body
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id.endswith("TYPE_CHECKING")
+    )
+    return {alias.name: node.module for node in block.body if isinstance(node, ast.ImportFrom) for alias in node.names}
 
 
 def test_unknown_harness_name_is_an_attribute_error() -> None:

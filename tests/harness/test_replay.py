@@ -45,13 +45,19 @@ def without_timing(text: str) -> str:
     return re.sub(r"(?m)^=+ (.*) =+$", r"== \1 ==", text)  # the rule's width follows the time's
 
 
-def test_harness_replay_is_pytest_and_they_agree_byte_for_byte(workspace: pytest.Pytester) -> None:
+def test_harness_replay_is_pytest_and_they_agree_byte_for_byte(
+    workspace: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # One width for both runs' lines, the process's (a pipe) and this one's (a terminal under -s).
+    monkeypatch.setenv("COLUMNS", "80")
     replay = workspace.run(sys.executable, "-m", "harness", "replay", "scenarios", "--update", "-p", "no:randomly")
     assert replay.ret == 0
     written = goldens(workspace.path / "golden")
     assert sorted(written) == ["simple_message.golden", "tool_use.golden"]
     shutil.rmtree(workspace.path / "golden")
-    pytest_run = workspace.run(sys.executable, "-m", "pytest", "scenarios", "--snapshot-update", "-p", "no:randomly")
+    # pytest's side in this process (the CLI's is the process under test): the outer session
+    # has imported the SDKs and the plugins already, a second process would again (~5 s of CPU).
+    pytest_run = workspace.runpytest_inprocess("scenarios", "--snapshot-update", "-p", "no:randomly")
     assert goldens(workspace.path / "golden") == written
     assert without_timing(replay.stdout.str()) == without_timing(pytest_run.stdout.str())
     assert "2 snapshots passed. 2 snapshots generated." in replay.stdout.str()

@@ -26,11 +26,13 @@ from __future__ import annotations
 import contextlib
 import logging
 import uuid
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+import anyio
+from anyio.abc import TaskGroup, TaskStatus
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
@@ -48,6 +50,9 @@ from harness.systems.service.errors import ChainServiceError, read_json
 from harness.systems.service.scim import scim_mount
 from harness.systems.service.status import ChainStatus
 from harness.systems.service.websocket import ChainSocket
+
+if TYPE_CHECKING:
+    from harness.systems.service.mcp_http import McpHttpApp
 
 __all__ = ["MAX_BODY_BYTES", "PAGE_DIR", "create_app", "plan_result"]
 
@@ -169,6 +174,60 @@ async def _body(request: Request) -> bytes | None:
     return b"".join(pieces)
 
 
+class _McpDoor:
+    """The MCP server at ``/mcp``, built by its first request: the MCP SDK costs about a
+    second of CPU to import, which a service nobody asks over MCP need not pay. Its
+    session manager then runs in a task of the app's lifespan (``lifespan``) until the
+    lifespan ends, as it would have from the start."""
+
+    def __init__(self, service: ChainService, auth: TokenAuth) -> None:
+        self.service, self.auth = service, auth
+        self._app: McpHttpApp | None = None
+        self._lifespan: _Lifespan | None = None  # while the app's lifespan runs
+
+    @contextlib.asynccontextmanager
+    async def lifespan(self, _: Starlette) -> AsyncIterator[None]:
+        async with anyio.create_task_group() as tasks:
+            self._lifespan = running = _Lifespan(tasks)
+            try:
+                yield
+            finally:
+                self._lifespan = None
+                running.stop.set()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        app = self._app or await self._build()
+        await app(scope, receive, send)
+
+    async def _build(self) -> McpHttpApp:
+        running = self._lifespan
+        if running is None:
+            raise RuntimeError("the MCP server at /mcp serves only while the app's lifespan runs")
+        async with running.building:  # one build, however many requests come first
+            if self._app is None:
+                from harness.systems.service.mcp_server import mcp_asgi_app
+
+                app = mcp_asgi_app(self.service, self.auth)
+                await running.tasks.start(running.run, app)
+                self._app = app
+        return self._app
+
+
+class _Lifespan:
+    """What the MCP door holds while the app's lifespan runs: its task group, where the
+    session manager runs until ``stop``."""
+
+    def __init__(self, tasks: TaskGroup) -> None:
+        self.tasks = tasks
+        self.building = anyio.Lock()
+        self.stop = anyio.Event()
+
+    async def run(self, app: McpHttpApp, *, task_status: TaskStatus[None]) -> None:
+        async with app.lifespan():
+            task_status.started()
+            await self.stop.wait()
+
+
 def create_app(service: ChainService, auth: TokenAuth, *, mcp: bool = True) -> Starlette:
     """The Starlette app serving ``service`` to the holders of ``auth``'s tokens.
 
@@ -205,17 +264,11 @@ def create_app(service: ChainService, auth: TokenAuth, *, mcp: bool = True) -> S
     mcp_routes: list[Route] = []
     lifespan: Callable[[Starlette], AbstractAsyncContextManager[None]] | None = None
     if mcp:
-        from harness.systems.service.mcp_server import mcp_asgi_app
-
-        mcp_app = mcp_asgi_app(service, auth)
+        door = _McpDoor(service, auth)
         # A Route, not a Mount (which would redirect /mcp to /mcp/); Starlette does not run
         # a routed app's lifespan, so the SDK's session manager runs in this one's.
-        mcp_routes = [Route("/mcp", endpoint=mcp_app, methods=["GET", "POST", "DELETE"])]
-
-        def mcp_lifespan(_: Starlette) -> AbstractAsyncContextManager[None]:
-            return mcp_app.lifespan()
-
-        lifespan = mcp_lifespan
+        mcp_routes = [Route("/mcp", endpoint=door, methods=["GET", "POST", "DELETE"])]
+        lifespan = door.lifespan
     return Starlette(
         lifespan=lifespan,
         middleware=[Middleware(_LastGuard)],

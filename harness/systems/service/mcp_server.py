@@ -20,20 +20,22 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib
 import os
 import signal
 import socket
 import sys
 from collections.abc import Mapping, Sequence
-
-from mcp.server.stdio import stdio_server
+from typing import TYPE_CHECKING, Any
 
 from harness.systems.service.auth import Principal, TokenAuth
-from harness.systems.service.config import HttpClientFactory, load_service_config
-from harness.systems.service.core import ChainService
 from harness.systems.service.errors import Unauthorized
-from harness.systems.service.mcp_chain import PRINCIPAL_SCOPE_KEY, chain_mcp_server
-from harness.systems.service.mcp_http import LOOPBACK_SECURITY, McpHttpApp, mcp_asgi_app, serve_mcp_http
+
+if TYPE_CHECKING:
+    from harness.systems.service.config import HttpClientFactory
+    from harness.systems.service.core import ChainService
+    from harness.systems.service.mcp_chain import PRINCIPAL_SCOPE_KEY, chain_mcp_server
+    from harness.systems.service.mcp_http import LOOPBACK_SECURITY, McpHttpApp, mcp_asgi_app, serve_mcp_http
 
 __all__ = [
     "LOOPBACK_SECURITY",
@@ -48,6 +50,27 @@ __all__ = [
     "service_from_file",
     "stdio_principal",
 ]
+
+# The names this module offers from the modules that import MCP and the service, imported
+# when first used: a server that refuses to start (no token) exits before importing them,
+# a second and a half of CPU sooner.
+_LAZY = {
+    "PRINCIPAL_SCOPE_KEY": "harness.systems.service.mcp_chain",
+    "chain_mcp_server": "harness.systems.service.mcp_chain",
+    "LOOPBACK_SECURITY": "harness.systems.service.mcp_http",
+    "McpHttpApp": "harness.systems.service.mcp_http",
+    "mcp_asgi_app": "harness.systems.service.mcp_http",
+    "serve_mcp_http": "harness.systems.service.mcp_http",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(_LAZY[name]), name)
+    globals()[name] = value
+    return value
+
 
 TOKEN_ENV = "HARNESS_CHAIN_TOKEN"
 """The bearer token a stdio server serves (looked up in ``HARNESS_CHAIN_TOKENS``)."""
@@ -72,6 +95,9 @@ def service_from_file(
 ) -> ChainService:
     """A chain service configured by YAML file ``path``, with a ``default`` chat config
     (``base_url`` and ``http_client`` as ``load_service_config`` takes them)."""
+    from harness.systems.service.config import load_service_config
+    from harness.systems.service.core import ChainService
+
     config = load_service_config(path, base_url=base_url, http_client=http_client)
     config.chat_configs.setdefault("default", config.client)
     return ChainService(config)
@@ -79,6 +105,10 @@ def service_from_file(
 
 async def run_stdio(service: ChainService, principal: Principal) -> None:
     """Serve MCP on this process's stdin and stdout, as ``principal``, until stdin closes."""
+    from mcp.server.stdio import stdio_server
+
+    from harness.systems.service.mcp_chain import chain_mcp_server
+
     server = chain_mcp_server(service, principal)
     async with stdio_server() as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())
@@ -127,6 +157,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
+    from harness.systems.service.mcp_http import serve_mcp_http  # MCP: once the server is sure to start
+
     # SIGTERM ends the server as Ctrl-C does: uvicorn shuts down gracefully on either and
     # then re-raises it, and here either ends the process with status 0.
     signal.signal(signal.SIGTERM, signal.default_int_handler)
