@@ -95,6 +95,8 @@ def test_a_signal_the_moment_the_server_announces_itself_still_stops_it_cleanly(
     # server as soon as it read the banner killed it (-15) instead of stopping it (0).
     program = (
         "import os, signal\n"
+        # A shell's background job starts with SIGINT ignored, and its children inherit that.
+        "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
         "from mockllm import MockLLM, serve\n"
         f"serve(MockLLM(), port=0, on_ready=lambda url: os.kill(os.getpid(), {int(sig)}))\n"
         "print('returned')\n"
