@@ -7,26 +7,22 @@ from __future__ import annotations
 
 import pytest
 
+from tests.harness.plugin.test_verdict_doors import CONFTEST as NETWORK_GUARD
+
 pytest.importorskip("google.genai", reason="google-genai is not installed (the test extra)")
 pytest.importorskip("ollama", reason="the ollama client is not installed (the test extra)")
 
-CONFTEST = """
-import socket
-import pytest
-
-REAL = socket.getaddrinfo
-
-def _loopback_only(host, *args, **kwargs):
-    if host not in ("127.0.0.1", "localhost", "::1"):
-        raise AssertionError(f"the network was touched: {host}")
-    return REAL(host, *args, **kwargs)
-
+# The inner run's network guard (DNS for anything but loopback fails the test), and no
+# environment that would point the clients somewhere else.
+CONFTEST = (
+    NETWORK_GUARD
+    + """
 @pytest.fixture(autouse=True)
-def no_network(monkeypatch):
-    monkeypatch.setattr(socket, "getaddrinfo", _loopback_only)
+def default_hosts(monkeypatch):
     monkeypatch.delenv("OLLAMA_HOST", raising=False)
     monkeypatch.delenv("GOOGLE_GEMINI_BASE_URL", raising=False)
 """
+)
 
 TESTS = """
 import openai
@@ -73,9 +69,9 @@ def test_gemini_allowed_goes_on_to_the_network(FIXTURE):
 
 @pytest.mark.parametrize("fixture", ["mockllm", "mockllm_server"])
 def test_a_gemini_azure_or_ollama_client_not_pointed_at_the_mock_fails_the_test(
-    strict_pytester: pytest.Pytester, fixture: str
+    strict_pytester: pytest.Pytester, shared_server_conftest: str, fixture: str
 ) -> None:
-    strict_pytester.makeconftest(CONFTEST)
+    strict_pytester.makeconftest(CONFTEST + shared_server_conftest)
     strict_pytester.makepyfile(test_hosts=TESTS.replace("FIXTURE", fixture))
     result = strict_pytester.runpytest()
     result.assert_outcomes(passed=5, errors=3)
