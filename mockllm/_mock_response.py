@@ -35,7 +35,11 @@ class MockResponse:
       None when it goes out in pieces (``paced_chunks``): a paced or a lazy stream.
     - ``paced_chunks()``: (seconds to wait, bytes to send) pairs, what the server and the
       transports deliver.
+    - ``blocking``: whether ``paced_chunks`` blocks on I/O (an upstream being read while
+      recording): the server then takes each chunk in a worker thread, off its event loop.
     """
+
+    blocking = False
 
     __slots__ = (
         "status",

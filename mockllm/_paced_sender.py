@@ -22,6 +22,7 @@ Outside asyncio (a trio loop) the waits are ``anyio.sleep``, as before.
 from __future__ import annotations
 
 import asyncio
+import functools
 import math
 import weakref
 from collections.abc import Iterator
@@ -94,10 +95,14 @@ async def send_pieces(
     scope: Any,
     receive: _Receive,
     send: _Send,
+    *,
+    blocking: bool = False,
 ) -> None:
     """Send ``status``, ``headers`` and ``chunks`` ((seconds to wait, bytes) pairs from
     ``deliver``); a ``StreamReset`` ends the response without ending the body (the
-    server then drops the connection), and a client that goes away ends it quietly."""
+    server then drops the connection), and a client that goes away ends it quietly.
+    ``blocking``: taking a chunk blocks on I/O (``MockResponse.blocking``: a stream being
+    forwarded from an upstream), so each is taken in a worker thread, off the loop."""
     if delivery is not None:
         if delivery.stall_s:
             await anyio.sleep(delivery.stall_s)
@@ -120,7 +125,13 @@ async def send_pieces(
                 # framework's chain of awaits down to the request's.
                 nonlocal failure
                 try:
-                    for wait, chunk in chunks:
+                    if blocking:
+                        take = functools.partial(next, chunks, None)
+                        while (pair := await anyio.to_thread.run_sync(take)) is not None:
+                            if pair[0]:
+                                await anyio.sleep(pair[0])
+                            await write({"type": "http.response.body", "body": pair[1], "more_body": True})
+                    for wait, chunk in chunks:  # all of them, unless taken above
                         if wait:
                             await (ticker.after(wait) if ticker is not None else anyio.sleep(wait))
                         await write({"type": "http.response.body", "body": chunk, "more_body": True})

@@ -62,7 +62,14 @@ class ReplyResponse(Response):
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if self.chunks is not None:
             await send_pieces(
-                self.chunks, self.reply.delivery, self.status_code, self.raw_headers, scope, receive, send
+                self.chunks,
+                self.reply.delivery,
+                self.status_code,
+                self.raw_headers,
+                scope,
+                receive,
+                send,
+                blocking=self.reply.blocking,
             )
             return
         await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})

@@ -52,7 +52,12 @@ async def model_call(
     # handle() never raises; this guard keeps even a failure in delivery (a header
     # that will not encode) a JSON 500, so the keep-alive connection stays usable.
     try:
-        reply = engine.handle(method, path, headers, body, query)
+        if engine.recordings is not None and getattr(engine.recordings, "records", False):
+            # It may forward to an upstream (a blocking call of seconds): off the loop, so
+            # the server's other requests go on meanwhile.
+            reply = await anyio.to_thread.run_sync(engine.handle, method, path, headers, body, query)
+        else:
+            reply = engine.handle(method, path, headers, body, query)
         if reply.length is not None and reply.delivery is not None and reply.delivery.stall_s:
             await anyio.sleep(reply.delivery.stall_s)  # a whole reply's simulated generation time
         return ReplyResponse(reply, metrics, started)

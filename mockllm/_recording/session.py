@@ -54,6 +54,7 @@ class _ForwardedStream(MockResponse):
     """An upstream stream passed on chunk by chunk while it is captured."""
 
     __slots__ = ("_source", "_capture", "_done")
+    blocking = True  # each chunk waits on the upstream
 
     def __init__(self, status: int, headers: list[tuple[str, str]], source: Any, capture: Capture, done: Any) -> None:
         super().__init__(status, headers, b"")
@@ -148,12 +149,12 @@ class RecordingSession:
                 sent = {k: v for k, v in sent.items() if k.lower() not in ("authorization", "x-api-key", "api-key")}
                 sent[header] = form.format(os.environ[variable])
         capture = Capture(exchange_request(method, path, [], headers, body))
-        if self._client is None:
-            self._client = httpx.Client(timeout=httpx.Timeout(600.0, connect=10.0))
+        with self._lock:  # the server forwards from worker threads, one request each
+            if self._client is None:
+                self._client = httpx.Client(timeout=httpx.Timeout(600.0, connect=10.0))
+            client = self._client
         try:
-            reply = self._client.send(
-                self._client.build_request(method, upstream + path, headers=sent, content=body), stream=True
-            )
+            reply = client.send(client.build_request(method, upstream + path, headers=sent, content=body), stream=True)
         except httpx.HTTPError as exc:
             message = f"The upstream {upstream} could not be reached: {type(exc).__name__}: {exc}"
             error = json.dumps({"error": {"message": message, "type": "api_error"}}).encode()

@@ -1,0 +1,137 @@
+"""Recording through a server: while one request is being forwarded to its upstream
+(seconds, for a real model), the server answers its other requests — its health, other
+sessions' model calls — at once (docs/recording.md)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import threading
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from harness.plugin.recording import serve_in_thread
+from mockllm import InstructionChain, MockLLM, RecordingSession
+from mockllm.testing import Upstreams, load_recording
+
+HOLD_S = 30  # the upstream's longest hold; the test releases it long before
+PROMPT_WAIT_S = 5  # "at once": a reply the loop was free to send comes within this
+
+
+def _completion(text: str) -> dict[str, Any]:
+    message = {"role": "assistant", "content": text}
+    return {
+        "id": "chatcmpl-up",
+        "object": "chat.completion",
+        "model": "gpt-up",
+        "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+    }
+
+
+def _event(text: str) -> bytes:
+    chunk = {
+        "id": "chatcmpl-up",
+        "object": "chat.completion.chunk",
+        "model": "gpt-up",
+        "choices": [{"index": 0, "delta": {"content": text}}],
+    }
+    return f"data: {json.dumps(chunk)}\n\n".encode()
+
+
+@contextlib.contextmanager
+def held_upstream(release: threading.Event) -> Iterator[str]:
+    """An OpenAI-shaped upstream on loopback that holds each reply until ``release``: a
+    whole reply before it starts; a stream after its first event."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            request = json.loads(self.rfile.read(int(self.headers["content-length"])))
+            if not request.get("stream"):
+                release.wait(HOLD_S)
+                body = json.dumps(_completion("Held, then sent.")).encode()
+                self.send_response(200)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+                return
+            self.send_response(200)
+            self.send_header("content-type", "text/event-stream")
+            self.end_headers()
+            self.wfile.write(_event("Held, "))
+            self.wfile.flush()
+            release.wait(HOLD_S)
+            self.wfile.write(_event("then sent.") + b"data: [DONE]\n\n")
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, name="held-upstream", daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        release.set()
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
+
+
+def _forwarded(base_url: str, stream: bool, first_seen: threading.Event) -> str:
+    """The text of one model call through the recording server (the stream's deltas joined)."""
+    body = {"model": "gpt-up", "stream": stream, "messages": [{"role": "user", "content": "Hold on."}]}
+    with httpx.Client(base_url=base_url, headers={"authorization": "Bearer test"}, timeout=HOLD_S + 10) as client:
+        if not stream:
+            first_seen.set()
+            return str(client.post("/v1/chat/completions", json=body).json()["choices"][0]["message"]["content"])
+        text = []
+        with client.stream("POST", "/v1/chat/completions", json=body) as reply:
+            for line in reply.iter_lines():
+                if line.startswith("data: {"):
+                    text.append(json.loads(line[6:])["choices"][0]["delta"]["content"])
+                    first_seen.set()
+        return "".join(text)
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "stream"])
+def test_a_request_being_forwarded_holds_none_of_the_servers_others(tmp_path: Path, stream: bool) -> None:
+    release, first_seen = threading.Event(), threading.Event()
+    with held_upstream(release) as upstream:
+        recording = RecordingSession(tmp_path / "held.json", "all", upstreams=Upstreams.parse([upstream]))
+        with serve_in_thread(MockLLM(recordings=recording)) as server, ThreadPoolExecutor(1) as pool:
+            forwarding = pool.submit(_forwarded, server.base_url, stream, first_seen)
+            try:
+                assert first_seen.wait(PROMPT_WAIT_S)
+                with httpx.Client(base_url=server.base_url, timeout=PROMPT_WAIT_S) as other:
+                    assert other.get("/_mockllm/health").json() == {"status": "ok"}
+                    session = other.post("/_mockllm/sessions", json={}).json()["path"]
+                    prompt = InstructionChain(
+                        instruction_chain=[{"messages": [{"text_message": {"text": "Meanwhile."}}]}]
+                    )
+                    call = {"model": "gpt-x", "messages": [{"role": "user", "content": prompt.tagged("Hi")}]}
+                    answered = other.post(f"{session}/v1/chat/completions", json=call)
+                # Answered while the upstream still held the forwarded reply.
+                assert not forwarding.done()
+                assert answered.json()["choices"][0]["message"]["content"] == "Meanwhile."
+            finally:
+                release.set()
+            assert forwarding.result(timeout=HOLD_S + 10) == "Held, then sent."
+    saved = recording.save()
+    assert saved is not None
+    (exchange,) = load_recording(saved).exchanges
+    assert exchange.request.body["messages"] == [{"role": "user", "content": "Hold on."}]
+    assert exchange.response.status == 200
+    if stream:
+        assert exchange.response.interrupted is None
+        *chunks, done = [event.text for event in exchange.response.events or []]
+        assert [json.loads(chunk)["choices"][0]["delta"]["content"] for chunk in chunks] == ["Held, ", "then sent."]
+        assert done == "[DONE]"
+    else:
+        assert exchange.response.body["choices"][0]["message"]["content"] == "Held, then sent."
