@@ -158,8 +158,8 @@ def serve_in_thread(mock: MockLLM) -> Iterator[MockLLMServer]:
     until the block ends: what ``mockllm_server`` gives a test marked ``record=True``, so
     that the test's recording session (a ``MockLLM(recordings=...)`` answering from the
     test's file, forwarding to the upstream when it records) is reached at a URL, by a
-    subprocess or any HTTP client. A request being forwarded holds the server's other
-    requests until its upstream answers (the session forwards with a blocking client)."""
+    subprocess or any HTTP client. A request being forwarded runs in a worker thread, so
+    the server's other requests do not wait on its upstream."""
     from harness.plugin.fixtures import SERVER_START_TIMEOUT_S, MockLLMServer
     from mockllm.testing import bind_socket, uvicorn_server
 
