@@ -4,9 +4,9 @@
     ├── RequestRejected            a request the real provider answers with a 4xx; the
     │   │                          engine turns it into that provider's error body
     │   └── HeldNotFound           a held id (thread, response, conversation) not held here
-    │       ├── ThreadNotFound     an Assistants thread or run id (mockllm._threads)
+    │       ├── ThreadNotFound     an Assistants thread or run id (mockllm._wire.anthropic_threads)
     │       └── ResponsesStateError  a Responses ``previous_response_id`` or conversation
-    │                              (mockllm._responses_state)
+    │                              (mockllm._wire.openai_responses_state)
     ├── UnknownProtocol            a protocol name no codec speaks (also a ValueError)
     ├── InvalidScript              a script or match of the wrong type (also a TypeError)
     ├── ScriptValidationError      a script model built in Python with bad fields: one

@@ -1,7 +1,7 @@
 """What the mock holds between requests for server-held conversations.
 
 ``HeldMemory`` is the one bounded map behind Anthropic message threads
-(``mockllm._threads``) and OpenAI Responses state (``mockllm._responses_state``): id ->
+(``mockllm._wire.anthropic_threads``) and OpenAI Responses state (``mockllm._wire.openai_responses_state``): id ->
 value, bounded in entries and bytes (least recently used forgotten first), per mock
 instance (in its state: shared by the workers of ``serve --workers``), cleared by
 ``MockLLM.reset``. ``HeldNotFound`` is the rejection of an id the

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from mockllm._conversation import Conversation
 from mockllm._cutting import argument_batches
 from mockllm._plan import ReplyPlan, TextPart
-from mockllm._threads import ThreadStore
+from mockllm._wire.anthropic_threads import ThreadStore
 
 if TYPE_CHECKING:
     from mockllm._state import State
@@ -277,7 +277,7 @@ class AnthropicMessagesCodec(StreamRenderer):
 
     def held_conversations(self, state: State) -> ThreadStore:
         """Message threads (``"thread": {"type": "continue", …}``), as the SDK's tool
-        runner uses them: ``mockllm._threads``."""
+        runner uses them: ``mockllm._wire.anthropic_threads``."""
         return ThreadStore(state=state)
 
     def read(self, body: Any) -> Conversation:

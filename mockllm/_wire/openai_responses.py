@@ -20,10 +20,10 @@ from mockllm._conversation import Conversation
 from mockllm._cutting import argument_batches, text_batches
 from mockllm._held import HeldConversations
 from mockllm._plan import ReplyPlan, TextPart, count_words
-from mockllm._responses_state import ResponseStore
 from mockllm._wire.encoding import dumps, sse_event
 from mockllm._wire.openai_errors import openai_error_body, openai_error_fields
 from mockllm._wire.openai_responses_requests import checked_input, read_input
+from mockllm._wire.openai_responses_state import ResponseStore
 from mockllm._wire.reading import DeclaredTools, tools_declared
 from mockllm._wire.rendering import EventBatches, StreamRenderer, first_events
 
@@ -56,7 +56,7 @@ class OpenAIResponsesCodec(StreamRenderer):
     plan always gives the same bytes. The codec reads the whole conversation in
     ``input``: the engine has already rebuilt a ``previous_response_id`` or
     ``conversation`` request into it, with the store this codec makes
-    (``held_conversations``: ``mockllm._responses_state``).
+    (``held_conversations``: ``mockllm._wire.openai_responses_state``).
     """
 
     name = "openai-responses"
@@ -69,7 +69,7 @@ class OpenAIResponsesCodec(StreamRenderer):
     """The protocol-specific stream-shape knobs this codec honours (``mockllm._shapes``)."""
 
     def held_conversations(self, state: State) -> ResponseStore:
-        """``previous_response_id`` and ``conversation`` state: ``mockllm._responses_state``."""
+        """``previous_response_id`` and ``conversation`` state: ``mockllm._wire.openai_responses_state``."""
         return ResponseStore(state=state)
 
     def answer_held_route(

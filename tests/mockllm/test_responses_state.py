@@ -9,7 +9,7 @@ from typing import Any
 import openai
 import pytest
 
-from mockllm._responses_state import ResponseStore
+from mockllm._wire.openai_responses_state import ResponseStore
 from tests.mockllm.server_support import script, uid
 from tests.mockllm.server_support import two_city_weather_chain as _chain
 
