@@ -225,3 +225,22 @@ def test_tooling_reaching_past_the_public_api_is_caught(tmp_path: Path, source: 
 def test_the_tooling_may_use_the_public_api(tmp_path: Path) -> None:
     source = "import mockllm\nimport mockllm.testing\nfrom mockllm import MockLLM, explain\nfrom mockllm.testing import as_chain\n"
     assert tooling_violations(_package(tmp_path, {"harness/plugin/fine.py": source}), tmp_path) == []
+
+
+# mockllm's core, as docs/architecture.md draws it: below the wire codecs, the engine and
+# the doors, so none of those may be imported by it.
+MOCKLLM_CORE = (
+    "_instructions _parsing _selection _registered _generation _plan _plan_builder _conversation "
+    "_pairing _usage _limits _attempts _held _exceptions _optional"
+).split()
+ABOVE_THE_CORE = ("mockllm._wire", "mockllm._engine", "mockllm._pipeline", "mockllm._exchange", "mockllm._server")
+
+
+def test_mockllms_core_imports_nothing_above_it() -> None:
+    found = [
+        str(imported)
+        for name in MOCKLLM_CORE
+        for imported in imports_of(REPO / "mockllm" / f"{name}.py")
+        if imported.module.startswith(ABOVE_THE_CORE)
+    ]
+    assert found == [], "mockllm's core imports a layer above it:\n" + "\n".join(found)
