@@ -149,3 +149,9 @@ async def send_pieces(
     except OSError:
         # The client went away; there is no one left to tell.
         return
+    finally:
+        # A reply cut short (the client went away, a reset) is told at once, not when the
+        # collector gets to it: a forwarded stream is then kept as far as it went.
+        close = getattr(chunks, "close", None)
+        if close is not None:
+            close()

@@ -41,6 +41,7 @@ from mockllm._wire.registry import codec_for_path
 __all__ = ["RECORD_MODES", "RecordingSession"]
 
 RECORD_MODES = ("none", "once", "new", "all")
+SETTLE_TIMEOUT_S = 30.0  # how long ``save`` waits for forwarded streams still being read
 _NOT_FORWARDED = frozenset({"host", "content-length", "connection", "accept-encoding", "transfer-encoding"})
 _NOT_RETURNED = frozenset({"content-length", "connection", "transfer-encoding", "content-encoding", "keep-alive"})
 _KEY_FROM_ENV = {
@@ -105,6 +106,8 @@ class RecordingSession:
         self.library = RecordingLibrary(existing, matcher=matcher)
         self.recorded: list[Exchange] = []
         self._lock = threading.Lock()
+        self._settled = threading.Condition(self._lock)
+        self._open_streams = 0
         self._client: httpx.Client | None = None
 
     @property
@@ -167,7 +170,9 @@ class RecordingSession:
             journal["error"] = f"scripted: recorded upstream error {reply.status_code}"
         if is_event_stream(reply.headers.multi_items()):
             journal["stream"] = True
-            return _ForwardedStream(reply.status_code, returned, reply, capture, self._keep), journal
+            with self._lock:
+                self._open_streams += 1
+            return _ForwardedStream(reply.status_code, returned, reply, capture, self._keep_stream), journal
         try:
             content = reply.read()
         finally:
@@ -180,8 +185,30 @@ class RecordingSession:
         with self._lock:
             self.recorded.append(exchange)
 
+    def _keep_stream(self, exchange: Exchange) -> None:
+        with self._settled:
+            self.recorded.append(exchange)
+            self._open_streams -= 1
+            self._settled.notify_all()
+
+    def _wait_for_streams(self, timeout: float) -> bool:
+        """Wait until every forwarded stream has been read to its end (or broken off)."""
+        with self._settled:
+            return self._settled.wait_for(lambda: self._open_streams == 0, timeout)
+
     def save(self) -> Path | None:
-        """Write the file if this session recorded something; returns its path."""
+        """Write the file if this session recorded something; returns its path.
+
+        A forwarded stream is kept when the server has read it to its end, which can be
+        after its client stopped reading (the SDKs stop at the last event, before the
+        upstream's body ends): ``save`` waits for those first (``SETTLE_TIMEOUT_S``), and
+        raises, naming them, if some are still open then rather than drop them unsaid."""
+        if not self._wait_for_streams(SETTLE_TIMEOUT_S):
+            raise RuntimeError(
+                f"{self._open_streams} forwarded stream(s) were still being read from the upstream "
+                f"{SETTLE_TIMEOUT_S:.0f} s after the test ended; {self.path} was not written. "
+                "Check that the upstream ends its streams."
+            )
         if self._client is not None:
             self._client.close()
             self._client = None

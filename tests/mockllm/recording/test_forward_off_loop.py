@@ -44,10 +44,15 @@ def _event(text: str) -> bytes:
     return f"data: {json.dumps(chunk)}\n\n".encode()
 
 
+def _chunked(data: bytes) -> bytes:
+    return b"%x\r\n%s\r\n" % (len(data), data)
+
+
 @contextlib.contextmanager
-def held_upstream(release: threading.Event) -> Iterator[str]:
+def held_upstream(release: threading.Event, *, after_done: bool = False) -> Iterator[str]:
     """An OpenAI-shaped upstream on loopback that holds each reply until ``release``: a
-    whole reply before it starts; a stream after its first event."""
+    whole reply before it starts; a stream after its first event, or (``after_done``)
+    after its last, ``[DONE]``, before its body ends."""
 
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:
@@ -63,11 +68,17 @@ def held_upstream(release: threading.Event) -> Iterator[str]:
                 return
             self.send_response(200)
             self.send_header("content-type", "text/event-stream")
+            self.send_header("transfer-encoding", "chunked")
             self.end_headers()
-            self.wfile.write(_event("Held, "))
+            self.wfile.write(_chunked(_event("Held, ")))
             self.wfile.flush()
-            release.wait(HOLD_S)
-            self.wfile.write(_event("then sent.") + b"data: [DONE]\n\n")
+            if not after_done:
+                release.wait(HOLD_S)
+            self.wfile.write(_chunked(_event("then sent.") + b"data: [DONE]\n\n"))
+            self.wfile.flush()
+            if after_done:
+                release.wait(HOLD_S)
+            self.wfile.write(b"0\r\n\r\n")
 
         def log_message(self, format: str, *args: Any) -> None:
             pass
@@ -135,3 +146,33 @@ def test_a_request_being_forwarded_holds_none_of_the_servers_others(tmp_path: Pa
         assert done == "[DONE]"
     else:
         assert exchange.response.body["choices"][0]["message"]["content"] == "Held, then sent."
+
+
+def test_a_stream_its_client_stopped_reading_at_done_is_saved_whole(tmp_path: Path) -> None:
+    """The SDKs stop reading at ``[DONE]``, before the upstream's body ends, and the test
+    then ends: the recording is saved once the server has read the stream to its end,
+    every event kept, not before (when it would have lost the exchange)."""
+    import openai
+
+    release = threading.Event()
+    with held_upstream(release, after_done=True) as upstream:
+        recording = RecordingSession(tmp_path / "done.json", "all", upstreams=Upstreams.parse([upstream]))
+        with serve_in_thread(MockLLM(recordings=recording)) as server, ThreadPoolExecutor(1) as pool:
+            client = openai.OpenAI(base_url=server.base_url + "/v1", api_key="test", max_retries=0)
+            stream = client.chat.completions.create(
+                model="gpt-up", messages=[{"role": "user", "content": "Hold on."}], stream=True
+            )
+            text = "".join(chunk.choices[0].delta.content or "" for chunk in stream)
+            assert text == "Held, then sent."
+            saving = pool.submit(recording.save)
+            try:
+                # The upstream has not ended the body: the save waits for it.
+                with pytest.raises(TimeoutError):
+                    saving.result(timeout=0.3)
+            finally:
+                release.set()
+            saved = saving.result(timeout=HOLD_S)
+    assert saved is not None
+    (exchange,) = load_recording(saved).exchanges
+    assert exchange.response.interrupted is None
+    assert [event.text for event in exchange.response.events or []][-1] == "[DONE]"
