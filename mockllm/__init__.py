@@ -31,200 +31,102 @@ and may change without notice.
 
 from __future__ import annotations
 
+import functools as _functools
 import importlib as _importlib
+from pathlib import Path as _Path
 from typing import TYPE_CHECKING as _TYPE_CHECKING
 from typing import Any as _Any
 
 if _TYPE_CHECKING:
-    from mockllm._engine import MockLLM
-    from mockllm._exceptions import (
-        InvalidScript,
-        MockLLMError,
-        RequestRejected,
-        ScriptLimitReached,
-        ScriptValidationError,
-        StrictnessError,
-        UnknownProtocol,
-        UnmockedRequestError,
-    )
-    from mockllm._explain import explain
-    from mockllm._instructions import (
-        INSTRUCTION_END,
-        INSTRUCTION_START,
-        ContentSpec,
-        ErrorSpec,
-        Instruction,
-        InstructionChain,
-        TextMessage,
-        TimingSpec,
-        ToolCallMessage,
-        ToolCallSpec,
-        reject_unknown_keys,
-    )
-    from mockllm._intercept import intercept, refuse_hosts
-    from mockllm._journal import (
-        Journal,
-        JournalEntry,
-        Outcome,
-        RecordedReply,
-        RecordedRequest,
-        RecordedToolCall,
-        UndeclaredToolCall,
-    )
-    from mockllm._limits import Limits
-    from mockllm._mock_response import MockResponse
-    from mockllm._recording.format import RecordingError
-    from mockllm._recording.matching import RequestMatcher
-    from mockllm._recording.recorder import Recorder
-    from mockllm._recording.replay import RecordingLibrary
-    from mockllm._recording.scrub import SecretInRecording
-    from mockllm._recording.session import RecordingSession
-    from mockllm._registered import RegisteredScript, ScriptMatch
-    from mockllm._serve import serve
-    from mockllm._server import create_app
-    from mockllm._shapes import StreamFaults, StreamShape
-    from mockllm._steps import UnusedStep
-    from mockllm._trajectory import assert_trajectory
-    from mockllm._transports import HTTPX2Transport, HTTPXTransport
-    from mockllm._validation import validation_problems
-    from mockllm._verdict import Allowances, Findings, Problem, ProblemKind, verify_findings
-    from mockllm._wire.registry import PROTOCOLS
+    from mockllm._engine import MockLLM as MockLLM
+    from mockllm._exceptions import InvalidScript as InvalidScript
+    from mockllm._exceptions import MockLLMError as MockLLMError
+    from mockllm._exceptions import RequestRejected as RequestRejected
+    from mockllm._exceptions import ScriptLimitReached as ScriptLimitReached
+    from mockllm._exceptions import ScriptValidationError as ScriptValidationError
+    from mockllm._exceptions import StrictnessError as StrictnessError
+    from mockllm._exceptions import UnknownProtocol as UnknownProtocol
+    from mockllm._exceptions import UnmockedRequestError as UnmockedRequestError
+    from mockllm._explain import explain as explain
+    from mockllm._instructions import INSTRUCTION_END as INSTRUCTION_END
+    from mockllm._instructions import INSTRUCTION_START as INSTRUCTION_START
+    from mockllm._instructions import ContentSpec as ContentSpec
+    from mockllm._instructions import ErrorSpec as ErrorSpec
+    from mockllm._instructions import Instruction as Instruction
+    from mockllm._instructions import InstructionChain as InstructionChain
+    from mockllm._instructions import TextMessage as TextMessage
+    from mockllm._instructions import TimingSpec as TimingSpec
+    from mockllm._instructions import ToolCallMessage as ToolCallMessage
+    from mockllm._instructions import ToolCallSpec as ToolCallSpec
+    from mockllm._instructions import reject_unknown_keys as reject_unknown_keys
+    from mockllm._intercept import intercept as intercept
+    from mockllm._intercept import refuse_hosts as refuse_hosts
+    from mockllm._journal import Journal as Journal
+    from mockllm._journal import JournalEntry as JournalEntry
+    from mockllm._journal import Outcome as Outcome
+    from mockllm._journal import RecordedReply as RecordedReply
+    from mockllm._journal import RecordedRequest as RecordedRequest
+    from mockllm._journal import RecordedToolCall as RecordedToolCall
+    from mockllm._journal import UndeclaredToolCall as UndeclaredToolCall
+    from mockllm._limits import Limits as Limits
+    from mockllm._mock_response import MockResponse as MockResponse
+    from mockllm._recording.format import RecordingError as RecordingError
+    from mockllm._recording.matching import RequestMatcher as RequestMatcher
+    from mockllm._recording.recorder import Recorder as Recorder
+    from mockllm._recording.replay import RecordingLibrary as RecordingLibrary
+    from mockllm._recording.scrub import SecretInRecording as SecretInRecording
+    from mockllm._recording.session import RecordingSession as RecordingSession
+    from mockllm._registered import RegisteredScript as RegisteredScript
+    from mockllm._registered import ScriptMatch as ScriptMatch
+    from mockllm._serve import serve as serve
+    from mockllm._server import create_app as create_app
+    from mockllm._shapes import StreamFaults as StreamFaults
+    from mockllm._shapes import StreamShape as StreamShape
+    from mockllm._steps import UnusedStep as UnusedStep
+    from mockllm._trajectory import assert_trajectory as assert_trajectory
+    from mockllm._transports import HTTPX2Transport as HTTPX2Transport
+    from mockllm._transports import HTTPXTransport as HTTPXTransport
+    from mockllm._validation import validation_problems as validation_problems
+    from mockllm._verdict import Allowances as Allowances
+    from mockllm._verdict import Findings as Findings
+    from mockllm._verdict import Problem as Problem
+    from mockllm._verdict import ProblemKind as ProblemKind
+    from mockllm._verdict import verify_findings as verify_findings
+    from mockllm._wire.registry import PROTOCOLS as PROTOCOLS
 
-# Each door and the module that defines it, imported on first use (PEP 562): ``python -m
-# mockllm serve`` then imports only what serving needs (not httpx, rich and pygments, the
-# recording and interception modules: about a fifth of its start), and ``import mockllm``
-# costs nothing until a name is used.
-_LAZY = {
-    "MockLLM": "mockllm._engine",
-    "InvalidScript": "mockllm._exceptions",
-    "MockLLMError": "mockllm._exceptions",
-    "RequestRejected": "mockllm._exceptions",
-    "ScriptLimitReached": "mockllm._exceptions",
-    "ScriptValidationError": "mockllm._exceptions",
-    "StrictnessError": "mockllm._exceptions",
-    "UnknownProtocol": "mockllm._exceptions",
-    "UnmockedRequestError": "mockllm._exceptions",
-    "explain": "mockllm._explain",
-    "INSTRUCTION_END": "mockllm._instructions",
-    "INSTRUCTION_START": "mockllm._instructions",
-    "ContentSpec": "mockllm._instructions",
-    "ErrorSpec": "mockllm._instructions",
-    "Instruction": "mockllm._instructions",
-    "InstructionChain": "mockllm._instructions",
-    "TextMessage": "mockllm._instructions",
-    "TimingSpec": "mockllm._instructions",
-    "ToolCallMessage": "mockllm._instructions",
-    "ToolCallSpec": "mockllm._instructions",
-    "reject_unknown_keys": "mockllm._instructions",
-    "intercept": "mockllm._intercept",
-    "refuse_hosts": "mockllm._intercept",
-    "Journal": "mockllm._journal",
-    "JournalEntry": "mockllm._journal",
-    "Outcome": "mockllm._journal",
-    "RecordedReply": "mockllm._journal",
-    "RecordedRequest": "mockllm._journal",
-    "RecordedToolCall": "mockllm._journal",
-    "UndeclaredToolCall": "mockllm._journal",
-    "Limits": "mockllm._limits",
-    "MockResponse": "mockllm._mock_response",
-    "RecordingError": "mockllm._recording.format",
-    "RequestMatcher": "mockllm._recording.matching",
-    "Recorder": "mockllm._recording.recorder",
-    "RecordingLibrary": "mockllm._recording.replay",
-    "SecretInRecording": "mockllm._recording.scrub",
-    "RecordingSession": "mockllm._recording.session",
-    "RegisteredScript": "mockllm._registered",
-    "ScriptMatch": "mockllm._registered",
-    "serve": "mockllm._serve",
-    "create_app": "mockllm._server",
-    "StreamFaults": "mockllm._shapes",
-    "StreamShape": "mockllm._shapes",
-    "UnusedStep": "mockllm._steps",
-    "assert_trajectory": "mockllm._trajectory",
-    "HTTPX2Transport": "mockllm._transports",
-    "HTTPXTransport": "mockllm._transports",
-    "validation_problems": "mockllm._validation",
-    "Allowances": "mockllm._verdict",
-    "Findings": "mockllm._verdict",
-    "Problem": "mockllm._verdict",
-    "ProblemKind": "mockllm._verdict",
-    "verify_findings": "mockllm._verdict",
-    "PROTOCOLS": "mockllm._wire.registry",
-}
+
+# The doors are the imports above (``as`` marks each a re-export for type checkers), the one
+# list of them: the loader below reads it from this file's source the first time a door is
+# asked for, and imports the door's module then (PEP 562). ``python -m mockllm serve`` thus
+# imports only what serving needs (not httpx, rich and pygments, the recording and
+# interception modules: about a fifth of its start), and ``import mockllm`` costs nothing
+# until a name is used.
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "INSTRUCTION_END",
-    "INSTRUCTION_START",
-    "PROTOCOLS",
-    "Allowances",
-    "ContentSpec",
-    "ErrorSpec",
-    "Findings",
-    "HTTPX2Transport",
-    "HTTPXTransport",
-    "Instruction",
-    "InstructionChain",
-    "InvalidScript",
-    "Journal",
-    "JournalEntry",
-    "Limits",
-    "MockLLM",
-    "MockLLMError",
-    "MockResponse",
-    "Outcome",
-    "Problem",
-    "ProblemKind",
-    "RecordedReply",
-    "RecordedRequest",
-    "RecordedToolCall",
-    "Recorder",
-    "RecordingError",
-    "RecordingLibrary",
-    "RecordingSession",
-    "RegisteredScript",
-    "RequestMatcher",
-    "RequestRejected",
-    "ScriptLimitReached",
-    "ScriptMatch",
-    "ScriptValidationError",
-    "SecretInRecording",
-    "StrictnessError",
-    "StreamFaults",
-    "StreamShape",
-    "TextMessage",
-    "TimingSpec",
-    "ToolCallMessage",
-    "ToolCallSpec",
-    "UndeclaredToolCall",
-    "UnknownProtocol",
-    "UnmockedRequestError",
-    "UnusedStep",
-    "__version__",
-    "assert_trajectory",
-    "create_app",
-    "explain",
-    "intercept",
-    "refuse_hosts",
-    "reject_unknown_keys",
-    "serve",
-    "validation_problems",
-    "verify_findings",
-]
+
+@_functools.cache
+def _doors() -> dict[str, str]:
+    """Each door and the module that defines it, as the ``if _TYPE_CHECKING:`` imports name them."""
+    import ast
+
+    tree = ast.parse(_Path(__file__).read_text(encoding="utf-8"))
+    block = next(node for node in tree.body if isinstance(node, ast.If) and ast.unparse(node.test) == "_TYPE_CHECKING")
+    return {node.names[0].name: str(node.module) for node in block.body if isinstance(node, ast.ImportFrom)}
 
 
 def __getattr__(name: str) -> _Any:
-    # ``mockllm.strategies`` after a bare ``import mockllm`` too: that ``import mockllm``
-    # never needs hypothesis.
-    module = "mockllm.strategies" if name == "strategies" else _LAZY.get(name)
-    if module is None:
+    if name == "__all__":  # ``from mockllm import *``: every door, as the imports above list them
+        value: _Any = sorted([*_doors(), "__version__"])
+    elif name == "strategies":  # after a bare ``import mockllm`` too, which never needs hypothesis
+        value = _importlib.import_module("mockllm.strategies")
+    elif name in _doors():
+        value = getattr(_importlib.import_module(_doors()[name]), name)
+    else:
         raise AttributeError(f"module 'mockllm' has no attribute {name!r}")
-    imported = _importlib.import_module(module)
-    value = imported if name == "strategies" else getattr(imported, name)
     globals()[name] = value  # later lookups skip this function
     return value
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+    return sorted(set(globals()) | set(_doors()))

@@ -194,7 +194,7 @@ def _run(code: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_mockllm_exports_exactly_its_doors() -> None:
-    assert mockllm.__all__ == MOCKLLM_EXPORTS
+    assert mockllm.__all__ == sorted(MOCKLLM_EXPORTS)
 
 
 def test_mockllm_testing_exports_exactly_its_doors() -> None:
@@ -212,7 +212,7 @@ def test_mockllm_testing_adds_to_the_doors_without_repeating_them() -> None:
 
 
 def test_harness_exports_exactly_its_doors() -> None:
-    assert harness.__all__ == HARNESS_EXPORTS
+    assert harness.__all__ == sorted(HARNESS_EXPORTS)
 
 
 def test_mockllm_exports_every_public_name_it_binds() -> None:
@@ -254,34 +254,28 @@ def test_harness_exports_are_the_objects_their_modules_define() -> None:
 
 
 def test_type_checkers_see_the_doors_the_runtime_loads() -> None:
-    """The ``if TYPE_CHECKING:`` imports of ``harness/__init__`` name the same module for
-    each door as its lazy loader, so editors and mypy resolve what users run."""
-    typed = _type_checking_imports(harness)
-    lazy = {
-        name: inspect.getmodule(getattr(harness, name)).__name__
-        for name in harness.__all__
-        if name not in {"HarnessError", "MissingExtra"}
-    }
+    """The ``X as X`` imports of ``harness/__init__`` (what editors and mypy, strict
+    re-exports included, resolve) name the module that defines each door users run."""
+    typed = _reexports(harness)
+    lazy = {name: inspect.getmodule(getattr(harness, name)).__name__ for name in harness.__all__}
     assert typed == lazy
 
 
 def test_type_checkers_see_the_mockllm_doors_the_runtime_loads() -> None:
-    """The same for ``mockllm/__init__``: its ``if _TYPE_CHECKING:`` imports and its lazy
-    loader's table name one module for each door, and every door is in both."""
-    typed = _type_checking_imports(mockllm)
-    assert typed == mockllm._LAZY
+    """The same for ``mockllm/__init__``: each door, less ``__version__``, is an ``X as X``
+    import of the object the runtime gives, from the module it names."""
+    typed = _reexports(mockllm)
     assert set(typed) | {"__version__"} == set(mockllm.__all__)
+    for name, module in typed.items():
+        assert getattr(importlib.import_module(module), name) is getattr(mockllm, name), name
 
 
-def _type_checking_imports(package: types.ModuleType) -> dict[str, str | None]:
-    """Each name the package's ``if TYPE_CHECKING:`` block imports, and its module."""
+def _reexports(package: types.ModuleType) -> dict[str, str | None]:
+    """Each name the package's ``__init__`` imports as itself (``from m import X as X``),
+    and its module: PEP 484's explicit re-exports."""
     tree = ast.parse(inspect.getsource(package))
-    block = next(
-        node
-        for node in tree.body
-        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id.endswith("TYPE_CHECKING")
-    )
-    return {alias.name: node.module for node in block.body if isinstance(node, ast.ImportFrom) for alias in node.names}
+    imports = [node for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)]
+    return {alias.name: node.module for node in imports for alias in node.names if alias.asname == alias.name}
 
 
 def test_unknown_harness_name_is_an_attribute_error() -> None:
@@ -359,7 +353,7 @@ def test_a_door_whose_extra_is_missing_names_the_extra(monkeypatch: pytest.Monke
     (tmp_path / "needs_mcp_door.py").write_text("import mcp.server\nDoor = object\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.setitem(sys.modules, "mcp", None)
-    monkeypatch.setitem(harness._LAZY, "Door", "needs_mcp_door")
+    monkeypatch.setitem(harness._doors(), "Door", "needs_mcp_door")
     with pytest.raises(MissingExtra) as caught:
         harness.Door  # noqa: B018
     assert str(caught.value) == (
