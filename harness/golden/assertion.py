@@ -22,7 +22,7 @@ from syrupy.assertion import SnapshotAssertion
 from harness.exceptions import HarnessError
 from mockllm import Findings, JournalEntry, Outcome, ProblemKind
 
-__all__ = ["FallbackRefused", "GoldenAssertion", "fallback_evidence", "moved_golden"]
+__all__ = ["FallbackRefusal", "FallbackRefused", "GoldenAssertion", "fallback_evidence", "moved_golden"]
 
 Journal = Callable[[], Sequence[JournalEntry]]
 FindingsSource = Callable[[], "Findings | None"]
@@ -70,40 +70,53 @@ def fallback_evidence(journal: Sequence[JournalEntry] = (), findings: Findings |
     ]
 
 
-@dataclass(eq=False, order=False, repr=False)
-class GoldenAssertion(SnapshotAssertion):
-    """``SnapshotAssertion`` plus the fallback refusal (see the module docstring)."""
+@dataclass(frozen=True)
+class FallbackRefusal:
+    """Whether a golden may freeze a run that got the mock's fallback reply, and where the
+    evidence is read: the mock's ``findings`` (which never forget), else its ``journal``."""
 
     journal: Journal | None = None
     findings: FindingsSource | None = None
     allow_fallback: bool = False
 
+    def check(self) -> None:
+        """``FallbackRefused``, naming the requests, if the run got the fallback reply and
+        fallbacks are not allowed."""
+        if self.allow_fallback:
+            return
+        found = self.findings() if self.findings else None
+        evidence = fallback_evidence(self.journal() if self.journal else (), found)
+        if evidence:
+            raise FallbackRefused(
+                "golden refused: the run got the mock's fallback reply, so the golden would freeze a reply "
+                "nobody scripted:\n" + "\n".join(evidence) + "\nScript a step for every model call (see the "
+                "reason above), or allow fallbacks with @pytest.mark.mockllm(allow_fallback=True) "
+                "(allow_fallback: true in a scenario file)."
+            )
+
+
+@dataclass(eq=False, order=False, repr=False)
+class GoldenAssertion(SnapshotAssertion):
+    """``SnapshotAssertion`` plus the fallback refusal (see the module docstring)."""
+
+    refusal: FallbackRefusal = FallbackRefusal()
+
     @classmethod
-    def wrap(
-        cls,
-        snapshot: SnapshotAssertion,
-        extension_class: type,
-        *,
-        journal: Journal | None = None,
-        findings: FindingsSource | None = None,
-        allow_fallback: bool = False,
-    ) -> GoldenAssertion:
-        """``snapshot`` (syrupy's fixture) with ``extension_class`` and the refusal."""
+    def wrap(cls, snapshot: SnapshotAssertion, extension_class: type, refusal: FallbackRefusal) -> GoldenAssertion:
+        """``snapshot`` (syrupy's fixture) with ``extension_class`` and the ``refusal``."""
         return cls(
             session=snapshot.session,
             test_location=snapshot.test_location,
             update_snapshots=snapshot.update_snapshots,
             update_new_snapshots_only=snapshot.update_new_snapshots_only,
             extension_class=extension_class,
-            journal=journal,
-            findings=findings,
-            allow_fallback=allow_fallback,
+            refusal=refusal,
         )
 
     def with_defaults(self, **options: Any) -> SnapshotAssertion:
         made = super().with_defaults(**options)
         if isinstance(made, GoldenAssertion):
-            made.journal, made.findings, made.allow_fallback = self.journal, self.findings, self.allow_fallback
+            made.refusal = self.refusal
         return made
 
     def get_assert_diff(self, **options: Any) -> list[str]:
@@ -116,14 +129,5 @@ class GoldenAssertion(SnapshotAssertion):
         return diff
 
     def _serialize(self, data: Any) -> Any:
-        if not self.allow_fallback:
-            found = self.findings() if self.findings else None
-            evidence = fallback_evidence(self.journal() if self.journal else (), found)
-            if evidence:
-                raise FallbackRefused(
-                    "golden refused: the run got the mock's fallback reply, so the golden would freeze a reply "
-                    "nobody scripted:\n" + "\n".join(evidence) + "\nScript a step for every model call (see the "
-                    "reason above), or allow fallbacks with @pytest.mark.mockllm(allow_fallback=True) "
-                    "(allow_fallback: true in a scenario file)."
-                )
+        self.refusal.check()
         return super()._serialize(data)

@@ -43,6 +43,15 @@ class Settings:
     stream: Any = None
     """The default stream shape (a ``mockllm.StreamShape``, a mapping or its JSON text)."""
 
+    def mock_options(self) -> dict[str, Any]:
+        """The settings that are ``mockllm.MockLLM``'s own options, by its keyword names."""
+        return {name: getattr(self, name) for name in _MOCK_OPTIONS}
+
+
+_MOCK_OPTIONS = ("seed", "lenient", "allow_fallback", "allow_unused_steps", "allow_undeclared_tools", "stream")
+"""The fields ``MockLLM`` takes as they are; the others are the plugin's (recording,
+the providers' hosts)."""
+
 
 _HELP = {
     "seed": "seed for the words the mock generates (default 0)",

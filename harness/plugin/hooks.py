@@ -203,7 +203,7 @@ def golden(request: pytest.FixtureRequest) -> GoldenAssertion:
     extra (syrupy); without it the test errors with the install command."""
     __tracebackhide__ = True  # the message says it all; the fixture's source would not
     try:
-        from harness.golden.assertion import GoldenAssertion
+        from harness.golden.assertion import FallbackRefusal, GoldenAssertion
     except ModuleNotFoundError as exc:
         if not_installed(exc) != "syrupy":
             raise
@@ -219,9 +219,5 @@ def golden(request: pytest.FixtureRequest) -> GoldenAssertion:
         mock = funcargs.get("mockllm") or funcargs.get("mockllm_server")
         return mock.findings() if isinstance(mock, (MockLLMFixture, MockLLMServer)) else None
 
-    return GoldenAssertion.wrap(
-        snapshot,
-        golden_extension(request.config),
-        findings=findings,
-        allow_fallback=settings_for(request.node).allow_fallback,
-    )
+    refusal = FallbackRefusal(findings=findings, allow_fallback=settings_for(request.node).allow_fallback)
+    return GoldenAssertion.wrap(snapshot, golden_extension(request.config), refusal)

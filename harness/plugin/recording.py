@@ -141,15 +141,7 @@ def mock_for(settings: Settings, recording: RecordingSession | None) -> MockLLM:
     or replays (the ``mockllm`` fixture's and the recording ``mockllm_server``'s)."""
     from mockllm import MockLLM
 
-    return MockLLM(
-        seed=settings.seed,
-        lenient=settings.lenient,
-        allow_fallback=settings.allow_fallback,
-        allow_unused_steps=settings.allow_unused_steps,
-        allow_undeclared_tools=settings.allow_undeclared_tools,
-        recordings=recording,
-        stream=settings.stream,
-    )
+    return MockLLM(**settings.mock_options(), recordings=recording)
 
 
 @contextlib.contextmanager

@@ -20,7 +20,7 @@ import pytest
 from syrupy.terminal import disable_color
 
 from harness.exceptions import MissingExtra
-from harness.golden.assertion import GoldenAssertion
+from harness.golden.assertion import FallbackRefusal, GoldenAssertion
 from harness.golden.extension import ScenarioGoldenExtension
 from harness.golden.location import golden_extension
 from harness.plugin.config import base_settings
@@ -202,13 +202,10 @@ def replay_scenario(snapshot: Any, request: pytest.FixtureRequest) -> None:
         if problem is not None:
             pytest.fail(f"{title}: {problem}", pytrace=False)
         extension = golden_extension(request.config, ScenarioGoldenExtension)
-        golden = GoldenAssertion.wrap(
-            snapshot,
-            extension,
-            journal=lambda: mock.journal,
-            findings=mock.findings,
-            allow_fallback=scenario.allow_fallback,
+        refusal = FallbackRefusal(
+            journal=lambda: mock.journal, findings=mock.findings, allow_fallback=scenario.allow_fallback
         )
+        golden = GoldenAssertion.wrap(snapshot, extension, refusal)
         data = scenario_golden(scenario, run)
         serialized = golden.extension.serialize(data)  # text, though syrupy's type allows bytes
         text = serialized if isinstance(serialized, str) else serialized.decode("utf-8")

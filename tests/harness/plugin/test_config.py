@@ -105,3 +105,22 @@ def test_a_wrong_marker_argument_is_a_usage_error_naming_it(pytester: pytest.Pyt
             "*UsageError: @pytest.mark.mockllm takes keyword arguments only (seed=*), got the positional (3,)",
         ]
     )
+
+
+def test_a_tests_mock_takes_every_mock_option_of_its_settings() -> None:
+    from harness.plugin.config import Settings
+    from harness.plugin.recording import mock_for
+    from mockllm import Allowances, StreamShape
+
+    settings = Settings(
+        seed=7,
+        lenient=True,
+        allow_fallback=True,
+        allow_unused_steps=True,
+        allow_undeclared_tools=True,
+        stream={"text": {"size": 1}},
+    )
+    mock = mock_for(settings, None)
+    assert (mock.seed, mock.lenient) == (7, True)
+    assert mock.allowances == Allowances(allow_fallback=True, allow_unused_steps=True, allow_undeclared_tools=True)
+    assert mock.stream == StreamShape.model_validate({"text": {"size": 1}})
