@@ -18,16 +18,24 @@ import secrets
 import sys
 from collections.abc import Sequence
 
+from harness.command_line import Arg, OneOf, Verb
 from harness.exceptions import EXTRAS, MissingExtra, missing_extra, not_installed
-from harness.golden.review.cli import add_review_arguments
+from harness.golden.review.cli import REVIEW_ARGUMENTS, run_review
 from harness.scenarios import from_recording
 
 __all__ = ["main"]
 
 
 def _replay(args: argparse.Namespace, pytest_args: Sequence[str]) -> int:
-    """pytest on the scenario files, with this command's options mapped onto pytest's."""
+    """replay scenarios, check invariants and goldens (pytest underneath)
+
+    Runs pytest on the scenario files and compares each run with its golden. The paths named here are
+    collected as scenario files whatever the ini's mockllm_scenario_dirs says. Any other option is
+    passed to pytest (e.g. -n 2, -v, -x).
+    """
     import pytest
+
+    # This command's options mapped onto pytest's.
 
     command = [*args.paths]
     # The paths named here are scenario files or folders of them, whatever the ini says.
@@ -47,7 +55,10 @@ def _replay(args: argparse.Namespace, pytest_args: Sequence[str]) -> int:
 
 
 def _diff(args: argparse.Namespace) -> int:
-    """Goldens changed against git HEAD, as readable diffs (new and deleted included)."""
+    """show goldens changed against git HEAD
+
+    Prints the goldens that differ from git HEAD as unified diffs, new goldens included.
+    """
     from harness.golden.review.changes import GitError, changed_goldens
 
     try:
@@ -62,15 +73,13 @@ def _diff(args: argparse.Namespace) -> int:
     return 0
 
 
-def _review(args: argparse.Namespace) -> int:
-    """Accept or reject golden changes, or report them (``harness.golden.review.cli``)."""
-    from harness.golden.review.cli import run_review
-
-    return run_review(args)
-
-
 def _migrate_goldens(args: argparse.Namespace, pytest_args: Sequence[str]) -> int:
-    """Move goldens written before their paths were rootdir-relative (harness.golden.migration)."""
+    """move goldens written before their paths were rootdir-relative
+
+    Collects the tests (pytest --collect-only; any other option or path goes to pytest) and moves each
+    golden from its old path (golden/<test file>/<test>.golden; golden/scenarios/<stem>.golden) to its
+    path relative to the rootdir, with git mv. A golden two tests shared is copied to each: review them.
+    """
     try:
         from harness.golden.migration import migrate_goldens
     except ModuleNotFoundError as exc:
@@ -91,7 +100,11 @@ def _missing_service_extra(package: str) -> MissingExtra:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    """The chain service (REST, WebSocket, progress page, MCP) until SIGINT or SIGTERM."""
+    """serve the chain service (tokens from HARNESS_CHAIN_TOKENS; needs the service extra)
+
+    Serves the chain service (REST, WebSocket, progress page, MCP) until SIGINT or SIGTERM.
+    Needs the service extra: pip install "mockllm-harness[service]".
+    """
     # What is missing, then the tokens, before the service is imported (MCP, the SCIM
     # models, the mock: two seconds of CPU): a start that cannot serve ends at once.
     for name in _SERVICE_PACKAGES:
@@ -185,6 +198,54 @@ def _serve(args: argparse.Namespace) -> int:
     return 0
 
 
+_VERBS = {
+    "replay": Verb(
+        _replay,
+        (
+            Arg("paths", nargs="*", default=["scenarios"], help="scenario files or folders (default scenarios)"),
+            Arg("-k", metavar="EXPR", help="pytest's -k: only items whose name matches"),
+            Arg("--update", action="store_true", help="write the goldens (pytest's --snapshot-update)"),
+            # Checked by the plugin's --mockllm-protocol: importing mockllm here, before pytest
+            # starts, would keep pytest from rewriting the asserts of the plugins it imports.
+            Arg("--protocol", metavar="PROTOCOL", help="only this protocol (--mockllm-protocol)"),
+            Arg(
+                "--server", action="store_true", help="replay against a loopback mock server (--mockllm-replay-server)"
+            ),
+            Arg(
+                "--golden-dir",
+                default=None,
+                help="where goldens live (--mockllm-golden-dir; default: as pytest decides)",
+            ),
+        ),
+        passes_on=True,
+    ),
+    "diff": Verb(_diff, (Arg("paths", nargs="*", help="golden files or folders (default golden/)"),)),
+    "review": Verb(run_review, REVIEW_ARGUMENTS),
+    "migrate-goldens": Verb(
+        _migrate_goldens,
+        (Arg("--dry-run", action="store_true", help="say what would move, move nothing"),),
+        passes_on=True,
+    ),
+    "serve": Verb(
+        _serve,
+        (
+            Arg("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)"),
+            Arg("--port", type=int, default=8765, help="port (0 picks a free one; default 8765)"),
+            Arg("--config", help="the service's YAML configuration (default: built-in defaults)"),
+            OneOf(
+                Arg("--llm-base-url", metavar="URL", help="the model server (e.g. python -m mockllm serve)"),
+                Arg(
+                    "--with-mock",
+                    action="store_true",
+                    help="serve the mock LLM under /llm in the same process and use it (behind the same tokens)",
+                ),
+            ),
+        ),
+    ),
+}
+"""The subcommands, in the order the help lists them, but ``scenario`` (``harness.scenarios.from_recording``)."""
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m harness",
@@ -195,71 +256,8 @@ def _parser() -> argparse.ArgumentParser:
         epilog="Each subcommand has its own --help.",
     )
     verbs = parser.add_subparsers(dest="verb", required=True, metavar="SUBCOMMAND")
-    replay = verbs.add_parser(
-        "replay",
-        help="replay scenarios, check invariants and goldens (pytest underneath)",
-        description=(
-            "Runs pytest on the scenario files and compares each run with its golden. The paths named here are "
-            "collected as scenario files whatever the ini's mockllm_scenario_dirs says. Any other option is "
-            "passed to pytest (e.g. -n 2, -v, -x)."
-        ),
-    )
-    replay.add_argument("paths", nargs="*", default=["scenarios"], help="scenario files or folders (default scenarios)")
-    replay.add_argument("-k", metavar="EXPR", help="pytest's -k: only items whose name matches")
-    replay.add_argument("--update", action="store_true", help="write the goldens (pytest's --snapshot-update)")
-    # Checked by the plugin's --mockllm-protocol: importing mockllm here, before pytest
-    # starts, would keep pytest from rewriting the asserts of the plugins it imports.
-    replay.add_argument("--protocol", metavar="PROTOCOL", help="only this protocol (--mockllm-protocol)")
-    replay.add_argument(
-        "--server", action="store_true", help="replay against a loopback mock server (--mockllm-replay-server)"
-    )
-    replay.add_argument(
-        "--golden-dir", default=None, help="where goldens live (--mockllm-golden-dir; default: as pytest decides)"
-    )
-    diff = verbs.add_parser(
-        "diff",
-        help="show goldens changed against git HEAD",
-        description="Prints the goldens that differ from git HEAD as unified diffs, new goldens included.",
-    )
-    diff.add_argument("paths", nargs="*", help="golden files or folders (default golden/)")
-    review = verbs.add_parser(
-        "review",
-        help="accept or reject golden changes (served page, terminal) or report them",
-        description=(
-            "Reviews the goldens that differ (from git HEAD, or a pytest report given with --from): a page served "
-            "on loopback by default, --terminal to decide in the terminal, --static for a page to keep, "
-            "--format markdown|json for a report."
-        ),
-    )
-    add_review_arguments(review)
-    migrate = verbs.add_parser(
-        "migrate-goldens",
-        help="move goldens written before their paths were rootdir-relative",
-        description=(
-            "Collects the tests (pytest --collect-only; any other option or path goes to pytest) and moves each "
-            "golden from its old path (golden/<test file>/<test>.golden; golden/scenarios/<stem>.golden) to its "
-            "path relative to the rootdir, with git mv. A golden two tests shared is copied to each: review them."
-        ),
-    )
-    migrate.add_argument("--dry-run", action="store_true", help="say what would move, move nothing")
-    serve = verbs.add_parser(
-        "serve",
-        help="serve the chain service (tokens from HARNESS_CHAIN_TOKENS; needs the service extra)",
-        description=(
-            "Serves the chain service (REST, WebSocket, progress page, MCP) until SIGINT or SIGTERM. "
-            'Needs the service extra: pip install "mockllm-harness[service]".'
-        ),
-    )
-    serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
-    serve.add_argument("--port", type=int, default=8765, help="port (0 picks a free one; default 8765)")
-    serve.add_argument("--config", help="the service's YAML configuration (default: built-in defaults)")
-    model = serve.add_mutually_exclusive_group()
-    model.add_argument("--llm-base-url", metavar="URL", help="the model server (e.g. python -m mockllm serve)")
-    model.add_argument(
-        "--with-mock",
-        action="store_true",
-        help="serve the mock LLM under /llm in the same process and use it (behind the same tokens)",
-    )
+    for name, verb in _VERBS.items():
+        verb.add_to(verbs, name)
     from_recording.add_parser(verbs)
     return parser
 
@@ -267,11 +265,9 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args, extra = parser.parse_known_args(argv)
-    if args.verb == "replay":
-        return _replay(args, extra)
-    if args.verb == "migrate-goldens":
-        return _migrate_goldens(args, extra)
+    verb = _VERBS.get(args.verb)
+    if verb is not None and verb.passes_on:
+        return verb.run(args, extra)
     if extra:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
-    verbs = {"diff": _diff, "review": _review, "serve": _serve, "scenario": from_recording.run}
-    return verbs[args.verb](args)
+    return verb.run(args) if verb is not None else from_recording.run(args)

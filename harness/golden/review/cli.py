@@ -18,28 +18,33 @@ import sys
 import tempfile
 from pathlib import Path
 
-__all__ = ["add_review_arguments", "run_review"]
+from harness.command_line import Arg, OneOf
+
+__all__ = ["REVIEW_ARGUMENTS", "run_review"]
 
 
-def add_review_arguments(review: argparse.ArgumentParser) -> None:
-    review.add_argument("path", nargs="?", default="golden", help="a golden file or folder (default golden/)")
-    review.add_argument(
+REVIEW_ARGUMENTS = (
+    Arg("path", nargs="?", default="golden", help="a golden file or folder (default golden/)"),
+    Arg(
         "--from", dest="report", metavar="REPORT.json", help="review the changes of a JSON review report instead of git"
-    )
-    review.add_argument("--root", default=".", help="where a report's golden paths start (default: here)")
-    mode = review.add_mutually_exclusive_group()
-    mode.add_argument("--terminal", action="store_true", help="ask about each change in the terminal")
-    mode.add_argument(
-        "--static",
-        nargs="?",
-        const="",
-        default=None,
-        metavar="DIR",
-        help="write the read-only page into DIR (default: a new temporary folder)",
-    )
-    mode.add_argument("--format", choices=("markdown", "json"), help="print a report for a pull request or CI")
-    review.add_argument("--output", "-o", metavar="FILE", help="write the page or report to FILE")
-    review.add_argument("--port", type=int, default=0, help="the served review's port (default: a free one)")
+    ),
+    Arg("--root", default=".", help="where a report's golden paths start (default: here)"),
+    OneOf(
+        Arg("--terminal", action="store_true", help="ask about each change in the terminal"),
+        Arg(
+            "--static",
+            nargs="?",
+            const="",
+            default=None,
+            metavar="DIR",
+            help="write the read-only page into DIR (default: a new temporary folder)",
+        ),
+        Arg("--format", choices=("markdown", "json"), help="print a report for a pull request or CI"),
+    ),
+    Arg("--output", "-o", metavar="FILE", help="write the page or report to FILE"),
+    Arg("--port", type=int, default=0, help="the served review's port (default: a free one)"),
+)
+"""The ``review`` verb's arguments (``harness.command_line``)."""
 
 
 def _fail(message: str) -> int:
@@ -48,7 +53,12 @@ def _fail(message: str) -> int:
 
 
 def run_review(args: argparse.Namespace) -> int:
-    """The ``review`` verb (see the module docstring)."""
+    """accept or reject golden changes (served page, terminal) or report them
+
+    Reviews the goldens that differ (from git HEAD, or a pytest report given with --from): a page served
+    on loopback by default, --terminal to decide in the terminal, --static for a page to keep,
+    --format markdown|json for a report.
+    """
     from harness.exceptions import HarnessError
     from harness.golden.review.changes import changed_goldens
     from harness.golden.review.decisions import open_decisions
