@@ -16,7 +16,6 @@ from harness.systems.llm.conversation import (
     TurnComplete,
     UserMessage,
 )
-from harness.systems.llm.sdks import sdk_for
 
 __all__ = ["AnthropicModelClient"]
 
@@ -61,11 +60,7 @@ class AnthropicModelClient(SDKModelClient):
                 )
         return out
 
-    async def _stream(
-        self, conversation: Sequence[ConversationItem], request: TurnRequest
-    ) -> AsyncIterator[StreamEvent]:
-        anthropic = sdk_for(self.protocol)
-
+    def _params(self, conversation: Sequence[ConversationItem], request: TurnRequest) -> dict[str, Any]:
         params: dict[str, Any] = {
             "model": self.model,
             "max_tokens": request.max_tokens,
@@ -80,6 +75,9 @@ class AnthropicModelClient(SDKModelClient):
         if request.thinking_budget is not None:
             params["thinking"] = {"type": "enabled", "budget_tokens": request.thinking_budget}
             params["max_tokens"] = max(request.max_tokens, request.thinking_budget + 1)
+        return params
+
+    async def _send(self, params: dict[str, Any]) -> AsyncIterator[StreamEvent]:
         try:
             async with self.client.messages.stream(**params) as stream:
                 async for event in stream:
@@ -89,7 +87,7 @@ class AnthropicModelClient(SDKModelClient):
                         elif event.delta.type == "text_delta":
                             yield TextDelta(event.delta.text, event.index)
                 message = await stream.get_final_message()
-        except anthropic.APIStatusError as exc:
+        except self.sdk.APIStatusError as exc:
             # An error event inside a 200 stream surfaces with status 200: it is a stream
             # failure, not an HTTP status.
             mid_stream = exc.status_code == 200
@@ -98,7 +96,7 @@ class AnthropicModelClient(SDKModelClient):
                 status=None if mid_stream else exc.status_code,
                 kind="stream" if mid_stream else "http",
             ) from exc
-        except anthropic.APIError as exc:
+        except self.sdk.APIError as exc:
             raise ModelError(str(exc), kind="stream") from exc
         thinking = signature = None
         texts: list[str] = []

@@ -6,13 +6,15 @@ drive an official SDK).
 from __future__ import annotations
 
 import abc
+import functools
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
+from types import ModuleType
 from typing import Any
 
 from harness.exceptions import HarnessError
 from harness.systems.llm.conversation import ConversationItem, StreamEvent, ToolSpec
-from harness.systems.llm.sdks import DEFAULT_MODEL
+from harness.systems.llm.sdks import DEFAULT_MODEL, sdk_for
 
 __all__ = ["ModelClient", "ModelError", "SDKModelClient", "TurnRequest"]
 
@@ -68,12 +70,31 @@ class ModelClient(abc.ABC):
 
 
 class SDKModelClient(ModelClient):
-    """What the model clients share: the SDK client they drive, closed by ``aclose``, and
-    the model they ask for (the protocol's ``DEFAULT_MODEL`` unless named)."""
+    """What the model clients share: the SDK client they drive, closed by ``aclose``, the
+    model they ask for (the protocol's ``DEFAULT_MODEL`` unless named), the SDK's module
+    (``sdk``: its error classes), and a turn's two stages: the call's parameters
+    (``_params``), then the call, streamed (``_send``)."""
 
     def __init__(self, client: Any, model: str | None = None) -> None:
         self.client = client
         self.model = DEFAULT_MODEL[self.protocol] if model is None else model
+
+    @functools.cached_property
+    def sdk(self) -> ModuleType:
+        """The official SDK that speaks this client's protocol (``sdks.sdk_for``)."""
+        return sdk_for(self.protocol)
+
+    def _stream(self, conversation: Sequence[ConversationItem], request: TurnRequest) -> AsyncIterator[StreamEvent]:
+        return self._send(self._params(conversation, request))
+
+    @abc.abstractmethod
+    def _params(self, conversation: Sequence[ConversationItem], request: TurnRequest) -> dict[str, Any]:
+        """What the SDK's call is given for this turn: the model, the conversation in the
+        provider's form, the options."""
+
+    @abc.abstractmethod
+    def _send(self, params: dict[str, Any]) -> AsyncIterator[StreamEvent]:
+        """The SDK's call with ``params``, its stream read as neutral events."""
 
     async def aclose(self) -> None:
         """Close the SDK client's HTTP connections."""

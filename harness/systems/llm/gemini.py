@@ -14,19 +14,9 @@ from typing import Any
 
 from harness.systems.llm.client import ModelError, SDKModelClient, TurnRequest
 from harness.systems.llm.conversation import AssistantTurn, ConversationItem, StreamEvent, ToolCall, UserMessage
-from harness.systems.llm.sdks import sdk_for
-from harness.systems.llm.streamed_turn import StreamedTurn
+from harness.systems.llm.streamed_turn import StreamedTurn, neutral_stop_reason
 
 __all__ = ["GeminiModelClient"]
-
-_GEMINI_STOP = {
-    "STOP": "end_turn",
-    "MAX_TOKENS": "max_tokens",
-    "SAFETY": "content_filter",
-    "RECITATION": "content_filter",
-    "BLOCKLIST": "content_filter",
-    "PROHIBITED_CONTENT": "content_filter",
-}
 
 
 class GeminiModelClient(SDKModelClient):
@@ -80,10 +70,7 @@ class GeminiModelClient(SDKModelClient):
                 )
         return out
 
-    async def _stream(
-        self, conversation: Sequence[ConversationItem], request: TurnRequest
-    ) -> AsyncIterator[StreamEvent]:
-        errors = sdk_for(self.protocol).errors
+    def _params(self, conversation: Sequence[ConversationItem], request: TurnRequest) -> dict[str, Any]:
         config: dict[str, Any] = {"max_output_tokens": request.max_tokens}
         if request.system:
             config["system_instruction"] = request.system
@@ -95,13 +82,14 @@ class GeminiModelClient(SDKModelClient):
             config["tools"] = [{"function_declarations": declarations}]
         if request.thinking_budget is not None:
             config["thinking_config"] = {"include_thoughts": True, "thinking_budget": request.thinking_budget}
+        return {"model": self.model, "contents": self.contents(conversation), "config": config}
+
+    async def _send(self, params: dict[str, Any]) -> AsyncIterator[StreamEvent]:
         turn = StreamedTurn()
         calls: list[ToolCall] = []
         finish = "STOP"
         try:
-            stream = await self.client.aio.models.generate_content_stream(
-                model=self.model, contents=self.contents(conversation), config=config
-            )
+            stream = await self.client.aio.models.generate_content_stream(**params)
             async for chunk in stream:
                 turn.message_id = chunk.response_id or turn.message_id
                 if chunk.usage_metadata is not None:
@@ -122,7 +110,7 @@ class GeminiModelClient(SDKModelClient):
                             yield turn.think(part.text)
                         elif part.text:
                             yield turn.say(part.text)
-        except errors.APIError as exc:
+        except self.sdk.errors.APIError as exc:
             # The request is sent when the stream is first read, so an HTTP error surfaces
             # here too: it carries the HTTP response's status. An error object in a stream
             # that began (HTTP 200) is a stream failure, whatever its code says.
@@ -130,4 +118,4 @@ class GeminiModelClient(SDKModelClient):
             if isinstance(status, int) and status >= 400:
                 raise ModelError(exc.message or str(exc), status=status) from exc
             raise ModelError(exc.message or str(exc), kind="stream") from exc
-        yield turn.complete(tuple(calls), "tool_use" if calls else _GEMINI_STOP.get(finish, finish.lower()))
+        yield turn.complete(tuple(calls), "tool_use" if calls else neutral_stop_reason(finish))

@@ -8,18 +8,9 @@ from typing import Any
 
 from harness.systems.llm.client import ModelError, SDKModelClient, TurnRequest
 from harness.systems.llm.conversation import AssistantTurn, ConversationItem, StreamEvent, ToolCall, UserMessage
-from harness.systems.llm.sdks import sdk_for
-from harness.systems.llm.streamed_turn import StreamedTurn
+from harness.systems.llm.streamed_turn import StreamedTurn, neutral_stop_reason
 
 __all__ = ["OpenAIChatModelClient"]
-
-
-_OPENAI_STOP = {
-    "stop": "end_turn",
-    "tool_calls": "tool_use",
-    "length": "max_tokens",
-    "content_filter": "content_filter",
-}
 
 
 class OpenAIChatModelClient(SDKModelClient):
@@ -49,11 +40,7 @@ class OpenAIChatModelClient(SDKModelClient):
                 out.extend({"role": "tool", "tool_call_id": r.tool_call_id, "content": r.content} for r in item.results)
         return out
 
-    async def _stream(
-        self, conversation: Sequence[ConversationItem], request: TurnRequest
-    ) -> AsyncIterator[StreamEvent]:
-        openai = sdk_for(self.protocol)
-
+    def _params(self, conversation: Sequence[ConversationItem], request: TurnRequest) -> dict[str, Any]:
         params: dict[str, Any] = {
             "model": self.model,
             "messages": self.messages(conversation, request.system),
@@ -69,6 +56,9 @@ class OpenAIChatModelClient(SDKModelClient):
                 }
                 for t in request.tools
             ]
+        return params
+
+    async def _send(self, params: dict[str, Any]) -> AsyncIterator[StreamEvent]:
         turn = StreamedTurn()
         calls: dict[int, dict[str, str]] = {}
         finish = "stop"
@@ -94,14 +84,14 @@ class OpenAIChatModelClient(SDKModelClient):
                                 call["arguments"] += piece.function.arguments or ""
                         if choice.finish_reason:
                             finish = choice.finish_reason
-        except openai.APIStatusError as exc:
+        except self.sdk.APIStatusError as exc:
             raise ModelError(_openai_message(exc), status=exc.status_code) from exc
-        except openai.APIError as exc:
+        except self.sdk.APIError as exc:
             raise ModelError(exc.message, kind="stream") from exc
         tool_calls = tuple(
             ToolCall(c["id"], c["name"], _arguments(c["arguments"], c["name"])) for _, c in sorted(calls.items())
         )
-        yield turn.complete(tool_calls, _OPENAI_STOP.get(finish, finish))
+        yield turn.complete(tool_calls, neutral_stop_reason(finish))
 
 
 def _openai_message(exc: Any) -> str:

@@ -1,11 +1,28 @@
 """Assembling a streamed turn for the clients whose SDK hands back no final message
-(OpenAI Chat, Gemini); Anthropic's SDK assembles its own."""
+(OpenAI Chat, Gemini), and the neutral stop reason of their finish reasons; Anthropic's
+SDK assembles its own."""
 
 from __future__ import annotations
 
 from harness.systems.llm.conversation import AssistantTurn, TextDelta, ThinkingDelta, ToolCall, TurnComplete
 
-__all__ = ["StreamedTurn"]
+__all__ = ["StreamedTurn", "neutral_stop_reason"]
+
+# The neutral stop reasons (Anthropic's), each with the finish reasons that mean it:
+# OpenAI Chat's (lower case) and Gemini's (upper case there, compared lower-cased).
+_STOP_REASONS = {
+    "end_turn": ("stop",),
+    "tool_use": ("tool_calls",),
+    "max_tokens": ("length", "max_tokens"),
+    "content_filter": ("content_filter", "safety", "recitation", "blocklist", "prohibited_content"),
+}
+_NEUTRAL = {finish: stop for stop, finishes in _STOP_REASONS.items() for finish in finishes}
+
+
+def neutral_stop_reason(finish: str) -> str:
+    """The neutral stop reason of an OpenAI Chat or Gemini finish reason; one not known
+    here, lower-cased."""
+    return _NEUTRAL.get(finish.lower(), finish.lower())
 
 
 class StreamedTurn:
