@@ -33,24 +33,24 @@ __all__ = ["AzureOpenAICodec", "azure_openai"]
 _DEPLOYMENT = re.compile(r"/openai/deployments/(?P<deployment>[^/]+)/chat/completions$")
 _V1 = "/openai/v1/chat/completions"
 
-# status -> (code, message): what Azure answers when a script names only the status.
-_AZURE_ERRORS = {
+# What Azure answers when a script names only the status: the message, and the code,
+# which is the status's number unless Azure names one.
+_AZURE_MESSAGES = {
     401: (
-        "401",
         "Access denied due to invalid subscription key or wrong API endpoint. Make sure to provide a valid "
-        "key for an active subscription and use a correct regional API endpoint for your resource.",
+        "key for an active subscription and use a correct regional API endpoint for your resource."
     ),
-    403: ("403", "The principal does not have access to this resource."),
-    404: ("DeploymentNotFound", "The API deployment for this resource does not exist."),
-    408: ("408", "The operation was timeout."),
+    403: "The principal does not have access to this resource.",
+    404: "The API deployment for this resource does not exist.",
+    408: "The operation was timeout.",
     429: (
-        "429",
         "Requests to the ChatCompletions_Create Operation under Azure OpenAI API have exceeded the rate limit "
-        "of your current pricing tier. Please retry after 1 second.",
+        "of your current pricing tier. Please retry after 1 second."
     ),
-    500: ("InternalServerError", "The server had an error while processing your request. Sorry about that!"),
-    503: ("ServiceUnavailable", "The service is temporarily unable to process your request. Please try again later."),
+    500: "The server had an error while processing your request. Sorry about that!",
+    503: "The service is temporarily unable to process your request. Please try again later.",
 }
+_AZURE_CODES = {404: "DeploymentNotFound", 500: "InternalServerError", 503: "ServiceUnavailable"}
 
 
 class AzureOpenAICodec(OpenAIChatCodec):
@@ -113,11 +113,11 @@ class AzureOpenAICodec(OpenAIChatCodec):
         "message"}}`` for any other status (a scripted ``type`` is the ``code``)."""
         if status == 400:
             return openai_error_body(status, type, message, param)
-        default_code, default_message = _AZURE_ERRORS.get(
-            status, (str(status), "The server had an error while processing your request." if status >= 500 else "")
+        default_message = _AZURE_MESSAGES.get(
+            status, "The server had an error while processing your request." if status >= 500 else ""
         )
         text = message or default_message or f"The request was rejected (HTTP {status})."
-        return dumps({"error": {"code": type or default_code, "message": text}}).encode()
+        return dumps({"error": {"code": type or _AZURE_CODES.get(status, str(status)), "message": text}}).encode()
 
 
 azure_openai = AzureOpenAICodec()

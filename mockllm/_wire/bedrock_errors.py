@@ -26,21 +26,22 @@ __all__ = [
 
 REQUEST_ID_HEADER = "x-amzn-RequestId"
 
-# status -> (exception, message) when a script names only the HTTP status.
+# Bedrock Runtime's exceptions, each with its HTTP status and message, as the AWS API
+# reference lists its errors; a script that names only a status gets its exception.
 _EXCEPTIONS = {
-    400: ("ValidationException", "The request is not valid."),
-    403: ("AccessDeniedException", "You don't have access to the model with the specified model ID."),
-    404: ("ResourceNotFoundException", "The specified resource ARN was not found. Check the ARN and try again."),
-    408: (
-        "ModelTimeoutException",
+    "ValidationException": (400, "The request is not valid."),
+    "AccessDeniedException": (403, "You don't have access to the model with the specified model ID."),
+    "ResourceNotFoundException": (404, "The specified resource ARN was not found. Check the ARN and try again."),
+    "ModelTimeoutException": (
+        408,
         "The request took too long to process. Processing time exceeded the model timeout length.",
     ),
-    424: ("ModelErrorException", "The request failed due to an error while processing the model."),
-    429: ("ThrottlingException", "Too many requests, please wait before trying again."),
-    500: ("InternalServerException", "The server encountered an internal error while processing the request."),
-    503: ("ServiceUnavailableException", "Bedrock is unable to process your request."),
+    "ModelErrorException": (424, "The request failed due to an error while processing the model."),
+    "ThrottlingException": (429, "Too many requests, please wait before trying again."),
+    "InternalServerException": (500, "The server encountered an internal error while processing the request."),
+    "ServiceUnavailableException": (503, "Bedrock is unable to process your request."),
 }
-_MESSAGES = {exception: message for exception, message in _EXCEPTIONS.values()}
+_BY_STATUS = {status: exception for exception, (status, _) in _EXCEPTIONS.items()}
 _ERROR_TYPE_SUFFIX = ":http://internal.amazon.com/coral/com.amazon.bedrock/"
 
 # The exceptions a stream can carry (botocore's event-stream members); others become
@@ -59,13 +60,14 @@ def bedrock_exception(status: int, type: str | None) -> str:
     """The exception name of an error: a scripted AWS name, else the status's usual one."""
     if type and type.endswith("Exception") and type.isidentifier():
         return type
-    if status in _EXCEPTIONS:
-        return _EXCEPTIONS[status][0]
+    if status in _BY_STATUS:
+        return _BY_STATUS[status]
     return "InternalServerException" if status >= 500 else "ValidationException"
 
 
 def _message(exception: str, message: str | None, status: int) -> str:
-    return message or _MESSAGES.get(exception) or f"The request failed (HTTP {status})."
+    known = _EXCEPTIONS.get(exception)
+    return message or (known[1] if known else f"The request failed (HTTP {status}).")
 
 
 def bedrock_error_body(status: int, type: str | None, message: str | None) -> bytes:

@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from harness.systems.camel_case import camel_case_json
 from harness.systems.chain.uris import Am7Uri
 
 __all__ = ["InMemoryVectorStore", "VectorHit", "VectorStore", "embed"]
@@ -42,14 +43,7 @@ class VectorHit:
             return None
 
     def as_json(self) -> dict[str, Any]:
-        return {
-            "uri": self.uri,
-            "content": self.content,
-            "score": self.score,
-            "chunk": self.chunk,
-            "sourceType": self.source_type,
-            "vectorReferenceObjectId": self.vector_reference_object_id,
-        }
+        return {**camel_case_json(self), "vectorReferenceObjectId": self.vector_reference_object_id}
 
 
 class VectorStore(Protocol):

@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from harness.systems.camel_case import camel_case_json
 from harness.systems.chain import ChainEvent, ChainPlan, StepStatus
 from harness.systems.chain.models import CHAIN_ENDINGS
 
@@ -44,15 +45,7 @@ class ChainStatus:
     error: str | None = None
 
     def as_json(self) -> dict[str, Any]:
-        return {
-            "planId": self.plan_id,
-            "planUri": self.plan_uri,
-            "status": self.status,
-            "stepNumber": self.step_number,
-            "totalSteps": self.total_steps,
-            "executed": self.executed,
-            "error": self.error,
-        }
+        return camel_case_json(self)
 
 
 _RECORDED: frozenset[str] = frozenset({"completed", "failed", "cancelled", "gated", "maxSteps", "stalled"})
