@@ -66,13 +66,27 @@ def _version() -> str:
         return ""
 
 
+# What every server answers alike, whoever asks: its tools and its one resource template.
+
+
+async def _list_tools(ctx: Context, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+    return types.ListToolsResult(tools=list(TOOLS.values()))
+
+
+async def _list_resource_templates(
+    ctx: Context, params: types.PaginatedRequestParams | None
+) -> types.ListResourceTemplatesResult:
+    return types.ListResourceTemplatesResult(resource_templates=[_PLAN_TEMPLATE])
+
+
 def _not_found(error: ChainServiceError, uri: str) -> MCPError:
     # The SDK answers an unknown resource with INVALID_PARAMS; the status says which kind.
     return MCPError(types.INVALID_PARAMS, error.detail, data={"uri": uri, **error.body()})
 
 
 class _ChainHandlers:
-    """The request handlers of one server over one service."""
+    """The request handlers of one server over one service: those whose answer depends
+    on the service or the caller."""
 
     def __init__(self, service: ChainService, principal: Principal | None) -> None:
         self.service = service
@@ -109,9 +123,6 @@ class _ChainHandlers:
         return ctx.request.headers.get("mcp-session-id")
 
     # -- tools ---------------------------------------------------------------------------
-
-    async def list_tools(self, ctx: Context, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=list(TOOLS.values()))
 
     async def call_tool(self, ctx: Context, params: types.CallToolRequestParams) -> types.CallToolResult:
         if params.name not in TOOLS:
@@ -176,11 +187,6 @@ class _ChainHandlers:
             ]
         )
 
-    async def list_resource_templates(
-        self, ctx: Context, params: types.PaginatedRequestParams | None
-    ) -> types.ListResourceTemplatesResult:
-        return types.ListResourceTemplatesResult(resource_templates=[_PLAN_TEMPLATE])
-
     async def read_resource(self, ctx: Context, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
         try:
             plan = self.service.plan_by_uri(self.principal(ctx), params.uri)
@@ -224,10 +230,10 @@ def chain_mcp_server(service: ChainService, principal: Principal | None = None) 
         SERVER_NAME,
         version=_version(),
         instructions="Run chains with am7_chain_execute; follow one by reading or subscribing to its planUri.",
-        on_list_tools=handlers.list_tools,
+        on_list_tools=_list_tools,
         on_call_tool=handlers.call_tool,
         on_list_resources=handlers.list_resources,
-        on_list_resource_templates=handlers.list_resource_templates,
+        on_list_resource_templates=_list_resource_templates,
         on_read_resource=handlers.read_resource,
         on_subscribe_resource=handlers.subscribe,
         on_unsubscribe_resource=handlers.unsubscribe,
