@@ -7,6 +7,7 @@ costs what it did before the state interface existed.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import sys
 import threading
@@ -44,23 +45,31 @@ class MemoryKeyValues:
             return held[0]
 
     def put(self, key: str, value: Any) -> None:
-        size = len(json.dumps(value)) if self.max_bytes is not None else 0
+        size = self._size(value)
         with self._lock:
-            old = self._held.get(key)
-            if old is not None:
-                self._bytes -= old[1]
-                if self._lru:
-                    self._held.move_to_end(key)
-            self._held[key] = (value, size)
-            self._bytes += size
-            self._trim()
+            self._write(key, value, size)
 
     def put_new(self, key: str, value: Any) -> bool:
-        with self._lock:
+        size = self._size(value)
+        with self._lock:  # the check and the write at once: of two callers, one sets it
             if key in self._held:
                 return False
-        self.put(key, value)
-        return True
+            self._write(key, value, size)
+            return True
+
+    def _size(self, value: Any) -> int:
+        # Weighed before the lock is taken: the JSON of a large value takes a while.
+        return len(json.dumps(value)) if self.max_bytes is not None else 0
+
+    def _write(self, key: str, value: Any, size: int) -> None:
+        old = self._held.get(key)
+        if old is not None:
+            self._bytes -= old[1]
+            if self._lru:
+                self._held.move_to_end(key)
+        self._held[key] = (value, size)
+        self._bytes += size
+        self._trim()
 
     def _trim(self) -> None:
         while self._held and (
@@ -133,13 +142,13 @@ class MemoryLog:
     def __init__(self, count: int, budget: int | None, size: Callable[[Any], int] | None) -> None:
         weigh = size if size is not None else _weightless
         self._log: ByteBoundedLog[Any] = ByteBoundedLog(count, budget if budget is not None else sys.maxsize, weigh)
-        self._next = 0
+        self._numbers = itertools.count()
+        """Each append's index (``AppendLog.append``), from 0 again once cleared."""
         self._lock = threading.Lock()
 
     def append(self, make: Callable[[int], Any]) -> Any:
         with self._lock:
-            value = make(self._next)
-            self._next += 1
+            value = make(next(self._numbers))
             self._log.append(value)
             return value
 
@@ -153,7 +162,7 @@ class MemoryLog:
     def clear(self) -> None:
         with self._lock:
             self._log.clear()
-            self._next = 0
+            self._numbers = itertools.count()
 
 
 def _weightless(value: Any) -> int:

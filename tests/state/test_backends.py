@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import threading
+from collections.abc import ItemsView, Iterator
 from pathlib import Path
 
 import pytest
@@ -79,3 +80,22 @@ def test_two_connections_to_one_sqlite_file_see_each_others_writes(tmp_path: Pat
     finally:
         first.close()
         second.close()
+
+
+def test_of_two_callers_putting_one_new_key_at_once_one_sets_it() -> None:
+    kv = open_state("memory").map("racing", max_bytes=1000)
+    both_weighing = threading.Barrier(2, timeout=5)
+
+    class Weighed(dict[str, int]):
+        def items(self) -> ItemsView[str, int]:  # the JSON weighing waits until both callers are in it
+            both_weighing.wait()
+            return super().items()
+
+    results: list[bool] = []
+    callers = [threading.Thread(target=lambda n=n: results.append(kv.put_new("k", Weighed(n=n)))) for n in (1, 2)]
+    for caller in callers:
+        caller.start()
+    for caller in callers:
+        caller.join()
+    assert sorted(results) == [False, True]
+    assert kv.get("k") in ({"n": 1}, {"n": 2}) and len(kv) == 1
