@@ -36,7 +36,6 @@ def _replay(args: argparse.Namespace, pytest_args: Sequence[str]) -> int:
     import pytest
 
     # This command's options mapped onto pytest's.
-
     command = [*args.paths]
     # The paths named here are scenario files or folders of them, whatever the ini says.
     for path in args.paths:
