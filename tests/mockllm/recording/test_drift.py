@@ -76,11 +76,11 @@ def test_changed_fields_types_and_event_order_are_drift(recordings: Path) -> Non
 def test_the_command_exits_non_zero_on_drift(
     recordings: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    with mock_upstream(tmp_path) as same:
+    with mock_upstream() as same:
         assert main(["drift", str(recordings), "--upstream", same]) == 0
     assert "No drift: 3 recorded exchange(s)" in capsys.readouterr().out
     odd = running(["-m", "tests.mockllm.recording.odd_upstream"], tmp_path / "odd.log", "odd upstream on ")
-    with mock_upstream(tmp_path) as anthropic_side, odd as chat_side:
+    with mock_upstream() as anthropic_side, odd as chat_side:
         argv = ["drift", str(recordings), "--upstream", chat_side, "--upstream", f"anthropic-messages={anthropic_side}"]
         assert main(argv) == 1
     out = capsys.readouterr().out
