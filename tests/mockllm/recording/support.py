@@ -1,6 +1,6 @@
-"""Servers the recording tests run, each on a free loopback port: the mock as an upstream
-(in a thread of the test process), and as processes stopped by their PID the recording
-proxy, a replaying server and a plain Starlette app of odd stream shapes."""
+"""Servers the recording tests run, each on a free loopback port: upstreams in a thread of
+the test process (the mock, and a plain Starlette app of odd stream shapes), and, as
+processes stopped by their PID, the recording proxy and a replaying server."""
 
 from __future__ import annotations
 
@@ -14,6 +14,8 @@ from pathlib import Path
 
 from harness.plugin.recording import serve_in_thread
 from mockllm import MockLLM
+from tests.mockllm.recording.odd_upstream import app as odd_app
+from tests.mockllm.threaded_app import app_in_thread
 
 START_TIMEOUT_S = 30
 
@@ -52,6 +54,13 @@ def mock_upstream() -> Iterator[str]:
     that starting a server process does."""
     with serve_in_thread(MockLLM()) as server:
         yield server.base_url
+
+
+@contextlib.contextmanager
+def odd_upstream() -> Iterator[str]:
+    """The Starlette app of odd stream shapes (``odd_upstream.py``) as the upstream."""
+    with app_in_thread(odd_app) as (_, url):
+        yield url
 
 
 def recording_proxy(tmp: Path, upstream: str, out: Path, *extra: str) -> contextlib.AbstractContextManager[str]:
