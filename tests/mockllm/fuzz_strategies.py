@@ -38,33 +38,40 @@ _json = st.recursive(
 )
 
 
+# The strategies are built once, here, not inside the composites below: a strategy built per
+# draw is validated per draw (most of the fuzz test's CPU went there), and draws the same.
+_message = st.one_of(
+    st.fixed_dictionaries(
+        {"text_message": st.fixed_dictionaries({"length": st.one_of(st.integers(-5, 200_000), _odd_numbers)})}
+    ),
+    st.fixed_dictionaries({"text_message": st.fixed_dictionaries({"text": _odd_text})}),
+    st.fixed_dictionaries(
+        {
+            "tool_call": st.lists(
+                st.fixed_dictionaries(
+                    {"name": _odd_text, "args": st.dictionaries(st.text(max_size=5), _json, max_size=3)}
+                ),
+                max_size=3,
+            )
+        }
+    ),
+    _json,
+)
+_message_count = st.sampled_from([3, 300])
+_messages = {count: st.lists(_message, max_size=count) for count in (3, 300)}
+_instruction_fields = (
+    ("id", _odd_text),
+    ("timing", st.fixed_dictionaries({"chunk_ms": st.one_of(st.floats(0, 10), _odd_numbers)})),
+    ("error", _json),
+    ("chunk_words", st.integers(-2, 5)),
+    ("stop_reason", _odd_text),
+)
+
+
 @st.composite
 def _instruction(draw: st.DrawFn) -> Any:
-    message = st.one_of(
-        st.fixed_dictionaries(
-            {"text_message": st.fixed_dictionaries({"length": st.one_of(st.integers(-5, 200_000), _odd_numbers)})}
-        ),
-        st.fixed_dictionaries({"text_message": st.fixed_dictionaries({"text": _odd_text})}),
-        st.fixed_dictionaries(
-            {
-                "tool_call": st.lists(
-                    st.fixed_dictionaries(
-                        {"name": _odd_text, "args": st.dictionaries(st.text(max_size=5), _json, max_size=3)}
-                    ),
-                    max_size=3,
-                )
-            }
-        ),
-        _json,
-    )
-    instruction: dict[str, Any] = {"messages": draw(st.lists(message, max_size=draw(st.sampled_from([3, 300]))))}
-    for key, value in (
-        ("id", _odd_text),
-        ("timing", st.fixed_dictionaries({"chunk_ms": st.one_of(st.floats(0, 10), _odd_numbers)})),
-        ("error", _json),
-        ("chunk_words", st.integers(-2, 5)),
-        ("stop_reason", _odd_text),
-    ):
+    instruction: dict[str, Any] = {"messages": draw(_messages[draw(_message_count)])}
+    for key, value in _instruction_fields:
         if draw(st.booleans()):
             instruction[key] = draw(value)
     return instruction
@@ -75,40 +82,53 @@ def _dumps(value: Any) -> str:
     return json.dumps(value, allow_nan=True, ensure_ascii=True).replace('"__HUGE_INT__"', "9" * 5000)
 
 
+_content_kind = st.sampled_from(["plain", "script", "broken-script"])
+_chain = st.lists(_instruction(), min_size=1, max_size=3)
+
+
 @st.composite
 def _content(draw: st.DrawFn) -> str:
-    kind = draw(st.sampled_from(["plain", "script", "broken-script"]))
+    kind = draw(_content_kind)
     if kind == "plain":
         return draw(_odd_text)
-    chain = draw(st.lists(_instruction(), min_size=1, max_size=3))
+    chain = draw(_chain)
     block = _dumps({"instruction_chain": chain} if draw(st.booleans()) else chain[0])
     if kind == "broken-script":
         block = block[: draw(st.integers(0, len(block)))]
     return f"<|instruction_start|>{block}<|instruction_end|>"
 
 
+_body_kind = st.sampled_from(["valid", "json", "bytes", "deep"])
+_any_bytes = st.binary(max_size=200)
+_depth = st.integers(50, 200_000)
+_any_content = _content()
+_model = st.one_of(st.just("m"), _odd_text, _scalars)
+_converse_role = st.sampled_from(["user", "assistant", None])
+_gemini_role = st.sampled_from(["user", "model", None])
+
+
 @st.composite
 def _body(draw: st.DrawFn, path: str) -> bytes:
-    kind = draw(st.sampled_from(["valid", "json", "bytes", "deep"]))
+    kind = draw(_body_kind)
     if kind == "bytes":
-        return draw(st.binary(max_size=200))
+        return draw(_any_bytes)
     if kind == "deep":
-        depth = draw(st.integers(50, 200_000))
+        depth = draw(_depth)
         return b"[" * depth + b"]" * depth
     if kind == "json":
         return _dumps(draw(_json)).encode("utf-8", "surrogatepass")
-    content = draw(_content())
-    model = draw(st.one_of(st.just("m"), _odd_text, _scalars))
+    content = draw(_any_content)
+    model = draw(_model)
     if path.endswith("/responses"):
         body: dict[str, Any] = {"model": model, "input": content}
     elif "/converse" in path:
-        role = draw(st.sampled_from(["user", "assistant", None]))
+        role = draw(_converse_role)
         body = {"messages": [{"role": role, "content": [{"text": content}]}]}
     elif "/invoke" in path:
         body = {"anthropic_version": "bedrock-2023-05-31", "max_tokens": 64}
         body["messages"] = [{"role": "user", "content": content}]
     elif "/models/" in path:
-        body = {"contents": [{"role": draw(st.sampled_from(["user", "model", None])), "parts": [{"text": content}]}]}
+        body = {"contents": [{"role": draw(_gemini_role), "parts": [{"text": content}]}]}
     else:
         body = {"model": model, "messages": [{"role": "user", "content": content}]}
         if path.endswith("/messages"):
@@ -145,14 +165,17 @@ _header_value = st.one_of(
     st.integers(-(10**30), 10**30).map(str),
     st.sampled_from(["-1", "1e999", "NaN", " 3 ", "application/json"]),
 )
+_path = st.sampled_from(PATHS)
+_headers = st.dictionaries(_header_name, _header_value, max_size=4)
+_bodies = {path: _body(path) for path in PATHS}
 
 
 @st.composite
 def fuzz_request(draw: st.DrawFn) -> tuple[str, dict[str, str], bytes]:
     """(path, headers, body) of one hostile request."""
-    path = draw(st.sampled_from(PATHS))
-    headers = draw(st.dictionaries(_header_name, _header_value, max_size=4))
-    return path, headers, draw(_body(path))
+    path = draw(_path)
+    headers = draw(_headers)
+    return path, headers, draw(_bodies[path])
 
 
 # The pieces, for fuzzing other JSON doors (the chain service's REST body).

@@ -256,27 +256,6 @@ def launch(tmp: Path, *args: str) -> ServerProcess:
     return ServerProcess(proc, out, err)
 
 
-@pytest.fixture(scope="module")
-def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, ServerProcess]]:
-    """Two servers of this module's own, started together: both ``--seed 7``, one
-    ``--lenient``. ``strict`` also hosts the journal-reset and disconnect tests."""
-    tmp = tmp_path_factory.mktemp("servers")
-    started = {
-        "lenient": launch(tmp, "--port", "0", "--seed", "7", "--lenient"),
-        "strict": launch(tmp, "--port", "0", "--seed", "7"),
-    }
-    try:
-        for server in started.values():
-            server.wait_ready()
-        yield started
-    finally:
-        for server in started.values():  # signal both, then wait for both
-            if server.proc.poll() is None:
-                server.proc.send_signal(signal.SIGTERM)
-        for server in started.values():
-            server.stop(signal.SIGTERM)
-
-
 def listening_addresses(port: int) -> set[str]:
     """Local IPv4 addresses listening on ``port``, read from /proc/net/tcp (Linux)."""
     found = set()

@@ -99,25 +99,37 @@ print(json.dumps(out))
 """
 
 
-def plans_in_subprocess(seed: int, hash_seed: str) -> list[dict[str, Any]]:
-    env = {**os.environ, "PYTHONHASHSEED": hash_seed}
-    done = subprocess.run(
-        [sys.executable, "-c", _CHILD.format(repo=str(REPO), seed=seed)],
-        input=json.dumps(chat_body(3)),
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=60,
-        check=True,
-    )
-    result: list[dict[str, Any]] = json.loads(done.stdout)
-    return result
+def plans_in_subprocesses(seed: int, hash_seeds: list[str]) -> dict[str, list[dict[str, Any]]]:
+    """The plans made in a fresh process for each ``PYTHONHASHSEED`` (the processes run at once)."""
+    started = {
+        hash_seed: subprocess.Popen(
+            [sys.executable, "-c", _CHILD.format(repo=str(REPO), seed=seed)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "PYTHONHASHSEED": hash_seed},
+        )
+        for hash_seed in hash_seeds
+    }
+    plans = {}
+    try:
+        for hash_seed, child in started.items():
+            out, err = child.communicate(json.dumps(chat_body(3)), timeout=60)
+            assert child.returncode == 0, err
+            plans[hash_seed] = json.loads(out)
+    finally:
+        for child in started.values():
+            if child.poll() is None:
+                child.kill()
+                child.communicate()
+    return plans
 
 
 def test_same_chain_turn_and_seed_give_the_same_plan_in_fresh_processes() -> None:
     expected = plans_here(seed=7)
-    for hash_seed in ("0", "1", "4242", "random"):
-        assert plans_in_subprocess(7, hash_seed) == expected, hash_seed
+    for hash_seed, plans in plans_in_subprocesses(7, ["0", "1", "4242", "random"]).items():
+        assert plans == expected, hash_seed
 
 
 def test_a_different_seed_gives_different_words() -> None:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import time
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -16,7 +15,9 @@ import pytest
 
 from mockllm import HTTPXTransport, InstructionChain, Limits, MockLLM
 from mockllm._latency import LatencyProfile, LatencyProfiles
-from tests.mockllm.server_support import launch, script, text, user_body
+from mockllm._server import create_app
+from tests.mockllm.server_support import script, text, user_body
+from tests.mockllm.threaded_app import app_in_thread
 
 TTFT_MS, ITL_MS, PREFILL_MS = 200.0, 10.0, 0.5
 
@@ -77,20 +78,15 @@ def test_an_in_process_client_gets_the_reply_after_the_wait() -> None:
     assert expected <= elapsed < expected + 5
 
 
-def test_the_server_sends_a_complete_reply_after_the_wait(tmp_path: Path) -> None:
+def test_the_server_sends_a_complete_reply_after_the_wait() -> None:
+    # The server's app in a thread: ``serve --latency-profile`` itself is test_latency_server.py's.
     httpx2 = pytest.importorskip("httpx2")
-    profile = tmp_path / "profile.yaml"
-    profile.write_text(f"ttft_ms: {TTFT_MS}\nitl_ms: {ITL_MS}\nprefill_ms_per_token: {PREFILL_MS}\n")
-    server = launch(tmp_path, "--port", "0", "--latency-profile", str(profile)).wait_ready()
-    try:
-        with httpx2.Client(timeout=30) as client:
-            body = user_body("openai-chat", script(text(12)))
-            started = time.monotonic()
-            response = client.post(f"{server.base_url}/v1/chat/completions", json=body)
-            elapsed = time.monotonic() - started
-        assert response.status_code == 200
-        assert response.headers["content-length"] == str(len(response.content))
-        expected = _expected_s(response.json()["usage"])
-        assert expected <= elapsed < expected + 5
-    finally:
-        assert server.stop() == 0
+    with app_in_thread(create_app(_mock())) as (_, base_url), httpx2.Client(timeout=30) as client:
+        body = user_body("openai-chat", script(text(12)))
+        started = time.monotonic()
+        response = client.post(f"{base_url}/v1/chat/completions", json=body)
+        elapsed = time.monotonic() - started
+    assert response.status_code == 200
+    assert response.headers["content-length"] == str(len(response.content))
+    expected = _expected_s(response.json()["usage"])
+    assert expected <= elapsed < expected + 5

@@ -1,6 +1,11 @@
 """Peak memory of one request is bounded whatever it scripts, a stream is rendered as it
 is sent, and reset gives memory back (issue 16). Read from the server subprocess's
-/proc/<pid>/status: VmHWM (peak resident set) and VmRSS."""
+/proc/<pid>/status: VmHWM (peak resident set) and VmRSS.
+
+The tests of a module share its two servers (a start costs about a second of CPU): each
+test first resets the server's peak to its current resident set (``/proc/<pid>/clear_refs``),
+so that the peak it reads is its own requests'. What an earlier test left resident is
+bounded by that test's own assertions."""
 
 from __future__ import annotations
 
@@ -27,9 +32,26 @@ def status_kib(server: ServerProcess, field: str) -> int:
     raise AssertionError(f"no {field} in /proc/{server.proc.pid}/status")
 
 
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[ServerProcess]:
-    started = launch(tmp_path, "--port", "0")
+def fresh_peak(server: ServerProcess) -> int:
+    """Reset the server's peak resident set (VmHWM) to its current one; the current one, in KiB."""
+    Path(f"/proc/{server.proc.pid}/clear_refs").write_text("5")
+    return status_kib(server, "VmRSS")
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    started = launch(tmp_path_factory.mktemp("memory"), "--port", "0")
+    try:
+        yield started.wait_ready()
+    finally:
+        started.stop()
+
+
+@pytest.fixture(scope="module")
+def long_stream_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    """A server whose output cap is raised far past the default, so that a stream dwarfs
+    the server's own memory."""
+    started = launch(tmp_path_factory.mktemp("memory"), "--port", "0", "--max-output-bytes", str(256 * MIB))
     try:
         yield started.wait_ready()
     finally:
@@ -50,7 +72,7 @@ def test_the_largest_reply_allowed_stays_under_256_mb_and_reset_gives_memory_bac
 ) -> None:
     with httpx2.Client(base_url=server.base_url, timeout=120) as http:
         assert http.get("/_mockllm/health").status_code == 200
-        baseline = status_kib(server, "VmRSS")
+        baseline = fresh_peak(server)
         for _ in range(3):
             reply = http.post(
                 PATHS["openai-chat"],
@@ -92,7 +114,7 @@ def costliest_body(size: int) -> bytes:
 def test_the_costliest_body_allowed_stays_under_256_mb(server: ServerProcess) -> None:
     body = costliest_body(Limits.max_body_bytes)
     with httpx2.Client(base_url=server.base_url, timeout=120) as http:
-        baseline = status_kib(server, "VmRSS")
+        baseline = fresh_peak(server)
         for _ in range(2):
             reply = http.post(PATHS["openai-chat"], content=body, headers={"content-type": "application/json"})
             assert reply.status_code == 200
@@ -116,33 +138,28 @@ _STREAM_WORDS = {"openai-chat": 160_000, "anthropic-messages": 330_000, "openai-
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 def test_a_long_stream_is_rendered_as_it_is_sent_so_its_peak_is_a_fraction_of_its_size(
-    tmp_path: Path, protocol: str
+    long_stream_server: ServerProcess, protocol: str
 ) -> None:
-    # A cap raised far past the default, so that the stream dwarfs the server's own
-    # memory: built whole, its events and their joined bytes alone would be twice its size.
-    started = launch(tmp_path, "--port", "0", "--max-output-bytes", str(256 * MIB))
-    try:
-        server = started.wait_ready()
-        words = _STREAM_WORDS[protocol]
-        messages = [{"text_message": {"length": min(100_000, words - i)}} for i in range(0, words, 100_000)]
-        body = user_body(protocol, script({"id": "long", "messages": messages}), stream=True)
-        body["store"] = False  # Responses: nothing held for a later previous_response_id
-        with httpx2.Client(base_url=server.base_url, timeout=120) as http:
-            assert http.get("/_mockllm/health").status_code == 200
-            baseline = status_kib(server, "VmRSS")
-            with http.stream(
-                "POST", PATHS[protocol], content=json.dumps(body).encode(), headers={"content-type": "application/json"}
-            ) as reply:
-                assert reply.status_code == 200
-                assert "x-mockllm-fallback" not in reply.headers
-                assert "content-length" not in reply.headers  # sent in pieces as they are made
-                size, tail = 0, deque(maxlen=64)  # the last pieces: the last event may be long
-                for piece in reply.iter_raw():
-                    size += len(piece)
-                    tail.append(piece)
-        growth = status_kib(server, "VmHWM") * 1024 - baseline * 1024
-        assert size > 32 * MIB
-        assert growth < 16 * MIB, f"peak grew {growth / MIB:.1f} MiB for a {size / MIB:.1f} MiB stream"
-        assert _LAST_EVENT[protocol] in b"".join(tail)  # whole: the stream's last event came
-    finally:
-        started.stop()
+    # Built whole, the stream's events and their joined bytes alone would be twice its size.
+    server = long_stream_server
+    words = _STREAM_WORDS[protocol]
+    messages = [{"text_message": {"length": min(100_000, words - i)}} for i in range(0, words, 100_000)]
+    body = user_body(protocol, script({"id": "long", "messages": messages}), stream=True)
+    body["store"] = False  # Responses: nothing held for a later previous_response_id
+    with httpx2.Client(base_url=server.base_url, timeout=120) as http:
+        assert http.get("/_mockllm/health").status_code == 200
+        baseline = fresh_peak(server)
+        with http.stream(
+            "POST", PATHS[protocol], content=json.dumps(body).encode(), headers={"content-type": "application/json"}
+        ) as reply:
+            assert reply.status_code == 200
+            assert "x-mockllm-fallback" not in reply.headers
+            assert "content-length" not in reply.headers  # sent in pieces as they are made
+            size, tail = 0, deque(maxlen=64)  # the last pieces: the last event may be long
+            for piece in reply.iter_raw():
+                size += len(piece)
+                tail.append(piece)
+    growth = status_kib(server, "VmHWM") * 1024 - baseline * 1024
+    assert size > 32 * MIB
+    assert growth < 16 * MIB, f"peak grew {growth / MIB:.1f} MiB for a {size / MIB:.1f} MiB stream"
+    assert _LAST_EVENT[protocol] in b"".join(tail)  # whole: the stream's last event came

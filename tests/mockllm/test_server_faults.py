@@ -10,7 +10,6 @@ import json
 import socket
 import threading
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,8 +26,6 @@ from tests.mockllm.server_support import (
     OPENAI_MODEL,
     PATHS,
     PROTOCOLS,
-    START_TIMEOUT_S,
-    STOP_TIMEOUT_S,
     ServerProcess,
     _shared_client,
     encode,
@@ -37,14 +34,14 @@ from tests.mockllm.server_support import (
     post,
     script,
     sdk_clients,
-    servers,
     sse_events,
     text,
     uid,
     user_body,
 )
+from tests.mockllm.threaded_app import app_in_thread
 
-__all__ = ["_shared_client", "servers"]  # fixtures, requested by name (and pyflakes sees them used)
+__all__ = ["_shared_client"]  # a fixture, requested by name (and pyflakes sees it used)
 
 httpx2 = pytest.importorskip("httpx2", reason="httpx2 is not installed (the httpx2 extra)")
 
@@ -338,27 +335,10 @@ def test_a_burst_of_aborted_streams_does_not_hurt_later_requests(servers: dict[s
     assert "Traceback" not in server.errors
 
 
-@contextlib.contextmanager
-def threaded_server(mock: MockLLM) -> Iterator[tuple[uvicorn.Server, str]]:
+def threaded_server(mock: MockLLM) -> contextlib.AbstractContextManager[tuple[uvicorn.Server, str]]:
     """The server's app under uvicorn in a thread of this process, so that a test can
     look at uvicorn's own state (request tasks, connections)."""
-    sock = bind_socket("127.0.0.1", 0)
-    port = sock.getsockname()[1]
-    config = uvicorn.Config(create_app(mock), log_level="warning", access_log=False, lifespan="off")
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    try:
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while not server.started:
-            assert time.monotonic() < deadline and thread.is_alive(), "threaded server did not start"
-            time.sleep(0.01)
-        yield server, f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=STOP_TIMEOUT_S)
-        sock.close()
-    assert not thread.is_alive()
+    return app_in_thread(create_app(mock))
 
 
 def test_aborted_streams_leave_no_request_tasks_behind() -> None:

@@ -37,14 +37,13 @@ from tests.mockllm.server_support import (
     post,
     script,
     sdk_clients,
-    servers,
     text,
     uid,
     unanswered_call_body,
     user_body,
 )
 
-__all__ = ["_shared_client", "servers"]  # fixtures, requested by name (and pyflakes sees them used)
+__all__ = ["_shared_client"]  # a fixture, requested by name (and pyflakes sees it used)
 
 httpx2 = pytest.importorskip("httpx2", reason="httpx2 is not installed (the httpx2 extra)")
 

@@ -13,23 +13,59 @@ import openai
 import pytest
 
 from tests.mockllm.server_support import ServerProcess, launch
-from tests.state.redis_support import RedisServer
+from tests.state.redis_support import RedisServer, free_port, redis_binary
 
 httpx2 = pytest.importorskip("httpx2", reason="httpx2 is not installed (the httpx2 extra)")
 
 CHAT = "/v1/chat/completions"
 
 
-@pytest.fixture
-def replicas(redis_server: RedisServer, tmp_path: Path) -> Iterator[tuple[str, str]]:
-    started = [launch(tmp_path, "--port", "0", "--state", redis_server.url) for _ in range(2)]
+def start_replicas(redis: RedisServer, tmp: Path) -> list[ServerProcess]:
+    started = [launch(tmp, "--port", "0", "--state", redis.url) for _ in range(2)]
+    for server in started:
+        server.wait_ready()
+    return started
+
+
+def stop_replicas(started: list[ServerProcess]) -> None:
+    for server in started:
+        assert server.stop() == 0, server.errors
+
+
+# The tests that keep the Redis up share one Redis and one pair of replicas (a server start
+# costs about a second of CPU), reset through a replica before each test.
+@pytest.fixture(scope="module")
+def shared_redis(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
+    server = RedisServer(redis_binary(), free_port(), tmp_path_factory.mktemp("redis")).start()
     try:
-        for server in started:
-            server.wait_ready()
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="module")
+def shared_replicas(shared_redis: RedisServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
+    started = start_replicas(shared_redis, tmp_path_factory.mktemp("replicas"))
+    try:
         yield started[0].base_url, started[1].base_url
     finally:
-        for server in started:
-            assert server.stop() == 0, server.errors
+        stop_replicas(started)
+
+
+@pytest.fixture
+def replicas(shared_replicas: tuple[str, str], client: httpx2.Client) -> tuple[str, str]:
+    assert client.post(f"{shared_replicas[0]}/_mockllm/reset").status_code == 200
+    return shared_replicas
+
+
+@pytest.fixture
+def own_replicas(redis_server: RedisServer, tmp_path: Path) -> Iterator[tuple[str, str]]:
+    """Replicas on a Redis of the test's own, which the test may stop."""
+    started = start_replicas(redis_server, tmp_path)
+    try:
+        yield started[0].base_url, started[1].base_url
+    finally:
+        stop_replicas(started)
 
 
 @pytest.fixture
@@ -47,10 +83,11 @@ def test_a_script_and_a_session_made_on_one_replica_are_served_by_the_other(
 ) -> None:
     a, b = replicas
     chain = {"instruction_chain": [{"id": "hi", "messages": [{"text_message": {"text": "From A."}}]}]}
-    assert client.post(f"{a}/_mockllm/scripts", json={**chain, "match": {"text": "hello"}}).status_code == 201
+    registered = client.post(f"{a}/_mockllm/scripts", json={**chain, "match": {"text": "hello"}})
+    assert registered.status_code == 201
     reply = client.post(f"{b}{CHAT}", json=chat_body("hello there"))
     assert reply.status_code == 200 and reply.json()["choices"][0]["message"]["content"] == "From A."
-    assert [e["script_id"] for e in client.get(f"{a}/_mockllm/requests").json()] == ["script-1"]
+    assert [e["script_id"] for e in client.get(f"{a}/_mockllm/requests").json()] == [registered.json()["id"]]
 
     session = client.post(f"{a}/_mockllm/sessions", json={"seed": 3}).json()["path"]
     session_chain = {"instruction_chain": [{"id": "s", "messages": [{"text_message": {"text": "In session."}}]}]}
@@ -95,9 +132,9 @@ def test_a_responses_conversation_and_an_attempt_count_span_both_replicas(
 
 
 def test_a_redis_that_goes_away_gives_503s_naming_it_and_the_mock_recovers(
-    replicas: tuple[str, str], client: httpx2.Client, redis_server: RedisServer
+    own_replicas: tuple[str, str], client: httpx2.Client, redis_server: RedisServer
 ) -> None:
-    a, b = replicas
+    a, b = own_replicas
     redis_server.stop()
     for base in (a, b):
         started = time.monotonic()

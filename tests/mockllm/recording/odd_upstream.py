@@ -1,5 +1,5 @@
-"""A plain Starlette app serving odd-but-legal stream shapes, as an upstream to record:
-``python -m tests.mockllm.recording.odd_upstream`` prints ``odd upstream on URL``.
+"""A plain Starlette app serving odd-but-legal stream shapes, as an upstream to record
+(``tests.mockllm.recording.support.odd_upstream`` serves it).
 
 ``POST /v1/chat/completions`` answers an OpenAI chunk stream written the ways the SSE
 rules allow and the mock never writes: CRLF line ends, a comment, an ``id:`` field,
@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sys
 from collections.abc import AsyncIterator
 
 from starlette.applications import Starlette
@@ -68,13 +67,3 @@ async def chat(request: Request) -> Response:
 
 
 app = Starlette(routes=[Route("/v1/chat/completions", chat, methods=["POST"])])
-
-if __name__ == "__main__":
-    import uvicorn
-
-    from mockllm._server import bind_socket
-
-    sock = bind_socket("127.0.0.1", 0)
-    print(f"odd upstream on http://127.0.0.1:{sock.getsockname()[1]}", flush=True)
-    uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off")).run(sockets=[sock])
-    sys.exit(0)

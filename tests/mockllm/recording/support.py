@@ -1,6 +1,6 @@
-"""Processes the recording tests run: the mock server as an upstream, the recording proxy,
-a replaying server and a plain Starlette app of odd stream shapes; each on a free
-loopback port, stopped by its PID."""
+"""Servers the recording tests run, each on a free loopback port: upstreams in a thread of
+the test process (the mock, and a plain Starlette app of odd stream shapes), and, as
+processes stopped by their PID, the recording proxy and a replaying server."""
 
 from __future__ import annotations
 
@@ -11,6 +11,11 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+
+from harness.plugin.recording import serve_in_thread
+from mockllm import MockLLM
+from tests.mockllm.recording.odd_upstream import app as odd_app
+from tests.mockllm.threaded_app import app_in_thread
 
 START_TIMEOUT_S = 30
 
@@ -41,8 +46,21 @@ def running(args: list[str], log: Path, ready_prefix: str) -> Iterator[str]:
             proc.wait()
 
 
-def mock_upstream(tmp: Path) -> contextlib.AbstractContextManager[str]:
-    return running(["-m", "mockllm", "serve", "--port", "0"], tmp / "upstream.log", "mockllm serving on ")
+@contextlib.contextmanager
+def mock_upstream() -> Iterator[str]:
+    """The mock (``MockLLM()``, as ``python -m mockllm serve`` makes it) as the upstream to
+    record from, at a loopback URL that stops answering when the block ends. What is under
+    test is the recording side; an upstream in a thread costs none of the second of CPU
+    that starting a server process does."""
+    with serve_in_thread(MockLLM()) as server:
+        yield server.base_url
+
+
+@contextlib.contextmanager
+def odd_upstream() -> Iterator[str]:
+    """The Starlette app of odd stream shapes (``odd_upstream.py``) as the upstream."""
+    with app_in_thread(odd_app) as (_, url):
+        yield url
 
 
 def recording_proxy(tmp: Path, upstream: str, out: Path, *extra: str) -> contextlib.AbstractContextManager[str]:

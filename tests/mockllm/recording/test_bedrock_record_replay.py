@@ -44,7 +44,7 @@ def test_a_bedrock_event_stream_records_and_replays_byte_for_byte(
     strict_pytester: pytest.Pytester, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     strict_pytester.makepyfile(test_bedrock=TESTS)
-    with mock_upstream(tmp_path) as upstream:
+    with mock_upstream() as upstream:
         monkeypatch.setenv("SEEN_FILE", str(tmp_path / "recorded.json"))
         flags = ("--mockllm-record-mode", "once", "--mockllm-upstream", upstream)
         strict_pytester.runpytest("-p", "no:cacheprovider", *flags).assert_outcomes(passed=1)

@@ -16,7 +16,7 @@ from mockllm._recording.drift import check_drift
 from mockllm._recording.format import Exchange, Recording
 from mockllm._recording.proxy import Upstreams
 from mockllm._recording.store import write_recording
-from tests.mockllm.recording.support import mock_upstream, running
+from tests.mockllm.recording.support import mock_upstream, odd_upstream
 
 TEXT = InstructionChain(instruction_chain=[{"messages": [{"text_message": {"length": 20}}]}]).tagged("Hi")
 REQUESTS = [
@@ -73,14 +73,11 @@ def test_changed_fields_types_and_event_order_are_drift(recordings: Path) -> Non
     assert "message_delta > message_stop is now" in text and "message_delta > message_done" in text
 
 
-def test_the_command_exits_non_zero_on_drift(
-    recordings: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    with mock_upstream(tmp_path) as same:
+def test_the_command_exits_non_zero_on_drift(recordings: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with mock_upstream() as same:
         assert main(["drift", str(recordings), "--upstream", same]) == 0
     assert "No drift: 3 recorded exchange(s)" in capsys.readouterr().out
-    odd = running(["-m", "tests.mockllm.recording.odd_upstream"], tmp_path / "odd.log", "odd upstream on ")
-    with mock_upstream(tmp_path) as anthropic_side, odd as chat_side:
+    with mock_upstream() as anthropic_side, odd_upstream() as chat_side:
         argv = ["drift", str(recordings), "--upstream", chat_side, "--upstream", f"anthropic-messages={anthropic_side}"]
         assert main(argv) == 1
     out = capsys.readouterr().out

@@ -13,7 +13,7 @@ import pytest
 from mockllm import HTTPX2Transport, MockLLM
 from mockllm._recording.replay import RecordingLibrary
 from tests.mockllm.recording.odd_upstream import PAUSE_S, WRITES
-from tests.mockllm.recording.support import recording_proxy, replay_server, running
+from tests.mockllm.recording.support import odd_upstream, recording_proxy, replay_server
 
 httpx2 = pytest.importorskip("httpx2")
 BODY = {"model": "odd-model", "stream": True, "messages": [{"role": "user", "content": "odd"}]}
@@ -30,8 +30,7 @@ def raw_stream(client: httpx2.Client, url: str) -> tuple[bytes, float]:
 def recorded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, bytes, list[str]]:
     tmp = tmp_path_factory.mktemp("odd")
     out = tmp / "recordings"
-    odd = running(["-m", "tests.mockllm.recording.odd_upstream"], tmp / "odd.log", "odd upstream on ")
-    with odd as upstream, recording_proxy(tmp, upstream, out) as proxy, httpx2.Client() as client:
+    with odd_upstream() as upstream, recording_proxy(tmp, upstream, out) as proxy, httpx2.Client() as client:
         body, _ = raw_stream(client, f"{proxy}/v1/chat/completions")
         sdk = openai.OpenAI(api_key="test", base_url=f"{proxy}/v1", max_retries=0)
         texts = [c.choices[0].delta.content for c in sdk.chat.completions.create(**BODY) if c.choices]

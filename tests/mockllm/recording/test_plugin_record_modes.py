@@ -1,5 +1,5 @@
-"""pytest-recording's marker and flags for LLM traffic: record once from a separate
-upstream process, then replay with it stopped; a changed prompt fails with the diff."""
+"""pytest-recording's marker and flags for LLM traffic: record once from an upstream
+server, then replay with it stopped; a changed prompt fails with the diff."""
 
 from __future__ import annotations
 
@@ -57,7 +57,7 @@ def test_record_once_then_replay_offline(strict_pytester: pytest.Pytester, tmp_p
     missing.stdout.fnmatch_lines(
         ["*No recording file*test_tool_loop.json exists for this test*--mockllm-record-mode once*"]
     )
-    with mock_upstream(tmp_path) as upstream:
+    with mock_upstream() as upstream:
         recorded = project.runpytest(
             "-p", "no:cacheprovider", "--mockllm-record-mode", "once", "--mockllm-upstream", upstream
         )
@@ -82,7 +82,7 @@ def test_record_once_then_replay_offline(strict_pytester: pytest.Pytester, tmp_p
 def test_record_new_keeps_the_old_and_adds_the_new(strict_pytester: pytest.Pytester, tmp_path: Path) -> None:
     project = strict_pytester
     write_tests(project, "First question")
-    with mock_upstream(tmp_path) as upstream:
+    with mock_upstream() as upstream:
         flags = ["-p", "no:cacheprovider", "--mockllm-upstream", upstream]
         project.runpytest(*flags, "--mockllm-record-mode", "once").assert_outcomes(passed=2)
         write_tests(project, "Second question")
@@ -91,7 +91,7 @@ def test_record_new_keeps_the_old_and_adds_the_new(strict_pytester: pytest.Pytes
     asked = [ex["request"]["body"]["messages"][0]["content"] for ex in anthropic["exchanges"]]
     assert asked == ["First question", "Second question"]
     project.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=2)
-    with mock_upstream(tmp_path) as upstream:
+    with mock_upstream() as upstream:
         flags = ["-p", "no:cacheprovider", "--mockllm-upstream", upstream, "--mockllm-record-mode", "all"]
         project.runpytest(*flags).assert_outcomes(passed=2)
     anthropic = json.loads(recordings(project)[0].read_text())

@@ -1,6 +1,6 @@
 """The record modes with the ``mockllm_server`` fixture: a test's clients reach a real
 URL (the official SDKs, and a subprocess client that is not httpx), which records from
-a separate upstream process, then replays from the test's file with it stopped."""
+an upstream server, then replays from the test's file with it stopped."""
 
 from __future__ import annotations
 
@@ -96,7 +96,7 @@ def test_mockllm_server_records_then_replays_offline(
     missing.stdout.fnmatch_lines(
         ["*No recording file*test_openai.json exists for this test*--mockllm-record-mode once*"]
     )
-    with mock_upstream(tmp_path) as upstream:
+    with mock_upstream() as upstream:
         recorded = run(
             project, tmp_path / "recorded", monkeypatch, "--mockllm-record-mode", "once", "--mockllm-upstream", upstream
         )

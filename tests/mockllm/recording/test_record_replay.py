@@ -1,4 +1,4 @@
-"""Record from a separate upstream process through ``python -m mockllm record``, stop it,
+"""Record from an upstream server through ``python -m mockllm record``, stop them both,
 then replay with ``python -m mockllm serve --recordings`` and in process: the official
 SDKs see the same content, tool calls and event boundaries."""
 
@@ -101,10 +101,10 @@ def conversation(base_url: str, http_client: Any = None) -> dict[str, Any]:
 @pytest.fixture(scope="module")
 def recorded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any], dict[str, Any]]:
     """(recordings folder, what the SDKs saw from the upstream directly, through the proxy);
-    both processes are stopped when it returns."""
+    the upstream and the proxy are stopped when it returns."""
     tmp = tmp_path_factory.mktemp("record")
     out = tmp / "recordings"
-    with mock_upstream(tmp) as upstream, recording_proxy(tmp, upstream, out) as proxy:
+    with mock_upstream() as upstream, recording_proxy(tmp, upstream, out) as proxy:
         direct = conversation(upstream)
         through_proxy = conversation(proxy)
     return out, direct, through_proxy
