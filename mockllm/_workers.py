@@ -79,8 +79,7 @@ def serve_workers(
     finally:
         os.close(ready_read)
         reserved.close()
-    on_ready(bound[1])
-    return _supervise(pids)
+    return _supervise(pids, lambda: on_ready(bound[1]))
 
 
 def _port_socket(host: str, port: int, *, listen: bool = False) -> socket.socket:
@@ -148,7 +147,10 @@ def _die_with_parent(parent: int) -> None:
         os._exit(1)
 
 
-def _supervise(pids: list[int]) -> int:
+def _supervise(pids: list[int], announce: Callable[[], None]) -> int:
+    """Wait on the workers until each has exited; a SIGINT or SIGTERM stops them all.
+    ``announce`` (the banner) runs once the handlers are in place: a signal sent the moment
+    the banner shows stops the workers, not the supervisor with a traceback."""
     live = set(pids)
     stop_at: list[float] = []
 
@@ -160,6 +162,7 @@ def _supervise(pids: list[int]) -> int:
     previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
     status = 0
     try:
+        announce()
         while live:
             pid, code = os.waitpid(-1, os.WNOHANG)
             if pid == 0:

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import signal
 import sqlite3
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -136,6 +138,26 @@ def test_a_signal_stops_every_worker(tmp_path: Path, sig: int) -> None:
     assert "mockllm stopped" in server.output
     for pid in pids:
         assert not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text().split()[2]
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_a_signal_the_moment_the_workers_are_announced_stops_them_cleanly(tmp_path: Path, sig: int) -> None:
+    # The supervisor printed the banner before installing its handlers: a signal sent on
+    # reading it ended the supervisor (-15, or a KeyboardInterrupt traceback) instead.
+    state_url = f"sqlite://{tmp_path / 'state.db'}"
+    program = (
+        "import os, signal, sys\n"
+        # A shell's background job starts with SIGINT ignored, and its children inherit that.
+        "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
+        "from mockllm import MockLLM, serve\n"
+        "from mockllm._state import open_state\n"
+        f"mock = MockLLM(state=open_state({state_url!r}))\n"
+        f"status = serve(mock, port=0, workers=2, on_ready=lambda url: os.kill(os.getpid(), {int(sig)}))\n"
+        "print('returned', status)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stdout) == (0, "returned 0\n"), done.stderr
+    assert "Traceback" not in done.stderr
 
 
 def test_a_corrupt_sqlite_file_is_a_startup_error_naming_the_option(tmp_path: Path) -> None:
