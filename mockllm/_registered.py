@@ -20,6 +20,7 @@ request header ``[name, value]``). A plain ``str`` is ``text``; a compiled
 from __future__ import annotations
 
 import json
+import os
 import re
 import threading
 from collections.abc import Mapping
@@ -202,19 +203,22 @@ class ScriptRegistry:
     at most ``limits.max_scripts`` of them and ``limits.scripts_bytes`` of their JSON.
     Kept in ``state`` (``mockllm._state``), so that with ``serve --workers`` a script
     registered through one worker is served by every one; each process keeps the scripts
-    parsed until another changes them (a version counter says so)."""
+    parsed until another changes them: each change writes a new random version beside
+    them, which a counter would not be (a Redis that lost its data counts from 1 again,
+    and a process holding version 1 would keep serving the scripts that went with it)."""
 
     def __init__(self, limits: Limits | None = None, *, state: State | None = None) -> None:
         where = state if state is not None else MemoryState()
         self._lock = threading.Lock()
         self._stored = where.map("scripts", codec=_SCRIPT_CODEC)
         self._counts = where.counters("scripts")
-        self._cached: tuple[int, tuple[RegisteredScript, ...]] = (-1, ())
+        self._version = where.map("scripts-version")
+        self._cached: tuple[object, tuple[RegisteredScript, ...]] = (object(), ())  # nothing read yet
         self._limits = limits if limits is not None else Limits()
 
     @property
     def _scripts(self) -> tuple[RegisteredScript, ...]:
-        version = self._counts.get("version")
+        version = self._version.get("version")
         cached_version, scripts = self._cached
         if version != cached_version:
             scripts = tuple(entry for _, entry in self._stored.items())
@@ -222,7 +226,7 @@ class ScriptRegistry:
         return scripts
 
     def _changed(self) -> None:
-        self._counts.incr("version")
+        self._version.put("version", os.urandom(8).hex())
 
     def __bool__(self) -> bool:
         return bool(self._scripts)
@@ -292,7 +296,7 @@ class ScriptRegistry:
     def clear(self) -> None:
         with self._lock:
             self._stored.clear()
-            self._changed()  # never back to an old version: another process may hold it
+            self._changed()  # a new version: another process may hold the old scripts
 
     def select(
         self, conversation: Conversation, protocol: str, *, model: str | None, headers: Mapping[str, str]

@@ -135,6 +135,10 @@ def test_a_redis_that_goes_away_gives_503s_naming_it_and_the_mock_recovers(
     own_replicas: tuple[str, str], client: httpx2.Client, redis_server: RedisServer
 ) -> None:
     a, b = own_replicas
+    # B has read the scripts (and keeps them parsed) before Redis goes away.
+    before = {"instruction_chain": [{"id": "before", "messages": [{"text_message": {"text": "Before."}}]}]}
+    assert client.post(f"{a}/_mockllm/scripts", json=before).status_code == 201
+    assert client.post(f"{b}{CHAT}", json=chat_body("hello")).json()["choices"][0]["message"]["content"] == "Before."
     redis_server.stop()
     for base in (a, b):
         started = time.monotonic()
@@ -152,6 +156,7 @@ def test_a_redis_that_goes_away_gives_503s_naming_it_and_the_mock_recovers(
         listing = client.get(f"{base}/_mockllm/scripts")
         assert listing.status_code == 503 and redis_server.url in listing.json()["error"]["message"]
     redis_server.start()  # empty: it kept nothing (--save "")
+    # What B kept parsed is gone with the Redis it came from: B serves the new script.
     chain = {"instruction_chain": [{"id": "back", "messages": [{"text_message": {"text": "Back again."}}]}]}
     assert client.post(f"{a}/_mockllm/scripts", json=chain).status_code == 201
     reply = client.post(f"{b}{CHAT}", json=chat_body("hello"))
