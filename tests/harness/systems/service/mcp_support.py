@@ -31,6 +31,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from mockllm import InstructionChain
 from mockllm._server import bind_socket
+from tests.harness.systems.service.gate_tool import wait_for_release
 
 TIMEOUT_S = 15
 """A guard against a hang, never a pace: every wait here ends on an event."""
@@ -75,7 +76,7 @@ def write_config(directory: Path, model_url: str | None = None) -> Path:
     """A service configuration: the model server ``model_url`` (None: none, so the caller
     gives the service an ``http_client``), a ``default`` chat config, the gate tool, one
     document of acme's, and a plan database servers in ``directory`` share.
-    (The gate tool is named by this module's dotted name: a server subprocess started in
+    (The gate tool is named by its module's dotted name: a server subprocess started in
     the repository imports it as this process does.)"""
     path = directory / "service.yaml"
     llm = {"protocol": "anthropic-messages", **({"base_url": model_url} if model_url else {})}
@@ -84,7 +85,7 @@ def write_config(directory: Path, model_url: str | None = None) -> Path:
             {  # JSON is YAML
                 "llm": llm,
                 "chat_configs": {"default": llm},
-                "tools": {"waitForRelease": f"{__name__}:wait_for_release"},
+                "tools": {"waitForRelease": f"{wait_for_release.__module__}:wait_for_release"},
                 "documents": {"acme": [{"uri": PARIS_DOC, "text": "Paris is the capital of France."}]},
                 "database": str(directory / "plans.db"),
             }
@@ -137,18 +138,6 @@ def gated_query(port: int, tools: int = 1) -> str:
         "Asking the gate.",
         json.dumps({"complete": False, "reason": "the gate decides", "nextSteps": steps}),
     )
-
-
-async def wait_for_release(port: int) -> str:
-    """The gate's TOOL step: returns the line the test releases it with."""
-    reader, writer = await asyncio.open_connection("127.0.0.1", port)
-    try:
-        line = await reader.readline()
-    finally:
-        writer.close()
-    if not line:
-        raise RuntimeError("the test closed the gate without releasing this step")
-    return line.decode().strip()
 
 
 class ToolGate:
