@@ -38,7 +38,13 @@ from starlette.responses import Response
 from starlette.routing import Route, Router
 
 from harness.systems.identity import SQLiteIdentityStore
-from harness.systems.identity.adapter import ScimAdapter, kind_of_endpoint, response_parameters, scim_error
+from harness.systems.identity.adapter import (
+    ScimAdapter,
+    kind_of_endpoint,
+    parametrized,
+    response_parameters,
+    scim_error,
+)
 from harness.systems.identity.bulk import MAX_PAYLOAD_SIZE, run_bulk
 from harness.systems.identity.discovery import resource_types, schemas, service_provider_config
 from harness.systems.service.auth import Principal
@@ -76,8 +82,7 @@ async def _body(request: Request) -> Any:
 
 
 def _list(model: type[ResourceType] | type[Schema], resources: list[Any]) -> dict[str, Any]:
-    # Parametrized at run time by the resource type listed, which mypy cannot follow.
-    answer = ListResponse[model](  # type: ignore[valid-type]
+    answer = parametrized(ListResponse, model)(
         total_results=len(resources), start_index=1, items_per_page=len(resources), resources=resources
     )
     return answer.model_dump(scim_ctx=Context.SEARCH_RESPONSE)
