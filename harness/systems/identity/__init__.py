@@ -5,10 +5,10 @@ steps (seed 001 §6.4)."""
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from harness.systems.identity.store import DuplicateName, Member, SQLiteIdentityStore, StoredResource
+from harness.systems.lazy_names import lazy_names
 
 if TYPE_CHECKING:
     from harness.systems.identity.adapter import ScimAdapter, scim_error
@@ -25,18 +25,13 @@ __all__ = [
 ]
 
 # The names that import the SCIM models, imported when first used: a service holds an
-# identity store from its start, but needs the models (most of a second of CPU) only
-# once a SCIM request or an identity tool comes.
-_LAZY = {
-    "ScimAdapter": "harness.systems.identity.adapter",
-    "scim_error": "harness.systems.identity.adapter",
-    "run_bulk": "harness.systems.identity.bulk",
-}
-
-
-def __getattr__(name: str) -> Any:
-    if name not in _LAZY:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(_LAZY[name]), name)
-    globals()[name] = value
-    return value
+# identity store from its start, but needs the models only once a SCIM request or an
+# identity tool comes.
+__getattr__ = lazy_names(
+    __name__,
+    {
+        "ScimAdapter": "harness.systems.identity.adapter",
+        "scim_error": "harness.systems.identity.adapter",
+        "run_bulk": "harness.systems.identity.bulk",
+    },
+)
