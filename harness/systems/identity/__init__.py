@@ -11,8 +11,9 @@ from harness.systems.identity.store import DuplicateName, Member, SQLiteIdentity
 from harness.systems.lazy_names import lazy_names
 
 if TYPE_CHECKING:
-    from harness.systems.identity.adapter import ScimAdapter, scim_error
-    from harness.systems.identity.bulk import run_bulk
+    from harness.systems.identity.adapter import ScimAdapter as ScimAdapter
+    from harness.systems.identity.adapter import scim_error as scim_error
+    from harness.systems.identity.bulk import run_bulk as run_bulk
 
 __all__ = [
     "DuplicateName",
@@ -27,11 +28,4 @@ __all__ = [
 # The names that import the SCIM models, imported when first used: a service holds an
 # identity store from its start, but needs the models only once a SCIM request or an
 # identity tool comes.
-__getattr__ = lazy_names(
-    __name__,
-    {
-        "ScimAdapter": "harness.systems.identity.adapter",
-        "scim_error": "harness.systems.identity.adapter",
-        "run_bulk": "harness.systems.identity.bulk",
-    },
-)
+__getattr__ = lazy_names(__name__)
