@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator, Mapping
+from functools import cache
 from typing import Any
 
 from pydantic import ValidationError
@@ -42,7 +43,7 @@ from scim2_models import (
 from harness.systems.chain.uris import Am7Uri
 from harness.systems.identity.store import DuplicateName, Member, ResourceKind, SQLiteIdentityStore, StoredResource
 
-__all__ = ["AM7_TYPES", "ENDPOINTS", "MAX_RESULTS", "MODELS", "ScimAdapter", "scim_error"]
+__all__ = ["AM7_TYPES", "ENDPOINTS", "MAX_RESULTS", "MODELS", "ScimAdapter", "parametrized", "scim_error"]
 
 MODELS: dict[ResourceKind, type[Resource[Any]]] = {"User": User, "Group": Group}
 ENDPOINTS: dict[ResourceKind, str] = {"User": "Users", "Group": "Groups"}
@@ -51,6 +52,15 @@ MAX_RESULTS = 200
 """The most resources one page of a query answers (``ServiceProviderConfig.filter.maxResults``)."""
 
 _COMPUTED = {"id", "meta", "schemas", "members", "groups", "password"}
+
+
+@cache
+def parametrized(generic: Any, model: Any) -> Any:
+    """``generic[model]`` (``SearchRequest[User]``, ``ListResponse[User | Group]``), built
+    once. Pydantic keeps a parametrized model only while something holds it, and building
+    one again costs milliseconds on each request that needs it (scim2-models reads every
+    field's docstring from source, looking for it up the caller's stack)."""
+    return generic[model]
 
 
 def scim_error(exc: SCIMException | ValidationError) -> Error:
@@ -189,7 +199,7 @@ class ScimAdapter:
         kinds: list[ResourceKind] = [kind] if kind is not None else list(MODELS)
         model: Any = MODELS[kind] if kind is not None else User | Group
         try:
-            request = SearchRequest[model].model_validate(dict(params), scim_ctx=Context.SEARCH_REQUEST)
+            request = parametrized(SearchRequest, model).model_validate(dict(params), scim_ctx=Context.SEARCH_REQUEST)
         except ValidationError as exc:
             raise _invalid(exc, "search") from exc
         resources = [self._model(s) for k in kinds for s in self.store.list(self.organization, k)]
@@ -200,7 +210,7 @@ class ScimAdapter:
         start = request.start_index or 1
         count = min(request.count if request.count is not None else MAX_RESULTS, MAX_RESULTS)
         page = resources[start - 1 : start - 1 + count]
-        answer = ListResponse[model](
+        answer = parametrized(ListResponse, model)(
             total_results=len(resources), start_index=start, items_per_page=len(page), resources=page
         )
         return answer, request
@@ -272,7 +282,7 @@ class ScimAdapter:
             raise InvalidSyntaxException(detail=f"a PatchOp must be a JSON object, got {type(payload).__name__}")
         model = MODELS[kind]
         try:
-            patch = PatchOp[model].model_validate(dict(payload), scim_ctx=Context.RESOURCE_PATCH_REQUEST)  # type: ignore[valid-type]
+            patch = parametrized(PatchOp, model).model_validate(dict(payload), scim_ctx=Context.RESOURCE_PATCH_REQUEST)
         except ValidationError as exc:
             raise _invalid(exc, "PatchOp") from exc
         if patch.patch(resource):

@@ -26,14 +26,15 @@ POLICY_GATE) reads the same fields a SCIM client would.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
-
-from scim2_models import Context, SCIMException
+from typing import TYPE_CHECKING, Any
 
 from harness.exceptions import HarnessError
-from harness.systems.identity.adapter import ScimAdapter
-from harness.systems.identity.bulk import run_bulk
 from harness.systems.identity.store import SQLiteIdentityStore
+
+if TYPE_CHECKING:
+    from scim2_models import SCIMException
+
+    from harness.systems.identity.adapter import ScimAdapter
 
 __all__ = ["IDENTITY_TOOL_NAMES", "IdentityToolError", "identity_tools"]
 
@@ -55,22 +56,28 @@ class IdentityToolError(HarnessError):
 
 
 def identity_tools(store: SQLiteIdentityStore, organization: str) -> dict[str, Callable[..., Any]]:
-    """The six identity tools over ``store``, scoped to ``organization``."""
-    adapter = ScimAdapter(store, organization)
+    """The six identity tools over ``store``, scoped to ``organization``.
 
-    def scim(call: Callable[[], Any]) -> Any:
+    Every chain is given them, few call them: the SCIM layer (its models are most of a
+    second of CPU to import) is imported by the first call."""
+    built: list[ScimAdapter] = []
+
+    def scim(call: Callable[[ScimAdapter], Any]) -> Any:
+        from scim2_models import SCIMException
+
+        from harness.systems.identity.adapter import ScimAdapter
+
+        if not built:
+            built.append(ScimAdapter(store, organization))
         try:
-            return call()
+            return call(built[0])
         except SCIMException as exc:
             raise IdentityToolError(exc) from exc
-
-    def dump(resource: Any) -> dict[str, Any]:
-        return adapter.dump(resource)
 
     def createUser(name: str, attributes: dict[str, Any] | None = None) -> dict[str, Any]:  # noqa: N802 - the seed's name
         """Create a user named ``name`` (its ``userName``) with more SCIM ``attributes``."""
         payload = {"schemas": [_USER_SCHEMA], **(attributes or {}), "userName": name}
-        return scim(lambda: dump(adapter.create("User", payload)))
+        return scim(lambda adapter: adapter.dump(adapter.create("User", payload)))
 
     def updateUser(
         objectId: str | dict[str, Any],
@@ -80,27 +87,29 @@ def identity_tools(store: SQLiteIdentityStore, organization: str) -> dict[str, C
         """Replace each of ``attributes`` (and apply PatchOp ``operations``) on a user."""
         ops = [{"op": "replace", "path": path, "value": value} for path, value in (attributes or {}).items()]
         patch = {"schemas": [_PATCH_SCHEMA], "Operations": [*ops, *(operations or [])]}
-        return scim(lambda: dump(adapter.patch("User", adapter.resolve("User", objectId), patch)))
+        return scim(lambda adapter: adapter.dump(adapter.patch("User", adapter.resolve("User", objectId), patch)))
 
     def createGroup(name: str, members: list[str | dict[str, Any]] | None = None) -> dict[str, Any]:  # noqa: N802
         """Create a group named ``name`` (its ``displayName``) with ``members`` (users or groups)."""
 
-        def run() -> dict[str, Any]:
+        def run(adapter: ScimAdapter) -> dict[str, Any]:
             values = [{"value": _member(adapter, m)} for m in members or []]
-            return dump(adapter.create("Group", {"schemas": [_GROUP_SCHEMA], "displayName": name, "members": values}))
+            return adapter.dump(
+                adapter.create("Group", {"schemas": [_GROUP_SCHEMA], "displayName": name, "members": values})
+            )
 
         return scim(run)
 
     def addGroupMember(groupId: str | dict[str, Any], userId: str | dict[str, Any]) -> dict[str, Any]:  # noqa: N802, N803
         """Add a user to a group (``PATCH`` ``add`` on ``members``)."""
 
-        def run() -> dict[str, Any]:
+        def run(adapter: ScimAdapter) -> dict[str, Any]:
             group, user = adapter.resolve("Group", groupId), adapter.resolve("User", userId)
             patch = {
                 "schemas": [_PATCH_SCHEMA],
                 "Operations": [{"op": "add", "path": "members", "value": [{"value": user}]}],
             }
-            return dump(adapter.patch("Group", group, patch))
+            return adapter.dump(adapter.patch("Group", group, patch))
 
         return scim(run)
 
@@ -112,7 +121,9 @@ def identity_tools(store: SQLiteIdentityStore, organization: str) -> dict[str, C
         if count is not None:
             params["count"] = count
 
-        def run() -> dict[str, Any]:
+        def run(adapter: ScimAdapter) -> dict[str, Any]:
+            from scim2_models import Context
+
             page, search = adapter.search("User", params)
             return page.model_dump(scim_ctx=Context.SEARCH_RESPONSE, response_parameters=search)
 
@@ -126,7 +137,9 @@ def identity_tools(store: SQLiteIdentityStore, organization: str) -> dict[str, C
         }
         if failOnErrors is not None:
             payload["failOnErrors"] = failOnErrors
-        answer = scim(lambda: run_bulk(adapter, payload))
+        from harness.systems.identity.bulk import run_bulk
+
+        answer = scim(lambda adapter: run_bulk(adapter, payload))
         failed = [
             f"operation {i + 1} ({op.get('method')}): {op['response']['detail']} (status {op['status']})"
             for i, op in enumerate(answer["Operations"])

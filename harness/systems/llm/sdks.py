@@ -13,8 +13,6 @@ import importlib
 import importlib.util
 from types import ModuleType
 
-import httpx
-
 from harness.exceptions import missing_extra
 
 __all__ = ["DEFAULT_MODEL", "http_library", "installed_protocols", "require_sdk", "sdk_for"]
@@ -75,9 +73,11 @@ def http_library(sdk: ModuleType) -> ModuleType:
     anthropic>=1) or ``httpx`` (openai 2.x, anthropic 0.x), read off its default client's
     base classes; for google-genai, which takes either, ``httpx2`` where it is installed
     (google-genai 3.x needs it), else ``httpx``."""
+    # httpx imported only where it is the answer: the one installed for its command line
+    # brings rich and pygments with it, a tenth of a second for a service that never uses it.
     if sdk.__name__ == "google.genai":
-        return httpx if importlib.util.find_spec("httpx2") is None else importlib.import_module("httpx2")
+        return importlib.import_module("httpx" if importlib.util.find_spec("httpx2") is None else "httpx2")
     bases = {cls.__module__.partition(".")[0] for cls in sdk.DefaultHttpxClient.__mro__}
     if "httpx2" not in bases:
-        return httpx
+        return importlib.import_module("httpx")
     return _require("httpx2", needed_by=f"{sdk.__name__} {sdk.__version__}", extra="httpx2")

@@ -20,22 +20,26 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import importlib
 import os
 import signal
 import socket
 import sys
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from harness.systems.lazy_names import lazy_names
 from harness.systems.service.auth import Principal, TokenAuth
 from harness.systems.service.errors import Unauthorized
 
 if TYPE_CHECKING:
     from harness.systems.service.config import HttpClientFactory
     from harness.systems.service.core import ChainService
-    from harness.systems.service.mcp_chain import PRINCIPAL_SCOPE_KEY, chain_mcp_server
-    from harness.systems.service.mcp_http import LOOPBACK_SECURITY, McpHttpApp, mcp_asgi_app, serve_mcp_http
+    from harness.systems.service.mcp_chain import PRINCIPAL_SCOPE_KEY as PRINCIPAL_SCOPE_KEY
+    from harness.systems.service.mcp_chain import chain_mcp_server as chain_mcp_server
+    from harness.systems.service.mcp_http import LOOPBACK_SECURITY as LOOPBACK_SECURITY
+    from harness.systems.service.mcp_http import McpHttpApp as McpHttpApp
+    from harness.systems.service.mcp_http import mcp_asgi_app as mcp_asgi_app
+    from harness.systems.service.mcp_http import serve_mcp_http as serve_mcp_http
 
 __all__ = [
     "LOOPBACK_SECURITY",
@@ -54,22 +58,7 @@ __all__ = [
 # The names this module offers from the modules that import MCP and the service, imported
 # when first used: a server that refuses to start (no token) exits before importing them,
 # a second and a half of CPU sooner.
-_LAZY = {
-    "PRINCIPAL_SCOPE_KEY": "harness.systems.service.mcp_chain",
-    "chain_mcp_server": "harness.systems.service.mcp_chain",
-    "LOOPBACK_SECURITY": "harness.systems.service.mcp_http",
-    "McpHttpApp": "harness.systems.service.mcp_http",
-    "mcp_asgi_app": "harness.systems.service.mcp_http",
-    "serve_mcp_http": "harness.systems.service.mcp_http",
-}
-
-
-def __getattr__(name: str) -> Any:
-    if name not in _LAZY:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(_LAZY[name]), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names(__name__)
 
 
 TOKEN_ENV = "HARNESS_CHAIN_TOKEN"

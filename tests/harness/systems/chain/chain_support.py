@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Callable
 from typing import Any
 
 from harness.systems.chain import (
@@ -97,9 +98,12 @@ class Bench:
         **executor_options: Any,
     ) -> None:
         self.bodies: list[dict[str, Any]] = []
+        self.on_request: Callable[[], None] = lambda: None
+        """Called as each request to the model is sent (after it is recorded)."""
 
         async def record(request: Any) -> None:
             self.bodies.append(json.loads(request.content))
+            self.on_request()
 
         mock = MockLLM()
 

@@ -442,11 +442,12 @@ def test_a_run_cancelled_while_it_is_planned_ends_cancelled() -> None:
     b = Bench(store=SQLitePlanStore())
 
     async def cancelled_while_planning() -> ChainPlan:
-        cancel = asyncio.Event()
+        cancel, planning = asyncio.Event(), asyncio.Event()
+        b.on_request = planning.set
         run = asyncio.ensure_future(
             b.executor.execute_chain(ChainPlan(object_id="early", plan_query=slow_plan), cancel=cancel)
         )
-        await asyncio.sleep(0.2)  # the planning reply takes 5 s to start
+        await asyncio.wait_for(planning.wait(), 15)  # the planning reply then takes 5 s to start
         cancel.set()
         return await run
 

@@ -31,6 +31,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from mockllm import InstructionChain
 from mockllm._server import bind_socket
+from tests.harness.systems.service.gate_tool import wait_for_release
 
 TIMEOUT_S = 15
 """A guard against a hang, never a pace: every wait here ends on an event."""
@@ -71,20 +72,21 @@ class Tokens:
         return json.dumps(self.table())
 
 
-def write_config(directory: Path, model_url: str | None = None) -> Path:
+def write_config(directory: Path, model_url: str | None = None, protocol: str = "anthropic-messages") -> Path:
     """A service configuration: the model server ``model_url`` (None: none, so the caller
-    gives the service an ``http_client``), a ``default`` chat config, the gate tool, one
-    document of acme's, and a plan database servers in ``directory`` share.
-    (The gate tool is named by this module's dotted name: a server subprocess started in
+    gives the service an ``http_client``) spoken to in ``protocol``, a ``default`` chat
+    config, the gate tool, one document of acme's, and a plan database servers in
+    ``directory`` share.
+    (The gate tool is named by its module's dotted name: a server subprocess started in
     the repository imports it as this process does.)"""
     path = directory / "service.yaml"
-    llm = {"protocol": "anthropic-messages", **({"base_url": model_url} if model_url else {})}
+    llm = {"protocol": protocol, **({"base_url": model_url} if model_url else {})}
     path.write_text(
         json.dumps(
             {  # JSON is YAML
                 "llm": llm,
                 "chat_configs": {"default": llm},
-                "tools": {"waitForRelease": f"{__name__}:wait_for_release"},
+                "tools": {"waitForRelease": f"{wait_for_release.__module__}:wait_for_release"},
                 "documents": {"acme": [{"uri": PARIS_DOC, "text": "Paris is the capital of France."}]},
                 "database": str(directory / "plans.db"),
             }
@@ -137,18 +139,6 @@ def gated_query(port: int, tools: int = 1) -> str:
         "Asking the gate.",
         json.dumps({"complete": False, "reason": "the gate decides", "nextSteps": steps}),
     )
-
-
-async def wait_for_release(port: int) -> str:
-    """The gate's TOOL step: returns the line the test releases it with."""
-    reader, writer = await asyncio.open_connection("127.0.0.1", port)
-    try:
-        line = await reader.readline()
-    finally:
-        writer.close()
-    if not line:
-        raise RuntimeError("the test closed the gate without releasing this step")
-    return line.decode().strip()
 
 
 class ToolGate:
@@ -269,8 +259,13 @@ async def _stdio_ready() -> None:
 @asynccontextmanager
 async def stdio_mcp(directory: Path, tokens: Tokens, token: str, model_url: str) -> AsyncIterator[McpClient]:
     """A ``--stdio`` server subprocess serving ``token``'s principal, its model the mock
-    server at ``model_url``, and an initialized client of it."""
-    config = write_config(directory, model_url)
+    server at ``model_url``, and an initialized client of it.
+
+    The server speaks to the model in OpenAI's protocol (the MCP door's tests in this
+    process, in Anthropic's): the model's protocol is no concern of these tests, and a
+    fresh process imports OpenAI's SDK in a third of the CPU Anthropic's takes, a second
+    and more for each server."""
+    config = write_config(directory, model_url, protocol="openai-chat")
     params = StdioServerParameters(
         command=SERVER[0],
         args=[*SERVER[1:], "--stdio", "--config", str(config)],

@@ -244,7 +244,12 @@ def test_serve_refuses_to_start_without_tokens(tmp_path: Path, tokens: str | Non
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
 def test_serve_runs_chains_and_exits_0_on_a_signal(tmp_path: Path, signum: int) -> None:
-    process = serve(tmp_path)
+    # Its model speaks OpenAI's protocol (the next test keeps the default, Anthropic's): the
+    # protocol is no concern here, and a fresh process imports OpenAI's SDK in a third of
+    # the CPU Anthropic's takes.
+    config = tmp_path / "service.yaml"
+    config.write_text("llm: {protocol: openai-chat}\n", encoding="utf-8")
+    process = serve(tmp_path, "--config", str(config))
     try:
         url = base_url(process)
         with httpx.Client(base_url=url, timeout=30) as http:
