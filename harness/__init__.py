@@ -30,18 +30,17 @@ keeps pytest from warning that it could not.
 
 from __future__ import annotations
 
-import functools
-import importlib
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness.exceptions import EXTRAS as _EXTRAS
-from harness.exceptions import HarnessError as HarnessError
-from harness.exceptions import MissingExtra as MissingExtra
+from harness.exceptions import MissingExtra as _MissingExtra
 from harness.exceptions import missing_extra as _missing_extra
 from harness.exceptions import not_installed as _not_installed
+from harness.systems.lazy_names import LazyNames as _LazyNames
 
 if TYPE_CHECKING:
+    from harness.exceptions import HarnessError as HarnessError
+    from harness.exceptions import MissingExtra as MissingExtra
     from harness.golden.assertion import FallbackRefused as FallbackRefused
     from harness.golden.extension import GoldenExtension as GoldenExtension
     from harness.golden.extension import ScenarioGoldenExtension as ScenarioGoldenExtension
@@ -94,39 +93,21 @@ if TYPE_CHECKING:
     from harness.systems.planner.executor import TaskExecutor as TaskExecutor
 
 
-# The doors are the imports written ``X as X`` (PEP 484's mark of a re-export), the one
-# list of them: the two errors at the top, loaded with the package, and those under ``if
-# TYPE_CHECKING:``, which the loader below imports the first time they are asked for.
-
-
-@functools.cache
-def _doors() -> dict[str, str]:
-    """Each door and the module that defines it, read from this file's ``X as X`` imports."""
-    import ast
-
-    imports = [node for node in ast.walk(ast.parse(Path(__file__).read_bytes())) if isinstance(node, ast.ImportFrom)]
-    return {alias.name: str(node.module) for node in imports for alias in node.names if alias.asname == alias.name}
+# The doors are the imports above, written ``X as X`` (PEP 484's mark of a re-export): the
+# one list of them, which type checkers read, and which ``LazyNames`` reads from this
+# file's source to import each door the first time it is asked for.
+_doors = _LazyNames(__name__)
 
 
 def __getattr__(name: str) -> Any:
-    if name == "__all__":  # ``from harness import *``
-        value: Any = sorted(_doors())
-        globals()[name] = value
-        return value
-    module_name = _doors().get(name)
-    if module_name is None:
-        raise AttributeError(f"module 'harness' has no attribute {name!r}")
     try:
-        module = importlib.import_module(module_name)
+        return _doors(name)
     except ModuleNotFoundError as exc:
         package = _not_installed(exc)
-        if isinstance(exc, MissingExtra) or package not in _EXTRAS:
+        if isinstance(exc, _MissingExtra) or package not in _EXTRAS:
             raise
         raise _missing_extra(package, needed_by=f"harness.{name}") from exc
-    value = getattr(module, name)
-    globals()[name] = value  # later lookups skip this function
-    return value
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_doors()))
+    return sorted(set(globals()) | set(_doors.names))

@@ -353,7 +353,7 @@ def test_a_door_whose_extra_is_missing_names_the_extra(monkeypatch: pytest.Monke
     (tmp_path / "needs_mcp_door.py").write_text("import mcp.server\nDoor = object\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.setitem(sys.modules, "mcp", None)
-    monkeypatch.setitem(harness._doors(), "Door", "needs_mcp_door")
+    monkeypatch.setitem(harness._doors.names, "Door", "needs_mcp_door")
     with pytest.raises(MissingExtra) as caught:
         harness.Door  # noqa: B018
     assert str(caught.value) == (

@@ -8,7 +8,9 @@ under ``if TYPE_CHECKING:``, the one list of them, which type checkers read as i
     if TYPE_CHECKING:
         from harness.systems.identity.adapter import ScimAdapter as ScimAdapter
 
-    __getattr__ = lazy_names(__name__)
+    __getattr__ = LazyNames(__name__)
+
+``harness/__init__`` loads its doors so too.
 """
 
 from __future__ import annotations
@@ -17,22 +19,25 @@ import ast
 import functools
 import importlib
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["lazy_names"]
+__all__ = ["LazyNames"]
 
 
-def lazy_names(module: str) -> Callable[[str], Any]:
+class LazyNames:
     """The ``__getattr__`` of ``module``: each of its ``X as X`` imports under ``if
     TYPE_CHECKING:`` imported the first time it is asked for, and kept in ``module``;
     ``__all__``, if asked for, lists them."""
 
-    @functools.cache
-    def sources() -> dict[str, str]:
-        path = sys.modules[module].__file__
-        assert path is not None, module
+    def __init__(self, module: str) -> None:
+        self.module = module
+
+    @functools.cached_property
+    def names(self) -> dict[str, str]:
+        """Each name and the module it is imported from, read from the module's source."""
+        path = sys.modules[self.module].__file__
+        assert path is not None, self.module
         found: dict[str, str] = {}
         for node in ast.parse(Path(path).read_bytes()).body:
             if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING":
@@ -41,14 +46,12 @@ def lazy_names(module: str) -> Callable[[str], Any]:
                         found |= {a.name: str(imported.module) for a in imported.names if a.asname == a.name}
         return found
 
-    def __getattr__(name: str) -> Any:
+    def __call__(self, name: str) -> Any:
         if name == "__all__":
-            value: Any = sorted(sources())
-        elif name in sources():
-            value = getattr(importlib.import_module(sources()[name]), name)
+            value: Any = sorted(self.names)
+        elif name in self.names:
+            value = getattr(importlib.import_module(self.names[name]), name)
         else:
-            raise AttributeError(f"module {module!r} has no attribute {name!r}")
-        setattr(sys.modules[module], name, value)  # later lookups find it at once
+            raise AttributeError(f"module {self.module!r} has no attribute {name!r}")
+        setattr(sys.modules[self.module], name, value)  # later lookups find it at once
         return value
-
-    return __getattr__

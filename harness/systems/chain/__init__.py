@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from harness.systems.lazy_names import lazy_names
+from harness.systems.lazy_names import LazyNames
 
 if TYPE_CHECKING:
     from harness.systems.chain.access import Permissions as Permissions
@@ -92,4 +92,4 @@ __all__ = [
 # Imported when first used: what imports one module of the package (``access`` for the
 # service's tokens, ``uris``) does not pay for the executor, the models and the model
 # client (a quarter of a second of CPU), as a process that refuses to start need not.
-__getattr__ = lazy_names(__name__)
+__getattr__ = LazyNames(__name__)

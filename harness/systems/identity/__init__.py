@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from harness.systems.identity.store import DuplicateName, Member, SQLiteIdentityStore, StoredResource
-from harness.systems.lazy_names import lazy_names
+from harness.systems.lazy_names import LazyNames
 
 if TYPE_CHECKING:
     from harness.systems.identity.adapter import ScimAdapter as ScimAdapter
@@ -28,4 +28,4 @@ __all__ = [
 # The names that import the SCIM models, imported when first used: a service holds an
 # identity store from its start, but needs the models only once a SCIM request or an
 # identity tool comes.
-__getattr__ = lazy_names(__name__)
+__getattr__ = LazyNames(__name__)

@@ -27,7 +27,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from harness.systems.lazy_names import lazy_names
+from harness.systems.lazy_names import LazyNames
 from harness.systems.service.auth import Principal, TokenAuth
 from harness.systems.service.errors import Unauthorized
 
@@ -58,7 +58,7 @@ __all__ = [
 # The names this module offers from the modules that import MCP and the service, imported
 # when first used: a server that refuses to start (no token) exits before importing them,
 # a second and a half of CPU sooner.
-__getattr__ = lazy_names(__name__)
+__getattr__ = LazyNames(__name__)
 
 
 TOKEN_ENV = "HARNESS_CHAIN_TOKEN"
