@@ -120,8 +120,9 @@ mockllm_scenario_dirs = scenarios
 
 
 # What an inner run imports only when it needs it: the SDKs (openai, anthropic, httpx2, and
-# google-genai, which a `protocols: all` scenario plays Gemini with: ~1 s of CPU) and the
-# bundled scenario runners' systems. pytester drops every module an in-process run
+# google-genai, which a `protocols: all` scenario plays Gemini with: ~1 s of CPU), what the
+# openai SDK sends through over a socket (httpcore2), jsonschema (the mock checks declared
+# tools' arguments with it) and the bundled scenario runners' systems. pytester drops every module an in-process run
 # imported when the run ends, so each run that is the first to need them would import them
 # again: about 2 s of CPU a run, ~3,700 modules. Imported once by the outer session before
 # pytester's first snapshot, they are kept, and every inner run shares them.
@@ -130,6 +131,8 @@ INNER_RUN_IMPORTS = (
     "anthropic",
     "httpx2",
     "google.genai",
+    "httpcore2",
+    "jsonschema",
     "harness.scenarios.runners",
     "harness.systems.chain",
     "harness.systems.planner",
