@@ -49,7 +49,7 @@ def without_timing(text: str) -> str:
 def test_harness_replay_is_pytest_and_they_agree_byte_for_byte(
     workspace: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # One width for both runs' lines, the process's (a pipe) and this one's (a terminal under -s).
+    # One width for both runs' lines, whether this session's output is a pipe or a terminal (-s).
     monkeypatch.setenv("COLUMNS", "80")
     # Both in this process (the CLI's own process is tested below): each process start costs
     # seconds of CPU (pytest, the plugins, the SDKs), and the session the verb starts is what
