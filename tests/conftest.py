@@ -36,7 +36,7 @@ def mock_server_url(mockllm_server_process: MockLLMServer) -> str:
 # An inner run's ``mockllm_server`` tests can play on this session's server (each test in a
 # server-side session of its own, as on the plugin's own server) instead of on one the inner
 # run starts: a start costs about a second of CPU. Starting the plugin's own server is
-# tested in test_plugin.py, test_server_fixture.py and test_replay.py.
+# tested in test_plugin.py and test_server_fixture.py.
 SHARED_SERVER_CONFTEST = """
 import pytest
 from harness.plugin.fixtures import MockLLMServer
