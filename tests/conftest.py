@@ -36,7 +36,7 @@ def mock_server_url(mockllm_server_process: MockLLMServer) -> str:
 # An inner run's ``mockllm_server`` tests can play on this session's server (each test in a
 # server-side session of its own, as on the plugin's own server) instead of on one the inner
 # run starts: a start costs about a second of CPU. Starting the plugin's own server is
-# tested in test_plugin.py, test_server_fixture.py and test_replay.py.
+# tested in test_plugin.py and test_server_fixture.py.
 SHARED_SERVER_CONFTEST = """
 import pytest
 from harness.plugin.fixtures import MockLLMServer
@@ -119,8 +119,10 @@ mockllm_scenario_dirs = scenarios
 """
 
 
-# What an inner run imports only when it needs it: the SDKs (openai, anthropic, httpx2) and
-# the bundled scenario runners' systems. pytester drops every module an in-process run
+# What an inner run imports only when it needs it: the SDKs (openai, anthropic, httpx2, and
+# google-genai, which a `protocols: all` scenario plays Gemini with: ~1 s of CPU), what the
+# openai SDK sends through over a socket (httpcore2), jsonschema (the mock checks declared
+# tools' arguments with it) and the bundled scenario runners' systems. pytester drops every module an in-process run
 # imported when the run ends, so each run that is the first to need them would import them
 # again: about 2 s of CPU a run, ~3,700 modules. Imported once by the outer session before
 # pytester's first snapshot, they are kept, and every inner run shares them.
@@ -128,6 +130,9 @@ INNER_RUN_IMPORTS = (
     "openai",
     "anthropic",
     "httpx2",
+    "google.genai",
+    "httpcore2",
+    "jsonschema",
     "harness.scenarios.runners",
     "harness.systems.chain",
     "harness.systems.planner",

@@ -9,6 +9,7 @@ plain to see (``harness.systems.chain.settings`` is one such protocol).
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).parents[1]
@@ -25,11 +26,24 @@ def _modules(root: Path, packages: tuple[str, ...]) -> dict[str, Path]:
     return found
 
 
+def _statements(tree: ast.Module) -> Iterator[ast.AST]:
+    """Every statement of ``tree``, at any depth: an import is one, so the expressions (most
+    of a module's nodes, which ``ast.walk`` would visit too) are skipped."""
+    todo: list[ast.AST] = [tree]
+    while todo:
+        node = todo.pop()
+        yield node
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if isinstance(value, list):
+                todo += [v for v in value if isinstance(v, ast.stmt | ast.excepthandler | ast.match_case)]
+
+
 def _imports(name: str, file: Path, modules: dict[str, Path]) -> set[str]:
     """The modules of ``modules`` that ``file`` imports anywhere in its body."""
     package = name if file.name == "__init__.py" else name.rpartition(".")[0]
     out: set[str] = set()
-    for node in ast.walk(ast.parse(file.read_text(encoding="utf-8"))):
+    for node in _statements(ast.parse(file.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
             out |= {alias.name for alias in node.names}
         elif isinstance(node, ast.ImportFrom):

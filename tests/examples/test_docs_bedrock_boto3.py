@@ -18,8 +18,9 @@ def _section_example() -> str:
     return block
 
 
-def test_the_bedrock_example_passes_under_pytest(strict_pytester: pytest.Pytester) -> None:
+def test_the_bedrock_example_passes_under_pytest(strict_pytester: pytest.Pytester, shared_server_conftest: str) -> None:
     pytest.importorskip("boto3", reason="boto3 is not installed (the test extra)")
+    strict_pytester.makeconftest(shared_server_conftest)  # mockllm_server on this session's server
     block = _section_example()
     strict_pytester.makepyfile(test_docs_bedrock=block)
     result = strict_pytester.runpytest()

@@ -20,8 +20,11 @@ def test_readme_has_the_examples() -> None:
 
 
 @pytest.mark.parametrize("block", TEST_MODULES, ids=[f"plugin-example-{i}" for i in range(len(TEST_MODULES))])
-def test_readme_plugin_example_passes_under_pytest(block: str, strict_pytester: pytest.Pytester) -> None:
+def test_readme_plugin_example_passes_under_pytest(
+    block: str, strict_pytester: pytest.Pytester, shared_server_conftest: str
+) -> None:
     strict_pytester.syspathinsert(README.parent / "examples" / "my_app")  # the app the README tests
+    strict_pytester.makeconftest(shared_server_conftest)  # mockllm_server on this session's server
     strict_pytester.makepyfile(test_readme_plugin_example=block)
     result = strict_pytester.runpytest()
     result.assert_outcomes(passed=block.count("def test_"))

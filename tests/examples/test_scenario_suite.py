@@ -11,7 +11,13 @@ from pathlib import Path
 
 import pytest
 
+from tests.examples.example_support import as_its_author
+from tests.harness.cli_support import run_harness
+
 SUITE = Path(__file__).resolve().parents[2] / "examples" / "scenario_suite"
+# Without the plugins this environment brings and the suite does not use (LangSmith's
+# imports its client at start, hypothesis's all of hypothesis at the end: ~3 s of CPU).
+WITHOUT = "-p no:langsmith_plugin -p no:hypothesispytest"
 
 
 @pytest.fixture
@@ -24,9 +30,7 @@ def suite(tmp_path: Path) -> Path:
 def run(folder: Path, *command: str) -> subprocess.CompletedProcess[str]:
     # A session of its own, not an xdist worker of ours (syrupy keeps a worker's report to itself).
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_XDIST")}
-    # Without the plugins this environment brings and the suite does not use (LangSmith's
-    # imports its client at start, hypothesis's all of hypothesis at the end: ~3 s of CPU).
-    env["PYTEST_ADDOPTS"] = "-p no:langsmith_plugin -p no:hypothesispytest"
+    env["PYTEST_ADDOPTS"] = WITHOUT
     return subprocess.run(
         [sys.executable, "-m", *command], cwd=folder, capture_output=True, text=True, timeout=300, env=env
     )
@@ -44,13 +48,18 @@ def test_the_example_suite_passes_under_pytest_and_harness_replay(suite: Path) -
     assert "4 passed in" in replay.stdout
 
 
-def test_a_change_in_the_agent_shows_in_its_goldens(suite: Path) -> None:
+def test_a_change_in_the_agent_shows_in_its_goldens(
+    suite: Path, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # pytest and harness replay in this process (their processes are the test above's).
+    as_its_author(suite, monkeypatch, without=WITHOUT)
     tools = suite / "my_agent" / "tools.py"
     tools.write_text(tools.read_text().replace('"Oslo": 4', '"Oslo": 5'))
-    result = run(suite, "pytest", "scenarios/weather.yaml")
-    assert result.returncode == 1
-    assert '- 2    tool_result              -            call_id="<call:1>" output="4 °C in Oslo"' in result.stdout
-    assert '+ 2    tool_result              -            call_id="<call:1>" output="5 °C in Oslo"' in result.stdout
-    assert "--snapshot-update accepts the new one" in result.stdout
-    assert run(suite, "harness", "replay", "scenarios/weather.yaml", "--update").returncode == 0
+    result = pytester.runpytest_inprocess("scenarios/weather.yaml")
+    assert result.ret == 1
+    out = result.stdout.str()
+    assert '- 2    tool_result              -            call_id="<call:1>" output="4 °C in Oslo"' in out
+    assert '+ 2    tool_result              -            call_id="<call:1>" output="5 °C in Oslo"' in out
+    assert "--snapshot-update accepts the new one" in out
+    assert run_harness(pytester, "replay", "scenarios/weather.yaml", "--update").ret == 0
     assert 'output="5 °C in Oslo"' in (suite / "golden" / "scenarios" / "weather.golden").read_text()

@@ -3,8 +3,6 @@ shape hides, within its default budget; the fixed client passes every shape."""
 
 from __future__ import annotations
 
-import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -13,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 
 import mockllm.strategies
 from mockllm import MockLLM
+from tests.examples.example_support import pytest_in_folder
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "stream_shapes"
 sys.path.insert(0, str(EXAMPLE))
@@ -59,18 +58,13 @@ def test_the_fixed_client_passes_every_shape() -> None:
     _property(collect_tool_calls)()  # type: ignore[operator]
 
 
-def test_the_example_projects_tests_pass_run_by_pytest_in_its_folder() -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "ANTHROPIC_", "PYTEST_"))}
+def test_the_example_projects_tests_pass_run_by_pytest_in_its_folder(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # Without LangSmith's plugin, which this environment brings and the example does not use
     # (it imports its client at every pytest start: ~1 s of CPU).
-    env["PYTEST_ADDOPTS"] = "-p no:langsmith_plugin"
-    result = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
-        cwd=EXAMPLE,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
+    result = pytest_in_folder(
+        EXAMPLE, pytester, monkeypatch, "-q", "-p", "no:cacheprovider", without="-p no:langsmith_plugin"
     )
-    assert result.returncode == 0, result.stdout + result.stderr
-    assert "2 passed" in result.stdout
+    assert result.ret == 0, result.stdout.str() + result.stderr.str()
+    assert "2 passed" in result.stdout.str()

@@ -12,6 +12,7 @@ import pytest
 
 from harness.cli import _parser
 from harness.scenarios.runners import MODEL_CLIENT_PROTOCOLS
+from tests.harness.cli_support import run_harness
 
 ROOT = Path(__file__).resolve().parents[2]
 SIMPLE = (ROOT / "scenarios" / "simple_message.yaml").read_text()
@@ -36,10 +37,14 @@ def flows(pytester: pytest.Pytester) -> pytest.Pytester:
     return pytester
 
 
-def test_replay_plays_a_folder_it_is_given_though_the_ini_does_not_name_it(flows: pytest.Pytester) -> None:
-    # Over the loopback server too (--server): one process for both, as each start costs
-    # seconds of CPU (pytest, the plugins, the SDKs).
-    result = flows.run(sys.executable, "-m", "harness", "replay", "flows", "--update", "--server")
+def test_replay_plays_a_folder_it_is_given_though_the_ini_does_not_name_it(
+    flows: pytest.Pytester, shared_server_conftest: str
+) -> None:
+    # Over the loopback server too (--server), this session's (the plugin's own server's
+    # start is tested in test_plugin.py). In this process: what the verb gives pytest is
+    # under test here, its process in test_replay.py.
+    flows.makeconftest(shared_server_conftest)
+    result = run_harness(flows, "replay", "flows", "--update", "--server")
     assert result.ret == 0, result.stdout.str()
     result.stdout.fnmatch_lines([f"*{ITEMS} passed in *"])
     assert (flows.path / "golden" / "flows" / "simple_message.golden").is_file()

@@ -19,6 +19,7 @@ from harness.scenarios.playback import run_scenario, scenario_golden
 from harness.scenarios.runners import MODEL_CLIENT_PROTOCOLS
 from mockllm import PROTOCOLS
 from mockllm._engine import MockLLM
+from tests.harness.cli_support import run_harness
 
 ROOT = Path(__file__).resolve().parents[2]
 N = len(MODEL_CLIENT_PROTOCOLS)
@@ -48,23 +49,25 @@ def without_timing(text: str) -> str:
 def test_harness_replay_is_pytest_and_they_agree_byte_for_byte(
     workspace: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # One width for both runs' lines, the process's (a pipe) and this one's (a terminal under -s).
+    # One width for both runs' lines, whether this session's output is a pipe or a terminal (-s).
     monkeypatch.setenv("COLUMNS", "80")
-    replay = workspace.run(sys.executable, "-m", "harness", "replay", "scenarios", "--update", "-p", "no:randomly")
+    # Both in this process (the CLI's own process is tested below): each process start costs
+    # seconds of CPU (pytest, the plugins, the SDKs), and the session the verb starts is what
+    # must match pytest's.
+    replay = run_harness(workspace, "replay", "scenarios", "--update", "-p", "no:randomly")
     assert replay.ret == 0
     written = goldens(workspace.path / "golden")
     assert sorted(written) == ["simple_message.golden", "tool_use.golden"]
     shutil.rmtree(workspace.path / "golden")
-    # pytest's side in this process (the CLI's is the process under test): the outer session
-    # has imported the SDKs and the plugins already, a second process would again (~5 s of CPU).
     pytest_run = workspace.runpytest_inprocess("scenarios", "--snapshot-update", "-p", "no:randomly")
     assert goldens(workspace.path / "golden") == written
     assert without_timing(replay.stdout.str()) == without_timing(pytest_run.stdout.str())
     assert "2 snapshots passed. 2 snapshots generated." in replay.stdout.str()
 
-    # From another directory the CLI finds the same goldens (pytest's rootdir decides); it
-    # maps its options (-k, --protocol) onto pytest's and passes pytest's own (-v) on. One
-    # process for both: each start costs seconds of CPU (pytest, the plugins, the SDKs).
+    # A real process, from another directory: the CLI finds the same goldens (pytest's
+    # rootdir decides), exits 1 on a changed behaviour, maps its options (-k, --protocol) onto
+    # pytest's and passes pytest's own (-v) on. One process for all: each start costs seconds
+    # of CPU (pytest, the plugins, the SDKs).
     elsewhere = workspace.mkdir("elsewhere")
     changed = workspace.path / "scenarios" / "tool_use.yaml"
     changed.write_text(TOOL_USE.replace("I found the entities.", "Changed."))
@@ -177,7 +180,10 @@ def test_a_broken_invariant_is_reported(workspace: pytest.Pytester) -> None:
     assert not (workspace.path / "golden" / "scenarios" / "wrong_flow.golden").exists()
 
 
-def test_replay_over_the_loopback_server(workspace: pytest.Pytester) -> None:
+def test_replay_over_the_loopback_server(workspace: pytest.Pytester, shared_server_conftest: str) -> None:
+    # On this session's server: the plugin's own server's start is tested in test_plugin.py
+    # and plugin/test_server_fixture.py (--mockllm-replay-server asks for the same fixture).
+    workspace.makeconftest(shared_server_conftest)
     workspace.runpytest("scenarios", "--snapshot-update").assert_outcomes(passed=2 * N)
     workspace.runpytest("scenarios", "--mockllm-replay-server").assert_outcomes(passed=2 * N)
 

@@ -177,7 +177,8 @@ def test_pytest_under_xdist_writes_one_report(strict_pytester: pytest.Pytester) 
     pytester.makepyfile(test_a="CONTENT = 'a'\n" + GOLDEN_TEST, test_b="CONTENT = 'b'\n" + GOLDEN_TEST)
     pytester.runpytest("--snapshot-update").assert_outcomes(passed=2)
     pytester.makepyfile(test_a="CONTENT = 'A'\n" + GOLDEN_TEST, test_b="CONTENT = 'B'\n" + GOLDEN_TEST)
-    result = pytester.runpytest_subprocess("-n", "2", "--mockllm-review-report", "report.json")
+    # Two real workers; their controller in this process (it shares this session's imports).
+    result = pytester.runpytest_inprocess("-n", "2", "--mockllm-review-report", "report.json")
     result.assert_outcomes(failed=2)
     report = json.loads((pytester.path / "report.json").read_text())
     assert report["summary"] == "2 goldens differ"

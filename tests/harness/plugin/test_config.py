@@ -24,7 +24,9 @@ def _ini(pytester: pytest.Pytester, *lines: str) -> None:
         "\n".join(
             [
                 "[tool.pytest.ini_options]",
-                'addopts = ["-p", "no:cacheprovider"]',
+                # Without LangSmith's plugin (langchain-core brings it): an in-process run imports
+                # its client anew each time, about 0.7 s of CPU (as tests/conftest.py's PYTESTER_INI).
+                'addopts = ["-p", "no:cacheprovider", "-p", "no:langsmith_plugin"]',
                 'filterwarnings = ["error", "ignore::pytest.PytestAssertRewriteWarning",',
                 "    'ignore:The configuration option \"asyncio_default_fixture_loop_scope\" is unset:pytest.PytestDeprecationWarning']",
                 *lines,

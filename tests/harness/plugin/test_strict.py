@@ -99,7 +99,7 @@ def test_allowed_by_flag_and_by_ini(project: pytest.Pytester) -> None:
     project.runpytest("--mockllm-allow-fallback").assert_outcomes(passed=5)
     project.makeini("""
         [pytest]
-        addopts = -p no:cacheprovider
+        addopts = -p no:cacheprovider -p no:langsmith_plugin
         filterwarnings = error
             ignore::pytest.PytestAssertRewriteWarning
             ignore:The configuration option "asyncio_default_fixture_loop_scope" is unset:pytest.PytestDeprecationWarning
