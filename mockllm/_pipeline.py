@@ -340,43 +340,35 @@ def render(mock: MockLLM, ex: Exchange) -> MockResponse:
 def journal(mock: MockLLM, ex: Exchange, outcome: Outcome, *, status: int, error: str | None = None,
             reply: bool = False) -> None:  # fmt: skip
     """Record a planned reply: the selection, the attempt, what was sent and (``reply``)
-    what the reply said. The parsed request and the reply's summary are built when the
-    journal is read (``MockLLM._record``'s ``later``)."""
+    what the reply said. The entry's fields are made only if the mock records at once
+    (``MockLLM._record_planned``); else when the journal is read."""
     selection, plan, sent, raw = ex.selection, ex.plan, ex.sent, ex.body
-
-    def later() -> dict[str, Any]:
-        parts: dict[str, Any] = {"request": recorded_request(sent, raw)}
-        if reply:
-            parts["reply"] = recorded_reply(plan, JOURNAL_TEXT_MAX)
-        return parts
-
     fallback = selection.fallback_reason
-    mock._record(
-        outcome,
-        len(raw),
-        later,
-        method=ex.method,
-        path=ex.path,
-        protocol=ex.codec.name,
-        model=ex.model,
-        stream=ex.stream,
-        status=status,
-        error=error,
-        attempt=ex.attempt,
-        attempt_rule=ex.attempt_rule,
-        chain_id=selection.chain_id,
-        chain_length=selection.chain_length,
-        turn_index=selection.turn_index,
-        instruction_id=selection.instruction_id,
-        fallback_reason=fallback,
-        warnings=[*selection.warnings, *ex.warnings],
-        script_id=ex.script.id if ex.script is not None else None,
-        explanation=selection.describe() if fallback is not None else None,
-        rebuilt_from=ex.rebuilt_from,
-        undeclared_tool_calls=undeclared_tool_calls(plan.tool_calls, ex.codec.declared_tools(ex.whole))
-        if plan.tool_calls
-        else [],
-    )
+    script_id = ex.script.id if ex.script is not None else None
+    warnings = [*selection.warnings, *ex.warnings]
+    undeclared = undeclared_tool_calls(plan.tool_calls, ex.codec.declared_tools(ex.whole)) if plan.tool_calls else []
+    method, path, protocol, model, stream = ex.method, ex.path, ex.codec.name, ex.model, ex.stream
+    attempt, attempt_rule, rebuilt_from = ex.attempt, ex.attempt_rule, ex.rebuilt_from
+    explanation = selection.describe() if fallback is not None else None
+
+    def fields() -> dict[str, Any]:
+        made: dict[str, Any] = {
+            "method": method, "path": path, "protocol": protocol, "model": model, "stream": stream,
+            "status": status, "error": error, "attempt": attempt, "attempt_rule": attempt_rule,
+            "chain_id": selection.chain_id, "chain_length": selection.chain_length,
+            "turn_index": selection.turn_index, "instruction_id": selection.instruction_id,
+            "fallback_reason": fallback, "warnings": warnings, "script_id": script_id,
+            "explanation": explanation, "rebuilt_from": rebuilt_from, "undeclared_tool_calls": undeclared,
+            "request": recorded_request(sent, raw),
+        }  # fmt: skip
+        if reply:
+            made["reply"] = recorded_reply(plan, JOURNAL_TEXT_MAX)
+        return made
+
+    # The texts the entry is weighed by (``WEIGHED_FIELDS``), the warnings apart.
+    texts = (method, path, model, error, fallback, selection.instruction_id, selection.chain_id, script_id,
+             explanation, rebuilt_from)  # fmt: skip
+    mock._record_planned(outcome, len(raw), fields, texts, warnings, flagged=bool(undeclared))
 
 
 # -- shared -----------------------------------------------------------------------------
