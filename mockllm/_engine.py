@@ -245,7 +245,13 @@ class MockLLM:
         if self.state.shared or outline or flagged or not outcome.scripted:
             self._record(outcome, body_bytes, **fields())
             return
-        weight = texts_bytes([*map(_clip, texts), *map(_clip, warnings[:_JOURNAL_WARNINGS_MAX])], body_bytes)
+        kept = [
+            text
+            if text is None or (len(text) <= JOURNAL_TEXT_MAX and text.isascii())
+            else clip_text(text, JOURNAL_TEXT_MAX)
+            for text in (*texts, *warnings[:_JOURNAL_WARNINGS_MAX])
+        ]  # what ``_clip`` keeps, without a call a text
+        weight = texts_bytes(kept, body_bytes)
         with self._lock:
             self._journal.append(lambda index: _PendingEntry(index, outcome, fields, body_bytes, weight))
 
