@@ -73,19 +73,21 @@ class Selection:
         # costs about 1,500 instructions a field); a test holds this signature to the
         # fields' (tests/mockllm/test_plan.py).
         self.__dict__.update(
-            protocol=protocol,
-            chain_found=chain_found,
-            instruction=instruction,
-            fallback_reason=fallback_reason,
-            turn_index=turn_index,
-            chain_length=chain_length,
-            chain_id=chain_id,
-            legacy=legacy,
-            message_index=message_index,
-            counted_turns=counted_turns,
-            placed_by_tool_call_id=placed_by_tool_call_id,
-            warnings=warnings,
-            step_labels=step_labels,
+            {
+                "protocol": protocol,
+                "chain_found": chain_found,
+                "instruction": instruction,
+                "fallback_reason": fallback_reason,
+                "turn_index": turn_index,
+                "chain_length": chain_length,
+                "chain_id": chain_id,
+                "legacy": legacy,
+                "message_index": message_index,
+                "counted_turns": counted_turns,
+                "placed_by_tool_call_id": placed_by_tool_call_id,
+                "warnings": warnings,
+                "step_labels": step_labels,
+            }
         )
 
     @property
