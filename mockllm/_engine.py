@@ -27,7 +27,7 @@ from typing import Any
 from mockllm._attempts import AttemptCounter
 from mockllm._exchange import JOURNAL_TEXT_MAX, Exchange
 from mockllm._held import HeldConversations
-from mockllm._journal import JOURNAL_CODEC, Journal, JournalEntry, Outcome, entry_bytes, texts_bytes
+from mockllm._journal import JOURNAL_CODEC, Journal, JournalEntry, Outcome, entry_bytes, kept_fields, texts_bytes
 from mockllm._latency import LatencyProfiles, StreamLoad
 from mockllm._limits import Limits, clip_text, surrogate_path
 from mockllm._mock_response import MockResponse
@@ -59,7 +59,6 @@ PlanObserver = Callable[[str, ReplyPlan, bool], None]
 __all__ = ["CHAIN_TABLE_BYTES", "CHAIN_TABLE_SIZE", "JournalEntry", "MockLLM", "MockResponse", "UnusedStep"]
 
 JOURNAL_SIZE = 1000
-_JOURNAL_WARNINGS_MAX = 20
 
 
 class MockLLM:
@@ -218,39 +217,28 @@ class MockLLM:
 
     def _record(self, outcome: Outcome, body_bytes: int = 0, **fields: Any) -> None:
         """Journal one request, built at once."""
-        _clipped(fields)
+        kept_fields(fields, JOURNAL_TEXT_MAX)
         outline = 2 * body_bytes > self.limits.journal_bytes // 4
         with self._lock:
             self._tally.note(
                 self._journal.append(lambda index: _journal_entry(index, outcome, fields, body_bytes, outline))
             )
 
-    def _record_planned(
-        self,
-        outcome: Outcome,
-        body_bytes: int,
-        fields: Callable[[], dict[str, Any]],
-        texts: tuple[str | None, ...],
-        warnings: list[str],
-        *,
-        flagged: bool,
-    ) -> None:
-        """Journal a planned reply, whose ``fields`` are dear to make (the parsed request,
-        the reply's summary): an entry the verdict does not count (scripted, no
-        undeclared tool call: not ``flagged``) is made from them only when the journal
-        is read (``_PendingEntry``), weighed meanwhile from its ``texts`` (those of
-        ``WEIGHED_FIELDS``) and ``warnings`` as its entry will be."""
+    def _record_planned(self, outcome: Outcome, body_bytes: int, fields: Callable[[], dict[str, Any]],
+                        texts: tuple[str | None, ...], *, flagged: bool) -> None:  # fmt: skip
+        """Journal a planned reply, whose ``fields`` are dear to make: an entry the verdict
+        does not count (scripted, not ``flagged`` for an undeclared tool call) is made only
+        when read (``_PendingEntry``), weighed from ``texts`` (``WEIGHED_FIELDS``', then
+        the warnings it keeps) as it will be."""
         outline = 2 * body_bytes > self.limits.journal_bytes // 4
         # A shared state (serve --workers) writes the entry at once, so it is built at once.
         if self.state.shared or outline or flagged or not outcome.scripted:
             self._record(outcome, body_bytes, **fields())
             return
         kept = [
-            text
-            if text is None or (len(text) <= JOURNAL_TEXT_MAX and text.isascii())
-            else clip_text(text, JOURNAL_TEXT_MAX)
-            for text in (*texts, *warnings[:_JOURNAL_WARNINGS_MAX])
-        ]  # what ``_clip`` keeps, without a call a text
+            t if t is None or (len(t) <= JOURNAL_TEXT_MAX and t.isascii()) else clip_text(t, JOURNAL_TEXT_MAX)
+            for t in texts
+        ]  # ``kept_text``'s, without a call a text
         weight = texts_bytes(kept, body_bytes)
         with self._lock:
             self._journal.append(lambda index: _PendingEntry(index, outcome, fields, body_bytes, weight))
@@ -355,24 +343,6 @@ class MockLLM:
         return MockResponse(status, with_headers(headers, content_type=JSON_TYPE), body)
 
 
-def _clip(value: Any) -> Any:
-    """What the journal keeps of ``value``: a text clipped (and made encodable); short
-    ASCII text as it is (nothing to clip, no surrogate to escape)."""
-    if isinstance(value, str) and (len(value) > JOURNAL_TEXT_MAX or not value.isascii()):
-        return clip_text(value, JOURNAL_TEXT_MAX)
-    return value
-
-
-def _clipped(fields: dict[str, Any]) -> dict[str, Any]:
-    """``fields`` with everything a request sent clipped (and made encodable), in place:
-    the journal is bounded in bytes, and its route must always render."""
-    for name, value in fields.items():
-        fields[name] = _clip(value)
-    if fields.get("warnings"):
-        fields["warnings"] = [clip_text(w, JOURNAL_TEXT_MAX) for w in fields["warnings"][:_JOURNAL_WARNINGS_MAX]]
-    return fields
-
-
 def _journal_entry(
     index: int, outcome: Outcome, fields: dict[str, Any], body_bytes: int, outline: bool
 ) -> JournalEntry:
@@ -401,15 +371,14 @@ class _PendingEntry:
     def __init__(
         self, index: int, outcome: Outcome, fields: Callable[[], dict[str, Any]], body_bytes: int, weight: int
     ) -> None:
-        self.index, self.outcome, self._fields, self._body_bytes, self.weight = (
-            index, outcome, fields, body_bytes, weight
-        )  # fmt: skip
+        self.index, self.outcome, self.weight = index, outcome, weight
+        self._fields, self._body_bytes = fields, body_bytes
         self._built: JournalEntry | None = None
 
     def built(self) -> JournalEntry:
         """The entry (built once; the caller holds the journal's lock)."""
         if self._built is None:
-            fields = _clipped(self._fields())
+            fields = kept_fields(self._fields(), JOURNAL_TEXT_MAX)
             self._built = _journal_entry(self.index, self.outcome, fields, self._body_bytes, False)
         return self._built
 

@@ -50,7 +50,7 @@ class MockLLM(Protocol):
 
     def _record_planned(
         self, outcome: Outcome, body_bytes: int, fields: Callable[[], dict[str, Any]],
-        texts: tuple[str | None, ...], warnings: list[str], *, flagged: bool,
+        texts: tuple[str | None, ...], *, flagged: bool,
     ) -> None: ...  # fmt: skip
 
     def _note_step(self, selection: Selection) -> None: ...
