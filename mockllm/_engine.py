@@ -27,7 +27,7 @@ from typing import Any
 from mockllm._attempts import AttemptCounter
 from mockllm._exchange import JOURNAL_TEXT_MAX, Exchange
 from mockllm._held import HeldConversations
-from mockllm._journal import JOURNAL_CODEC, WEIGHED_FIELDS, Journal, JournalEntry, Outcome, entry_bytes, texts_bytes
+from mockllm._journal import JOURNAL_CODEC, Journal, JournalEntry, Outcome, entry_bytes, kept_fields, texts_bytes
 from mockllm._latency import LatencyProfiles, StreamLoad
 from mockllm._limits import Limits, clip_text, surrogate_path
 from mockllm._mock_response import MockResponse
@@ -59,7 +59,6 @@ PlanObserver = Callable[[str, ReplyPlan, bool], None]
 __all__ = ["CHAIN_TABLE_BYTES", "CHAIN_TABLE_SIZE", "JournalEntry", "MockLLM", "MockResponse", "UnusedStep"]
 
 JOURNAL_SIZE = 1000
-_JOURNAL_WARNINGS_MAX = 20
 
 
 class MockLLM:
@@ -216,32 +215,33 @@ class MockLLM:
         with self._lock:
             self._steps.served(selection.chain_id, selection.step_labels, selection.turn_index)
 
-    def _record(
-        self, outcome: Outcome, body_bytes: int = 0, later: Callable[[], dict[str, Any]] | None = None, **fields: Any
-    ) -> None:
-        """Journal one request. ``later`` gives the fields that are dear to build (the
-        parsed request, the reply's summary): an entry the verdict does not count is
-        built from them only when the journal is read (``_PendingEntry``)."""
-        # Everything a request sent is clipped (and made encodable) before it is kept:
-        # the journal is bounded in bytes, and its route must always render.
-        # (Short ASCII text is kept as it is: nothing to clip, no surrogate to escape.)
-        for name, value in fields.items():
-            if isinstance(value, str) and (len(value) > JOURNAL_TEXT_MAX or not value.isascii()):
-                fields[name] = clip_text(value, JOURNAL_TEXT_MAX)
-        if fields.get("warnings"):
-            fields["warnings"] = [clip_text(w, JOURNAL_TEXT_MAX) for w in fields["warnings"][:_JOURNAL_WARNINGS_MAX]]
+    def _record(self, outcome: Outcome, body_bytes: int = 0, **fields: Any) -> None:
+        """Journal one request, built at once."""
+        kept_fields(fields, JOURNAL_TEXT_MAX)
         outline = 2 * body_bytes > self.limits.journal_bytes // 4
-        # A shared state (serve --workers) writes the entry at once, so it is built at once.
-        pending = not self.state.shared and not outline and outcome.scripted
         with self._lock:
-            if later is not None and pending and not fields.get("undeclared_tool_calls"):
-                self._journal.append(lambda index: _PendingEntry(index, outcome, fields, later, body_bytes))
-                return
-            if later is not None:
-                fields.update(later())
             self._tally.note(
                 self._journal.append(lambda index: _journal_entry(index, outcome, fields, body_bytes, outline))
             )
+
+    def _record_planned(self, outcome: Outcome, body_bytes: int, fields: Callable[[], dict[str, Any]],
+                        texts: tuple[str | None, ...], *, flagged: bool) -> None:  # fmt: skip
+        """Journal a planned reply, whose ``fields`` are dear to make: an entry the verdict
+        does not count (scripted, not ``flagged`` for an undeclared tool call) is made only
+        when read (``_PendingEntry``), weighed from ``texts`` (``WEIGHED_FIELDS``', then
+        the warnings it keeps) as it will be."""
+        outline = 2 * body_bytes > self.limits.journal_bytes // 4
+        # A shared state (serve --workers) writes the entry at once, so it is built at once.
+        if self.state.shared or outline or flagged or not outcome.scripted:
+            self._record(outcome, body_bytes, **fields())
+            return
+        kept = [
+            t if t is None or (len(t) <= JOURNAL_TEXT_MAX and t.isascii()) else clip_text(t, JOURNAL_TEXT_MAX)
+            for t in texts
+        ]  # ``kept_text``'s, without a call a text
+        weight = texts_bytes(kept, body_bytes)
+        with self._lock:
+            self._journal.append(lambda index: _PendingEntry(index, outcome, fields, body_bytes, weight))
 
     # -- handling --------------------------------------------------------------------
 
@@ -361,26 +361,25 @@ def _journal_entry(
 
 
 class _PendingEntry:
-    """A journal entry of a scripted reply, kept as the parts it is built from until the
-    journal is read: most entries never are, and building one (the parsed request, the
-    reply's summary, pydantic's checks) was a third of ``handle``'s time. It weighs what
-    its entry will, weighed from its fields (``texts_bytes``)."""
+    """A journal entry of a scripted reply, kept as the function that makes its fields
+    until the journal is read: most entries never are, and making one (the parsed
+    request, the reply's summary, pydantic's checks) was a third of ``handle``'s time.
+    ``weight`` is what its entry will weigh (``MockLLM._record_planned``)."""
 
-    __slots__ = ("_built", "_fields", "_later", "_weight", "index", "outcome", "weight")
+    __slots__ = ("_body_bytes", "_built", "_fields", "index", "outcome", "weight")
 
     def __init__(
-        self, index: int, outcome: Outcome, fields: dict[str, Any], later: Callable[[], dict[str, Any]], weight: int
+        self, index: int, outcome: Outcome, fields: Callable[[], dict[str, Any]], body_bytes: int, weight: int
     ) -> None:
-        self.index, self.outcome, self._fields, self._later, self._weight = index, outcome, fields, later, weight
+        self.index, self.outcome, self.weight = index, outcome, weight
+        self._fields, self._body_bytes = fields, body_bytes
         self._built: JournalEntry | None = None
-        texts = [*map(fields.get, WEIGHED_FIELDS), *fields.get("warnings", ())]
-        self.weight = texts_bytes(texts, weight)
 
     def built(self) -> JournalEntry:
         """The entry (built once; the caller holds the journal's lock)."""
         if self._built is None:
-            self._fields.update(self._later())
-            self._built = _journal_entry(self.index, self.outcome, self._fields, self._weight, False)
+            fields = kept_fields(self._fields(), JOURNAL_TEXT_MAX)
+            self._built = _journal_entry(self.index, self.outcome, fields, self._body_bytes, False)
         return self._built
 
 

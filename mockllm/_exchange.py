@@ -46,9 +46,12 @@ class MockLLM(Protocol):
     _held: dict[str, HeldConversations]
     _held_stores: list[tuple[WireCodec, HeldConversations]]
 
-    def _record(
-        self, outcome: Outcome, body_bytes: int = 0, later: Callable[[], dict[str, Any]] | None = None, **fields: Any
-    ) -> None: ...
+    def _record(self, outcome: Outcome, body_bytes: int = 0, **fields: Any) -> None: ...
+
+    def _record_planned(
+        self, outcome: Outcome, body_bytes: int, fields: Callable[[], dict[str, Any]],
+        texts: tuple[str | None, ...], *, flagged: bool,
+    ) -> None: ...  # fmt: skip
 
     def _note_step(self, selection: Selection) -> None: ...
 

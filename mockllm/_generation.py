@@ -90,7 +90,9 @@ def generate_words(count: int, *key: object) -> str:
     """
     if count <= 0:
         return ""
-    stream = hashlib.shake_128(repr(key).encode()).digest(2 * count)
+    # One byte a word, then one a sentence: a sentence is at least 6 words. (SHAKE's
+    # output is a stream: these bytes are the start of any longer digest's.)
+    stream = hashlib.shake_128(repr(key).encode()).digest(count + (count + 5) // 6)
     marks = bytearray(stream[:count].translate(_MASK))  # a word's index in the vocabulary
     lengths = stream[count:]
     start = n = 0

@@ -32,6 +32,7 @@ from mockllm._plan import ReplyPlan
 from mockllm._state import Codec
 
 __all__ = [
+    "JOURNAL_WARNINGS_MAX",
     "WEIGHED_FIELDS",
     "texts_bytes",
     "JOURNAL_CODEC",
@@ -44,6 +45,8 @@ __all__ = [
     "RejectionCause",
     "UndeclaredToolCall",
     "entry_bytes",
+    "kept_fields",
+    "kept_text",
     "recorded_reply",
     "recorded_request",
 ]
@@ -293,6 +296,28 @@ def texts_bytes(texts: list[str | None], body_bytes: int) -> int:
     # A kept request body weighs its JSON text twice over: parsed, it takes more.
     present = list(filter(None, texts))
     return 1024 + 2 * body_bytes + sum(map(len, present)) + 64 * len(present)
+
+
+JOURNAL_WARNINGS_MAX = 20
+"""The most warnings an entry keeps."""
+
+
+def kept_text(value: Any, limit: int) -> Any:
+    """What the journal keeps of ``value``: a text clipped to ``limit`` characters (and
+    made encodable); short ASCII text as it is (nothing to clip, no surrogate to escape)."""
+    if isinstance(value, str) and (len(value) > limit or not value.isascii()):
+        return clip_text(value, limit)
+    return value
+
+
+def kept_fields(fields: dict[str, Any], limit: int) -> dict[str, Any]:
+    """``fields`` with everything a request sent clipped (``kept_text``), in place: the
+    journal is bounded in bytes, and its route must always render."""
+    for name, value in fields.items():
+        fields[name] = kept_text(value, limit)
+    if fields.get("warnings"):
+        fields["warnings"] = [clip_text(w, limit) for w in fields["warnings"][:JOURNAL_WARNINGS_MAX]]
+    return fields
 
 
 def entry_bytes(entry: JournalEntry) -> int:

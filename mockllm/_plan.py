@@ -89,7 +89,7 @@ class Usage:
         return self.input_tokens + self.output_tokens
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class ReplyPlan:
     """One assistant turn, fully decided.
 
@@ -117,6 +117,32 @@ class ReplyPlan:
     """How the reply is cut and delivered (``mockllm._shapes``); None: the default shape."""
     stream_faults: StreamFaults | None = None
     """Faults to break the stream with; None: none."""
+
+    def __init__(
+        self,
+        reasoning: str | None,
+        parts: tuple[ReplyPart, ...],
+        stop_reason: str,
+        usage: Usage,
+        response_id: str,
+        created: int,
+        chunk_words: int = 1,
+        pacing: Pacing | None = None,
+        error: ErrorPlan | None = None,
+        reasoning_signature: str = "",
+        headers: dict[str, str] | None = None,
+        stream: StreamShape | None = None,
+        stream_faults: StreamFaults | None = None,
+    ) -> None:
+        # Filled at once: a frozen dataclass's own ``__init__`` sets each field through
+        # ``object.__setattr__``, about 1,500 instructions a field, on every request.
+        # A test holds this signature to the fields' (tests/mockllm/test_plan.py).
+        self.__dict__.update({
+            "reasoning": reasoning, "parts": parts, "stop_reason": stop_reason, "usage": usage,
+            "response_id": response_id, "created": created, "chunk_words": chunk_words, "pacing": pacing,
+            "error": error, "reasoning_signature": reasoning_signature,
+            "headers": {} if headers is None else headers, "stream": stream, "stream_faults": stream_faults,
+        })  # fmt: skip
 
     @property
     def text(self) -> str:

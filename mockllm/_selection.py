@@ -28,7 +28,7 @@ from mockllm._parsing import InvalidInstruction, Script, ScriptFailure, extract_
 __all__ = ["Selection", "select_in_conversation"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Selection:
     """Which instruction answers a request, and why.
 
@@ -52,6 +52,43 @@ class Selection:
     warnings: tuple[str, ...] = field(default=())
     step_labels: tuple[str, ...] = field(default=())
     """Each instruction's id (or position) in chain order, to report unused steps."""
+
+    def __init__(
+        self,
+        protocol: str,
+        chain_found: bool,
+        instruction: Instruction | None,
+        fallback_reason: str | None,
+        turn_index: int | None = None,
+        chain_length: int = 0,
+        chain_id: str | None = None,
+        legacy: bool = False,
+        message_index: int | None = None,
+        counted_turns: int = 0,
+        placed_by_tool_call_id: bool = False,
+        warnings: tuple[str, ...] = (),
+        step_labels: tuple[str, ...] = (),
+    ) -> None:
+        # Filled at once, as ``ReplyPlan`` is (a frozen dataclass's own ``__init__``
+        # costs about 1,500 instructions a field); a test holds this signature to the
+        # fields' (tests/mockllm/test_plan.py).
+        self.__dict__.update(
+            {
+                "protocol": protocol,
+                "chain_found": chain_found,
+                "instruction": instruction,
+                "fallback_reason": fallback_reason,
+                "turn_index": turn_index,
+                "chain_length": chain_length,
+                "chain_id": chain_id,
+                "legacy": legacy,
+                "message_index": message_index,
+                "counted_turns": counted_turns,
+                "placed_by_tool_call_id": placed_by_tool_call_id,
+                "warnings": warnings,
+                "step_labels": step_labels,
+            }
+        )
 
     @property
     def instruction_id(self) -> str | None:

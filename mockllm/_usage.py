@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
 from typing import Any
 
 __all__ = ["prompt_json", "prompt_tokens", "tokens_in", "tokens_in_length"]
@@ -29,7 +30,20 @@ CHARS_PER_TOKEN = 4
 # change no count (a text's length does not depend on its keys' order) and make the text
 # the same for the same conversation however its objects were ordered: a held reply's id
 # is made from it (``mockllm._held.held_reply_id``).
-_canonical = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, sort_keys=True).encode
+_canonical_encoder = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, sort_keys=True)
+# Its C part built once too where there is one (``JSONEncoder.encode`` builds it per call,
+# with the table that finds cycles, which a parsed body cannot have).
+_c_canonical = (
+    c_make_encoder(None, _canonical_encoder.default, encode_basestring, None, ":", ",", True, False, True)
+    if c_make_encoder is not None
+    else None
+)
+
+
+def _canonical(obj: dict[str, Any]) -> str:
+    if _c_canonical is None:
+        return _canonical_encoder.encode(obj)
+    return "".join(_c_canonical(obj, 0))
 
 
 def tokens_in(text: str) -> int:

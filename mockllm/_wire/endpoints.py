@@ -21,6 +21,7 @@ import json
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from mockllm._exceptions import RequestRejected
@@ -114,11 +115,28 @@ def _count_tokens(body: Any, lenient: bool) -> bytes:
     return dumps({"input_tokens": tokens}).encode()
 
 
+@lru_cache(maxsize=1024)
+def _is_endpoint(path: str) -> bool:
+    """Whether ``answer_endpoint`` answers ``path`` (trailing slashes cut): asked once a
+    path, since every model call asks it first."""
+    if gemini_endpoint_method(path) is not None:
+        return True
+    if gemini.matches(path):
+        return False
+    return (
+        ollama_endpoint(path) is not None
+        or _MODELS.search(path) is not None
+        or path.endswith(("/messages/count_tokens", "/embeddings"))
+    )
+
+
 def answer_endpoint(
     method: str, path: str, headers: Mapping[str, str], body: bytes, *, lenient: bool = False
 ) -> EndpointReply | None:
     """The reply for one of these routes, or None when ``path`` is none of them."""
     path = path.rstrip("/")
+    if not _is_endpoint(path):
+        return None
     gemini_method = gemini_endpoint_method(path)
     if gemini_method is not None:
         return _json_route(

@@ -63,6 +63,7 @@ def usage_fields(usage: Usage) -> dict[str, int]:
 
 
 DONE = sse_event("[DONE]")
+_FINGERPRINT_JSON = dumps(SYSTEM_FINGERPRINT)
 
 
 def chunk_items(plan: ReplyPlan, body: dict[str, Any]) -> StreamItems:
@@ -108,7 +109,7 @@ class _Frame:
         self.base = (
             f'data: {{"id":{dumps(f"chatcmpl-{plan.response_id}")},"object":"chat.completion.chunk",'
             f'"created":{plan.created},"model":{dumps(body.get("model"))},'
-            f'"system_fingerprint":{dumps(SYSTEM_FINGERPRINT)},'
+            f'"system_fingerprint":{_FINGERPRINT_JSON},'
         )
         self.head = self.base + '"choices":[{"index":0,"delta":'
         self.usage_null = ',"usage":null' if include_usage else ""

@@ -8,6 +8,8 @@ Adding a protocol is adding its codec to ``CODECS``; nothing else names protocol
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from mockllm._exceptions import UnknownProtocol
 from mockllm._wire.anthropic_messages import anthropic_messages
 from mockllm._wire.azure_openai import azure_openai
@@ -50,8 +52,10 @@ _MATCH_ORDER: tuple[WireCodec, ...] = (
 )
 
 
+@lru_cache(maxsize=1024)
 def codec_for_path(path: str) -> WireCodec | None:
-    """The codec serving ``path``, or None."""
+    """The codec serving ``path``, or None (a server asks for the same few paths: the
+    eight codecs' patterns are tried once a path)."""
     path = path.rstrip("/")
     for codec in _MATCH_ORDER:
         if codec.matches(path):

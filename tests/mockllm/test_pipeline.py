@@ -130,3 +130,18 @@ def test_the_server_answers_a_model_call_at_its_root_as_under_a_session() -> Non
         assert at_root.content == in_session.content
         assert client.request("OPTIONS", PATHS["openai-chat"]).status_code == 405
         assert len(client.get("/_mockllm/requests").json()) == 6  # the 405 is the router's
+
+
+@pytest.mark.parametrize("model", ["m", "é" * 1500, "x" * 5000, "model \\ud800 name"])
+def test_an_entry_made_late_weighs_what_it_will_weigh_when_made(model: str) -> None:
+    from mockllm._engine import _PendingEntry
+    from mockllm._journal import entry_bytes
+
+    mock = MockLLM()
+    for path, body in _requests():
+        sent = json.loads(body)
+        sent["model"] = model
+        mock.handle("POST", path, {}, json.dumps(sent).encode())
+    pending = [item for item in mock._journal.items() if isinstance(item, _PendingEntry)]
+    assert len(pending) == 2  # the scripted replies the verdict does not count
+    assert [item.weight for item in pending] == [entry_bytes(item.built()) for item in pending]
