@@ -27,7 +27,15 @@ from typing import Any
 from mockllm._attempts import AttemptCounter
 from mockllm._exchange import JOURNAL_TEXT_MAX, Exchange
 from mockllm._held import HeldConversations
-from mockllm._journal import JOURNAL_CODEC, Journal, JournalEntry, Outcome, entry_bytes, kept_fields, texts_bytes
+from mockllm._journal import (
+    JOURNAL_CODEC,
+    Journal,
+    JournalEntry,
+    Outcome,
+    PlannedEntry,
+    entry_bytes,
+    kept_fields,
+)
 from mockllm._latency import LatencyProfiles, StreamLoad
 from mockllm._limits import Limits, clip_text, surrogate_path
 from mockllm._mock_response import MockResponse
@@ -224,24 +232,18 @@ class MockLLM:
                 self._journal.append(lambda index: _journal_entry(index, outcome, fields, body_bytes, outline))
             )
 
-    def _record_planned(self, outcome: Outcome, body_bytes: int, fields: Callable[[], dict[str, Any]],
-                        texts: tuple[str | None, ...], *, flagged: bool) -> None:  # fmt: skip
-        """Journal a planned reply, whose ``fields`` are dear to make: an entry the verdict
-        does not count (scripted, not ``flagged`` for an undeclared tool call) is made only
-        when read (``_PendingEntry``), weighed from ``texts`` (``WEIGHED_FIELDS``', then
-        the warnings it keeps) as it will be."""
+    def _record_planned(self, outcome: Outcome, body_bytes: int, planned: PlannedEntry, *, flagged: bool) -> None:
+        """Journal a planned reply, whose entry is dear to make: one the verdict does not
+        count (scripted, not ``flagged`` for an undeclared tool call) is made only when
+        read (``_PendingEntry``), weighed meanwhile from its texts as it will be."""
         outline = 2 * body_bytes > self.limits.journal_bytes // 4
         # A shared state (serve --workers) writes the entry at once, so it is built at once.
         if self.state.shared or outline or flagged or not outcome.scripted:
-            self._record(outcome, body_bytes, **fields())
+            self._record(outcome, body_bytes, **planned.fields(JOURNAL_TEXT_MAX))
             return
-        kept = [
-            t if t is None or (len(t) <= JOURNAL_TEXT_MAX and t.isascii()) else clip_text(t, JOURNAL_TEXT_MAX)
-            for t in texts
-        ]  # ``kept_text``'s, without a call a text
-        weight = texts_bytes(kept, body_bytes)
+        weight = planned.weight(JOURNAL_TEXT_MAX, body_bytes)
         with self._lock:
-            self._journal.append(lambda index: _PendingEntry(index, outcome, fields, body_bytes, weight))
+            self._journal.append(lambda index: _PendingEntry(index, outcome, planned, body_bytes, weight))
 
     # -- handling --------------------------------------------------------------------
 
@@ -361,24 +363,22 @@ def _journal_entry(
 
 
 class _PendingEntry:
-    """A journal entry of a scripted reply, kept as the function that makes its fields
-    until the journal is read: most entries never are, and making one (the parsed
-    request, the reply's summary, pydantic's checks) was a third of ``handle``'s time.
-    ``weight`` is what its entry will weigh (``MockLLM._record_planned``)."""
+    """A journal entry of a scripted reply, kept as what it is made from until the journal
+    is read: most entries never are, and making one (the parsed request, the reply's
+    summary, pydantic's checks) was a third of ``handle``'s time. ``weight`` is what its
+    entry will weigh (``MockLLM._record_planned``)."""
 
-    __slots__ = ("_body_bytes", "_built", "_fields", "index", "outcome", "weight")
+    __slots__ = ("_body_bytes", "_built", "_planned", "index", "outcome", "weight")
 
-    def __init__(
-        self, index: int, outcome: Outcome, fields: Callable[[], dict[str, Any]], body_bytes: int, weight: int
-    ) -> None:
+    def __init__(self, index: int, outcome: Outcome, planned: PlannedEntry, body_bytes: int, weight: int) -> None:
         self.index, self.outcome, self.weight = index, outcome, weight
-        self._fields, self._body_bytes = fields, body_bytes
+        self._planned, self._body_bytes = planned, body_bytes
         self._built: JournalEntry | None = None
 
     def built(self) -> JournalEntry:
         """The entry (built once; the caller holds the journal's lock)."""
         if self._built is None:
-            fields = kept_fields(self._fields(), JOURNAL_TEXT_MAX)
+            fields = kept_fields(self._planned.fields(JOURNAL_TEXT_MAX), JOURNAL_TEXT_MAX)
             self._built = _journal_entry(self.index, self.outcome, fields, self._body_bytes, False)
         return self._built
 

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from mockllm._attempts import AttemptCounter, AttemptRule
     from mockllm._conversation import Conversation
     from mockllm._held import HeldConversations
-    from mockllm._journal import Outcome
+    from mockllm._journal import Outcome, PlannedEntry
     from mockllm._latency import LatencyProfiles, StreamLoad
     from mockllm._limits import Limits
     from mockllm._mock_response import MockResponse
@@ -48,10 +48,7 @@ class MockLLM(Protocol):
 
     def _record(self, outcome: Outcome, body_bytes: int = 0, **fields: Any) -> None: ...
 
-    def _record_planned(
-        self, outcome: Outcome, body_bytes: int, fields: Callable[[], dict[str, Any]],
-        texts: tuple[str | None, ...], *, flagged: bool,
-    ) -> None: ...  # fmt: skip
+    def _record_planned(self, outcome: Outcome, body_bytes: int, planned: PlannedEntry, *, flagged: bool) -> None: ...
 
     def _note_step(self, selection: Selection) -> None: ...
 

@@ -20,9 +20,10 @@ Each ``JournalEntry`` carries typed fields a reader tests, never prose to parse:
 from __future__ import annotations
 
 import json
+import operator
 import re
 from enum import Enum
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import BaseModel, PrivateAttr
 
@@ -33,6 +34,7 @@ from mockllm._state import Codec
 
 __all__ = [
     "JOURNAL_WARNINGS_MAX",
+    "PlannedEntry",
     "WEIGHED_FIELDS",
     "texts_bytes",
     "JOURNAL_CODEC",
@@ -318,6 +320,54 @@ def kept_fields(fields: dict[str, Any], limit: int) -> dict[str, Any]:
     if fields.get("warnings"):
         fields["warnings"] = [clip_text(w, limit) for w in fields["warnings"][:JOURNAL_WARNINGS_MAX]]
     return fields
+
+
+class PlannedEntry(NamedTuple):
+    """What the journal entry of a planned reply is made from, kept until the entry is
+    read (most never are): the entry's own fields by their names, then what its parsed
+    request (``sent``, ``raw``) and its reply's summary (``plan``; None: none) are made of."""
+
+    method: str
+    path: str
+    protocol: str
+    model: str | None
+    stream: bool
+    status: int
+    error: str | None
+    attempt: int
+    attempt_rule: AttemptRule | None
+    chain_id: str | None
+    chain_length: int
+    turn_index: int | None
+    instruction_id: str | None
+    fallback_reason: str | None
+    warnings: list[str]
+    script_id: str | None
+    explanation: str | None
+    rebuilt_from: str | None
+    undeclared_tool_calls: list[UndeclaredToolCall]
+    sent: Any
+    raw: bytes
+    plan: ReplyPlan | None
+
+    def fields(self, text_max: int) -> dict[str, Any]:
+        """The entry's fields, the reply's text clipped to ``text_max`` (the rest is
+        clipped by ``kept_fields``)."""
+        made = self._asdict()
+        sent, raw, plan = made.pop("sent"), made.pop("raw"), made.pop("plan")
+        made["request"] = recorded_request(sent, raw)
+        if plan is not None:
+            made["reply"] = recorded_reply(plan, text_max)
+        return made
+
+    def weight(self, text_max: int, body_bytes: int) -> int:
+        """What the entry will weigh (``entry_bytes``) once made: its texts as it keeps
+        them (``WEIGHED_FIELDS``', then its warnings), a kept body of ``body_bytes``."""
+        texts = (*_weighed(self), *self.warnings[:JOURNAL_WARNINGS_MAX])
+        return texts_bytes([kept_text(text, text_max) for text in texts], body_bytes)
+
+
+_weighed = operator.attrgetter(*WEIGHED_FIELDS)
 
 
 def entry_bytes(entry: JournalEntry) -> int:

@@ -33,15 +33,14 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
-from functools import partial
 from typing import Any
 
 from mockllm._cutting import cut_problem
 from mockllm._delivery import Delivery, delivery_for
 from mockllm._exceptions import RequestRejected
-from mockllm._exchange import JOURNAL_TEXT_MAX, Exchange, MockLLM
+from mockllm._exchange import Exchange, MockLLM
 from mockllm._held import HeldNotFound, held_reply_id
-from mockllm._journal import JOURNAL_WARNINGS_MAX, Outcome, recorded_reply, recorded_request
+from mockllm._journal import Outcome, PlannedEntry, recorded_request
 from mockllm._latency import paced_by_profile, whole_reply_wait
 from mockllm._limits import clip_text, estimated_output_bytes
 from mockllm._mock_response import MockResponse
@@ -341,40 +340,36 @@ def render(mock: MockLLM, ex: Exchange) -> MockResponse:
 def journal(mock: MockLLM, ex: Exchange, outcome: Outcome, *, status: int, error: str | None = None,
             reply: bool = False) -> None:  # fmt: skip
     """Record a planned reply: the selection, the attempt, what was sent and (``reply``)
-    what the reply said. The entry's fields are made only if the mock records at once
+    what the reply said. The entry is made only if the mock records at once
     (``MockLLM._record_planned``); else when the journal is read."""
     selection, plan = ex.selection, ex.plan
     fallback = selection.fallback_reason
-    script_id = ex.script.id if ex.script is not None else None
-    warnings = [*selection.warnings, *ex.warnings]
     undeclared = undeclared_tool_calls(plan.tool_calls, ex.codec.declared_tools(ex.whole)) if plan.tool_calls else []
-    explanation = selection.describe() if fallback is not None else None
-    # One tuple, not a closure's cells: a journal of a thousand entries keeps them all.
-    kept = (ex.method, ex.path, ex.codec.name, ex.model, ex.stream, status, error, ex.attempt, ex.attempt_rule,
-            selection, warnings, script_id, explanation, ex.rebuilt_from, undeclared, ex.sent, ex.body,
-            plan if reply else None)  # fmt: skip
-    # The texts the entry is weighed by: ``WEIGHED_FIELDS``', then the warnings it keeps.
-    texts = (ex.method, ex.path, ex.model, error, fallback, selection.instruction_id, selection.chain_id, script_id,
-             explanation, ex.rebuilt_from, *warnings[:JOURNAL_WARNINGS_MAX])  # fmt: skip
-    mock._record_planned(outcome, len(ex.body), partial(_planned_fields, kept), texts, flagged=bool(undeclared))
-
-
-def _planned_fields(kept: tuple[Any, ...]) -> dict[str, Any]:
-    """The journal entry's fields of a planned reply (``journal``'s ``kept``)."""
-    (method, path, protocol, model, stream, status, error, attempt, attempt_rule, selection, warnings, script_id,
-     explanation, rebuilt_from, undeclared, sent, raw, plan) = kept  # fmt: skip
-    made: dict[str, Any] = {
-        "method": method, "path": path, "protocol": protocol, "model": model, "stream": stream,
-        "status": status, "error": error, "attempt": attempt, "attempt_rule": attempt_rule,
-        "chain_id": selection.chain_id, "chain_length": selection.chain_length,
-        "turn_index": selection.turn_index, "instruction_id": selection.instruction_id,
-        "fallback_reason": selection.fallback_reason, "warnings": warnings, "script_id": script_id,
-        "explanation": explanation, "rebuilt_from": rebuilt_from, "undeclared_tool_calls": undeclared,
-        "request": recorded_request(sent, raw),
-    }  # fmt: skip
-    if plan is not None:
-        made["reply"] = recorded_reply(plan, JOURNAL_TEXT_MAX)
-    return made
+    planned = PlannedEntry(
+        method=ex.method,
+        path=ex.path,
+        protocol=ex.codec.name,
+        model=ex.model,
+        stream=ex.stream,
+        status=status,
+        error=error,
+        attempt=ex.attempt,
+        attempt_rule=ex.attempt_rule,
+        chain_id=selection.chain_id,
+        chain_length=selection.chain_length,
+        turn_index=selection.turn_index,
+        instruction_id=selection.instruction_id,
+        fallback_reason=fallback,
+        warnings=[*selection.warnings, *ex.warnings],
+        script_id=ex.script.id if ex.script is not None else None,
+        explanation=selection.describe() if fallback is not None else None,
+        rebuilt_from=ex.rebuilt_from,
+        undeclared_tool_calls=undeclared,
+        sent=ex.sent,
+        raw=ex.body,
+        plan=plan if reply else None,
+    )
+    mock._record_planned(outcome, len(ex.body), planned, flagged=bool(undeclared))
 
 
 # -- shared -----------------------------------------------------------------------------
