@@ -7,22 +7,19 @@ from __future__ import annotations
 
 import pytest
 
-from tests.harness.plugin.test_verdict_doors import CONFTEST as NETWORK_GUARD
+from tests.harness.plugin.test_verdict_doors import refused_run
 
 pytest.importorskip("google.genai", reason="google-genai is not installed (the test extra)")
 pytest.importorskip("ollama", reason="the ollama client is not installed (the test extra)")
 
-# The inner run's network guard (DNS for anything but loopback fails the test), and no
-# environment that would point the clients somewhere else.
-CONFTEST = (
-    NETWORK_GUARD
-    + """
+# Beside the inner run's network guard (``refused_run``'s: DNS for anything but loopback
+# fails the test), no environment that would point the clients somewhere else.
+DEFAULT_HOSTS = """
 @pytest.fixture(autouse=True)
 def default_hosts(monkeypatch):
     monkeypatch.delenv("OLLAMA_HOST", raising=False)
     monkeypatch.delenv("GOOGLE_GEMINI_BASE_URL", raising=False)
 """
-)
 
 TESTS = """
 import openai
@@ -71,12 +68,10 @@ def test_gemini_allowed_goes_on_to_the_network(FIXTURE):
 def test_a_gemini_azure_or_ollama_client_not_pointed_at_the_mock_fails_the_test(
     strict_pytester: pytest.Pytester, shared_server_conftest: str, fixture: str
 ) -> None:
-    strict_pytester.makeconftest(CONFTEST + shared_server_conftest)
-    strict_pytester.makepyfile(test_hosts=TESTS.replace("FIXTURE", fixture))
-    result = strict_pytester.runpytest()
-    result.assert_outcomes(passed=5, errors=3)
-    out = result.stdout.str()
-    assert "the network was touched" not in out.split("test_gemini_allowed_goes_on_to_the_network")[0]
+    tests = TESTS.replace("FIXTURE", fixture)
+    allowed = "test_gemini_allowed_goes_on_to_the_network"
+    conftest = DEFAULT_HOSTS + shared_server_conftest
+    result = refused_run(strict_pytester, conftest, tests, passed=5, errors=3, allowed_test=allowed)
     result.stdout.fnmatch_lines(
         [
             "E*1 request(s) went to hosts the mock does not serve:",

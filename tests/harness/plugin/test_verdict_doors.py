@@ -170,16 +170,28 @@ def test_allowed_goes_through(FIXTURE):
 """
 
 
+def refused_run(
+    pytester: pytest.Pytester, conftest: str, tests: str, *, passed: int, errors: int, allowed_test: str
+) -> pytest.RunResult:
+    """Run ``tests`` with the network stopped at DNS (``CONFTEST``): they end as counted,
+    and none before ``allowed_test`` (the one allowed real providers) touched the network."""
+    pytester.makeconftest(CONFTEST + conftest)
+    pytester.makepyfile(test_refused=tests)
+    result = pytester.runpytest()
+    result.assert_outcomes(passed=passed, errors=errors)
+    assert "the network was touched" not in result.stdout.str().split(allowed_test)[0]
+    return result
+
+
 @pytest.mark.parametrize("fixture", ["mockllm", "mockllm_server"])
 def test_a_client_not_pointed_at_the_mock_is_refused_and_fails_the_test(
     strict_pytester: pytest.Pytester, shared_server_conftest: str, fixture: str
 ) -> None:
-    strict_pytester.makeconftest(CONFTEST + shared_server_conftest)
-    strict_pytester.makepyfile(test_unpointed=UNPOINTED_TEST.replace("FIXTURE", fixture))
-    result = strict_pytester.runpytest()
-    result.assert_outcomes(passed=4, errors=2)
+    tests = UNPOINTED_TEST.replace("FIXTURE", fixture)
+    result = refused_run(
+        strict_pytester, shared_server_conftest, tests, passed=4, errors=2, allowed_test="test_allowed_goes_through"
+    )
     out = result.stdout.str()
-    assert "the network was touched" not in out.split("test_allowed_goes_through")[0]
     result.stdout.fnmatch_lines(
         [
             "E*1 request(s) went to hosts the mock does not serve:",
