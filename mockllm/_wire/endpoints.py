@@ -116,18 +116,25 @@ def _count_tokens(body: Any, lenient: bool) -> bytes:
 
 
 @lru_cache(maxsize=1024)
-def _is_endpoint(path: str) -> bool:
-    """Whether ``answer_endpoint`` answers ``path`` (trailing slashes cut): asked once a
-    path, since every model call asks it first."""
-    if gemini_endpoint_method(path) is not None:
-        return True
+def _route_of(path: str) -> tuple[str, str | None] | None:
+    """Which of these routes ``path`` (trailing slashes cut) is, and the method, route or
+    model id it names; None for any other path. Found once a path: every model call asks."""
+    gemini_method = gemini_endpoint_method(path)
+    if gemini_method is not None:
+        return "gemini", gemini_method
     if gemini.matches(path):
-        return False
-    return (
-        ollama_endpoint(path) is not None
-        or _MODELS.search(path) is not None
-        or path.endswith(("/messages/count_tokens", "/embeddings"))
-    )
+        return None  # generateContent: the codec's
+    ollama_route = ollama_endpoint(path)
+    if ollama_route is not None:
+        return "ollama", ollama_route
+    models = _MODELS.search(path)
+    if models is not None:
+        return "models", models.group("id")
+    if path.endswith("/messages/count_tokens"):
+        return "count_tokens", None
+    if path.endswith("/embeddings"):
+        return "embeddings", None
+    return None
 
 
 def answer_endpoint(
@@ -135,8 +142,27 @@ def answer_endpoint(
 ) -> EndpointReply | None:
     """The reply for one of these routes, or None when ``path`` is none of them."""
     path = path.rstrip("/")
-    if not _is_endpoint(path):
+    route = _route_of(path)
+    if route is None:
         return None
+    kind, named = route
+    if kind in ("gemini", "ollama"):
+        assert named is not None  # the method or the route
+        if kind == "gemini":
+            return _json_route("gemini", method, path, "POST", body, lambda parsed: gemini_endpoint_body(named, parsed))
+        allowed = OLLAMA_ENDPOINTS[named]
+        return _json_route("ollama", method, path, allowed, body, lambda parsed: ollama_endpoint_body(named, parsed))
+    if kind == "models":
+        anthropic = is_anthropic_client(headers)
+        flavour = "anthropic" if anthropic else "openai"
+        if method != "GET":
+            return _wrong_method(flavour, method, path, "GET")
+        if named is None:
+            return EndpointReply(200, model_list(anthropic=anthropic), flavour)
+        return EndpointReply(200, dumps(model_object(named, anthropic=anthropic)).encode(), flavour)
+    if kind == "count_tokens":
+        return _json_route("anthropic", method, path, "POST", body, lambda parsed: _count_tokens(parsed, lenient))
+    return _json_route("openai", method, path, "POST", body, embeddings_response)
     gemini_method = gemini_endpoint_method(path)
     if gemini_method is not None:
         return _json_route(
