@@ -30,7 +30,7 @@ import httpx
 from mockllm._journal import RejectionCause
 from mockllm._mock_response import MockResponse
 from mockllm._recording.capture import Capture, exchange_request, is_event_stream
-from mockllm._recording.format import Exchange, Recording
+from mockllm._recording.format import Exchange, Recording, RecordingError
 from mockllm._recording.matching import RequestMatcher
 from mockllm._recording.proxy import Upstreams
 from mockllm._recording.replay import RecordingLibrary, Replayed
@@ -202,12 +202,13 @@ class RecordingSession:
         A forwarded stream is kept when the server has read it to its end, which can be
         after its client stopped reading (the SDKs stop at the last event, before the
         upstream's body ends): ``save`` waits for those first (``SETTLE_TIMEOUT_S``), and
-        raises, naming them, if some are still open then rather than drop them unsaid."""
+        raises ``RecordingError`` if some are still open then, rather than drop them unsaid."""
         if not self._wait_for_streams(SETTLE_TIMEOUT_S):
-            raise RuntimeError(
-                f"{self._open_streams} forwarded stream(s) were still being read from the upstream "
-                f"{SETTLE_TIMEOUT_S:.0f} s after the test ended; {self.path} was not written. "
-                "Check that the upstream ends its streams."
+            raise RecordingError(
+                self.path,
+                None,
+                f"not written: {self._open_streams} forwarded stream(s) were still being read from the upstream "
+                f"{SETTLE_TIMEOUT_S:g} s after the test ended. Check that the upstream ends its streams.",
             )
         if self._client is not None:
             self._client.close()

@@ -176,3 +176,30 @@ def test_a_stream_its_client_stopped_reading_at_done_is_saved_whole(tmp_path: Pa
     (exchange,) = load_recording(saved).exchanges
     assert exchange.response.interrupted is None
     assert [event.text for event in exchange.response.events or []][-1] == "[DONE]"
+
+
+def test_a_stream_the_upstream_never_ends_fails_the_save_naming_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rather than write the file without the call, ``save`` says it did not write it."""
+    import openai
+
+    from mockllm import RecordingError
+    from mockllm._recording import session
+
+    monkeypatch.setattr(session, "SETTLE_TIMEOUT_S", 0.2)
+    release = threading.Event()
+    with held_upstream(release, after_done=True) as upstream:
+        recording = RecordingSession(tmp_path / "open.json", "all", upstreams=Upstreams.parse([upstream]))
+        with serve_in_thread(MockLLM(recordings=recording)) as server:
+            client = openai.OpenAI(base_url=server.base_url + "/v1", api_key="test", max_retries=0)
+            stream = client.chat.completions.create(
+                model="gpt-up", messages=[{"role": "user", "content": "Hold on."}], stream=True
+            )
+            assert "".join(chunk.choices[0].delta.content or "" for chunk in stream) == "Held, then sent."
+            try:
+                with pytest.raises(RecordingError, match="open.json: not written: 1 forwarded stream"):
+                    recording.save()
+            finally:
+                release.set()
+    assert not (tmp_path / "open.json").exists()
