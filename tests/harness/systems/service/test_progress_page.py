@@ -12,11 +12,12 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from playwright.sync_api import Browser, Locator, Page, WebSocketRoute, expect
+from playwright.sync_api import Browser, ConsoleMessage, Error, Locator, Page, ViewportSize, WebSocketRoute, expect
 
 from harness.systems.chain import McpContextBuilder, filter_context
 from harness.systems.chain.mcp_context import CITATION_SCHEMA
@@ -35,19 +36,64 @@ from tests.harness.systems.service.service_support import (
 
 __all__ = ["browser"]  # fixtures, requested by name (and pyflakes sees them used)
 
+VIEWPORT: ViewportSize = {"width": 900, "height": 1000}
+
 if TYPE_CHECKING:
     from service_support import LiveServer, ServiceBench
 
 
-@pytest.fixture
-def page(browser: Browser) -> Iterator[Page]:
-    page = browser.new_page(viewport={"width": 900, "height": 1000})
+@contextmanager
+def without_errors(page: Page) -> Iterator[Page]:
+    """``page``, failing the test if it logged an error meanwhile."""
     errors: list[str] = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
+
+    def page_error(error: Error) -> None:
+        errors.append(str(error))
+
+    def console(message: ConsoleMessage) -> None:
+        if message.type == "error":
+            errors.append(message.text)
+
+    page.on("pageerror", page_error)
+    page.on("console", console)
     try:
         yield page
         assert errors == [], f"the page logged errors: {errors}"
+    finally:
+        page.remove_listener("pageerror", page_error)
+        page.remove_listener("console", console)
+
+
+@pytest.fixture(scope="module")
+def tab(browser: Browser) -> Iterator[Page]:
+    """One tab for the module's tests, each opening its own server's page in it: a new
+    tab costs Chromium a few tenths of a second of CPU."""
+    tab = browser.new_page(viewport=VIEWPORT)
+    try:
+        yield tab
+    finally:
+        tab.close()
+
+
+@pytest.fixture
+def page(tab: Page) -> Iterator[Page]:
+    """The module's tab; left on about:blank, so this test's page and its WebSocket are
+    gone before its server stops."""
+    try:
+        with without_errors(tab):
+            yield tab
+    finally:
+        tab.goto("about:blank")
+
+
+@pytest.fixture
+def own_page(browser: Browser) -> Iterator[Page]:
+    """A tab of the test's own, for a test that routes the page's WebSocket (a route
+    Playwright cannot take back)."""
+    page = browser.new_page(viewport=VIEWPORT)
+    try:
+        with without_errors(page):
+            yield page
     finally:
         page.close()
 
@@ -244,10 +290,11 @@ class HeldResults:
 
 
 def test_a_chain_stopped_at_its_step_limit_or_stalled_says_how_it_ended(
-    bench: ServiceBench, live: LiveServer, page: Page
+    bench: ServiceBench, live: LiveServer, own_page: Page
 ) -> None:
     """The ending events (the page's onchainMaxSteps and onchainStalled) stop the
     progress view with the reason; the result then says it as the assistant's message."""
+    page = own_page
     results = HeldResults()
     page.route_web_socket(re.compile(r"/chat/chain/ws$"), results)
     open_page(page, live)
