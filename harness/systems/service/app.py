@@ -26,13 +26,10 @@ from __future__ import annotations
 import contextlib
 import logging
 import uuid
-from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-import anyio
-from anyio.abc import TaskGroup, TaskStatus
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
@@ -47,12 +44,10 @@ from harness.systems.chain.export import MAGIC8_KEYS, step_summaries
 from harness.systems.service.auth import TokenAuth
 from harness.systems.service.core import ChainRequest, ChainService
 from harness.systems.service.errors import ChainServiceError, read_json
+from harness.systems.service.mcp_http import mcp_asgi_app
 from harness.systems.service.scim import scim_mount
 from harness.systems.service.status import ChainStatus
 from harness.systems.service.websocket import ChainSocket
-
-if TYPE_CHECKING:
-    from harness.systems.service.mcp_http import McpHttpApp
 
 __all__ = ["MAX_BODY_BYTES", "PAGE_DIR", "create_app", "plan_result"]
 
@@ -174,65 +169,11 @@ async def _body(request: Request) -> bytes | None:
     return b"".join(pieces)
 
 
-class _McpDoor:
-    """The MCP server at ``/mcp``, built by its first request: the MCP SDK costs about a
-    second of CPU to import, which a service nobody asks over MCP need not pay. Its
-    session manager then runs in a task of the app's lifespan (``lifespan``) until the
-    lifespan ends, as it would have from the start."""
-
-    def __init__(self, service: ChainService, auth: TokenAuth) -> None:
-        self.service, self.auth = service, auth
-        self._app: McpHttpApp | None = None
-        self._lifespan: _Lifespan | None = None  # while the app's lifespan runs
-
-    @contextlib.asynccontextmanager
-    async def lifespan(self, _: Starlette) -> AsyncIterator[None]:
-        async with anyio.create_task_group() as tasks:
-            self._lifespan = running = _Lifespan(tasks)
-            try:
-                yield
-            finally:
-                self._lifespan = None
-                running.stop.set()
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        app = self._app or await self._build()
-        await app(scope, receive, send)
-
-    async def _build(self) -> McpHttpApp:
-        running = self._lifespan
-        if running is None:
-            raise RuntimeError("the MCP server at /mcp serves only while the app's lifespan runs")
-        async with running.building:  # one build, however many requests come first
-            if self._app is None:
-                from harness.systems.service.mcp_server import mcp_asgi_app
-
-                app = mcp_asgi_app(self.service, self.auth)
-                await running.tasks.start(running.run, app)
-                self._app = app
-        return self._app
-
-
-class _Lifespan:
-    """What the MCP door holds while the app's lifespan runs: its task group, where the
-    session manager runs until ``stop``."""
-
-    def __init__(self, tasks: TaskGroup) -> None:
-        self.tasks = tasks
-        self.building = anyio.Lock()
-        self.stop = anyio.Event()
-
-    async def run(self, app: McpHttpApp, *, task_status: TaskStatus[None]) -> None:
-        async with app.lifespan():
-            task_status.started()
-            await self.stop.wait()
-
-
 def create_app(service: ChainService, auth: TokenAuth, *, mcp: bool = True) -> Starlette:
     """The Starlette app serving ``service`` to the holders of ``auth``'s tokens.
 
-    With ``mcp`` the chain MCP server (streamable HTTP) is routed at ``/mcp``; its
-    session manager runs in the app's lifespan.
+    With ``mcp`` the chain MCP server (streamable HTTP) is routed at ``/mcp``, serving
+    while the app's lifespan runs.
     """
 
     async def run_chain(request: Request) -> Response:
@@ -261,14 +202,15 @@ def create_app(service: ChainService, auth: TokenAuth, *, mcp: bool = True) -> S
         return JSONResponse({"status": "ok"})
 
     socket = ChainSocket.endpoint(service, auth, plan_result)
-    mcp_routes: list[Route] = []
-    lifespan: Callable[[Starlette], AbstractAsyncContextManager[None]] | None = None
-    if mcp:
-        door = _McpDoor(service, auth)
-        # A Route, not a Mount (which would redirect /mcp to /mcp/); Starlette does not run
-        # a routed app's lifespan, so the SDK's session manager runs in this one's.
-        mcp_routes = [Route("/mcp", endpoint=door, methods=["GET", "POST", "DELETE"])]
-        lifespan = door.lifespan
+    # The MCP app imports the MCP SDK with its first request with a known token.
+    door = mcp_asgi_app(service, auth) if mcp else None
+    # A Route, not a Mount (which would redirect /mcp to /mcp/); Starlette does not run a
+    # routed app's lifespan, so it runs in this one's.
+    mcp_routes = [Route("/mcp", endpoint=door, methods=["GET", "POST", "DELETE"])] if door else []
+
+    def lifespan(_: Starlette) -> AbstractAsyncContextManager[None]:
+        return door.lifespan() if door else contextlib.nullcontext()
+
     return Starlette(
         lifespan=lifespan,
         middleware=[Middleware(_LastGuard)],

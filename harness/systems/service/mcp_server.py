@@ -146,7 +146,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
-    from harness.systems.service.mcp_http import serve_mcp_http  # MCP: once the server is sure to start
+    from harness.systems.service.mcp_http import serve_mcp_http  # once the server is sure to start
 
     # SIGTERM ends the server as Ctrl-C does: uvicorn shuts down gracefully on either and
     # then re-raises it, and here either ends the process with status 0.

@@ -21,6 +21,7 @@ from starlette.routing import Route
 
 from harness.in_process_mock import mock_http_clients
 from harness.systems.service.auth import TokenAuth
+from harness.systems.service.mcp_http import _LoopbackMcpHttpApp
 from harness.systems.service.mcp_server import LOOPBACK_SECURITY, McpHttpApp, mcp_asgi_app, service_from_file
 from tests.harness.systems.service.mcp_support import (
     CHAT,
@@ -141,3 +142,18 @@ async def test_the_app_mounted_in_a_starlette_app_serves_mcp_when_its_lifespan_r
     async with serving(host) as base, http_mcp(f"{base}/mcp", tokens.alice) as alice:
         names = [tool.name for tool in (await alice.session.list_tools()).tools]
         assert names == ["am7_chain_execute", "am7_chain_status", "am7_chain_cancel"]
+
+
+async def test_served_on_loopback_a_request_naming_another_host_is_refused(tmp_path: Path, tokens: Tokens) -> None:
+    """The app ``serve_mcp_http`` (``--http``) serves on 127.0.0.1 has the SDK's
+    DNS-rebinding protection, ``LOOPBACK_SECURITY``, though the SDK is imported only by
+    the first request with a known token."""
+    service = service_from_file(str(write_config(tmp_path)), http_client=mock_http_clients())
+    app = _LoopbackMcpHttpApp(service, TokenAuth.from_json(tokens.table()))
+    headers = {**MCP_HEADERS, "authorization": f"Bearer {tokens.alice}"}
+    async with serving(app) as base, httpx2.AsyncClient() as http:
+        rebound = await http.post(
+            f"{base}/mcp", content=json.dumps(INITIALIZE), headers={**headers, "host": "evil.test"}
+        )
+        assert (rebound.status_code, rebound.text) == (421, "Invalid Host header")
+        assert (await http.post(f"{base}/mcp", content=json.dumps(INITIALIZE), headers=headers)).status_code == 200
