@@ -32,6 +32,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mockllm import InstructionChain
 from mockllm._server import bind_socket
 from tests.harness.systems.service.gate_tool import wait_for_release
+from tests.harness.systems.service.service_support import PromptServer
 
 TIMEOUT_S = 15
 """A guard against a hang, never a pace: every wait here ends on an event."""
@@ -287,14 +288,14 @@ async def serving(app: Any) -> AsyncIterator[str]:
     """``app`` under uvicorn on a free 127.0.0.1 port (bound before it starts, so no
     request can come too early); its base URL, and it is stopped afterwards."""
     sock = bind_socket("127.0.0.1", 0)
-    server = uvicorn.Server(
+    server = PromptServer(
         uvicorn.Config(app, lifespan="on", log_config=None, log_level="warning", timeout_graceful_shutdown=5)
     )
     task = asyncio.ensure_future(server.serve(sockets=[sock]))
     try:
         yield f"http://127.0.0.1:{sock.getsockname()[1]}"
     finally:
-        server.should_exit = True
+        server.stop()
         await task
         sock.close()
 

@@ -10,6 +10,7 @@ entered, looks, then releases it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import subprocess
 import threading
@@ -260,6 +261,29 @@ def client(bench: ServiceBench) -> Iterator[TestClient]:
             bench.release_all()  # before the loop closes: it waits for the tools' threads
 
 
+class PromptServer(uvicorn.Server):
+    """uvicorn's server, which ends as soon as ``stop`` is called from any thread (uvicorn
+    itself looks for ``should_exit`` every 0.1 s, a wait at the end of each test)."""
+
+    _loop: asyncio.AbstractEventLoop | None = None
+    _wake: asyncio.Event | None = None
+
+    async def main_loop(self) -> None:
+        self._loop, self._wake = asyncio.get_running_loop(), asyncio.Event()
+        counter = 0
+        while not await self.on_tick(counter):  # uvicorn's ticks: the date header, should_exit
+            counter = (counter + 1) % 864000
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), 0.1)
+
+    def stop(self) -> None:
+        self.should_exit = True
+        loop, wake = self._loop, self._wake
+        if loop is not None and wake is not None:
+            with contextlib.suppress(RuntimeError):  # the loop has closed: the server has ended
+                loop.call_soon_threadsafe(wake.set)
+
+
 class LiveServer:
     """An app served by uvicorn in a thread on 127.0.0.1; the socket is bound and
     listening before the thread starts, so clients may connect at once."""
@@ -277,7 +301,7 @@ class LiveServer:
             timeout_graceful_shutdown=5,
             ws="websockets-sansio",
         )
-        self.server = uvicorn.Server(config)
+        self.server = PromptServer(config)
         self.thread = threading.Thread(
             target=self.server.run, kwargs={"sockets": [self.socket]}, name=f"uvicorn-{self.port}", daemon=True
         )
@@ -287,7 +311,7 @@ class LiveServer:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.server.should_exit = True
+        self.server.stop()
         self.thread.join(timeout=15)
         self.socket.close()
         assert not self.thread.is_alive(), "the uvicorn thread did not stop"
