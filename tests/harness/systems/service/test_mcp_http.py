@@ -11,6 +11,7 @@ from pathlib import Path
 
 import anyio
 import httpx2
+import mcp_types as types
 import pytest
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
@@ -107,6 +108,7 @@ async def test_a_request_without_a_known_bearer_token_is_401_with_a_json_body(
     body = response.json()
     assert body["status"] == 401 and body["detail"] == detail
     assert body["error"]["message"] == f"401 Unauthorized: {detail}"  # what an MCP client shows
+    assert body["error"]["code"] == types.INVALID_REQUEST
     assert "mcp-session-id" not in response.headers
 
 
