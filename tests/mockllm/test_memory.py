@@ -2,58 +2,67 @@
 is sent, and reset gives memory back (issue 16). Read from the server subprocess's
 /proc/<pid>/status: VmHWM (peak resident set) and VmRSS.
 
-The tests of a module share its two servers (a start costs about a second of CPU): each
-test first resets the server's peak to its current resident set (``/proc/<pid>/clear_refs``),
-so that the peak it reads is its own requests'. What an earlier test left resident is
-bounded by that test's own assertions."""
+The tests share two servers (a start costs about half a second of CPU): the plugin's
+session server (``serve --port 0 --seed 0``, which every worker starts for the door tests)
+and this module's, whose output cap is raised. Each test first resets the server's peak
+to its current resident set (``/proc/<pid>/clear_refs``), so that the peak it reads is its
+own requests'. What an earlier test left resident is bounded by that test's own assertions."""
 
 from __future__ import annotations
 
 import json
 from collections import deque
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+from harness.plugin.fixtures import MockLLMServer
 from mockllm import Limits
 from mockllm._parsing import MAX_VALUES
-from tests.mockllm.server_support import PATHS, PROTOCOLS, ServerProcess, launch, script, user_body
+from tests.mockllm.server_support import PATHS, PROTOCOLS, launch, script, user_body
 
 httpx2 = pytest.importorskip("httpx2", reason="httpx2 is not installed (the httpx2 extra)")
 
 MIB = 1024 * 1024
 
 
-def status_kib(server: ServerProcess, field: str) -> int:
-    for line in Path(f"/proc/{server.proc.pid}/status").read_text().splitlines():
+@dataclass(frozen=True)
+class Served:
+    """A server process whose memory a test reads: its URL and its PID."""
+
+    base_url: str
+    pid: int
+
+
+def status_kib(server: Served, field: str) -> int:
+    for line in Path(f"/proc/{server.pid}/status").read_text().splitlines():
         if line.startswith(field + ":"):
             return int(line.split()[1])
-    raise AssertionError(f"no {field} in /proc/{server.proc.pid}/status")
+    raise AssertionError(f"no {field} in /proc/{server.pid}/status")
 
 
-def fresh_peak(server: ServerProcess) -> int:
+def fresh_peak(server: Served) -> int:
     """Reset the server's peak resident set (VmHWM) to its current one; the current one, in KiB."""
-    Path(f"/proc/{server.proc.pid}/clear_refs").write_text("5")
+    Path(f"/proc/{server.pid}/clear_refs").write_text("5")
     return status_kib(server, "VmRSS")
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
-    started = launch(tmp_path_factory.mktemp("memory"), "--port", "0")
-    try:
-        yield started.wait_ready()
-    finally:
-        started.stop()
+@pytest.fixture
+def server(mockllm_server_process: MockLLMServer) -> Served:
+    """The plugin's session server: the mock's default caps."""
+    return Served(mockllm_server_process.base_url, mockllm_server_process.pid)
 
 
 @pytest.fixture(scope="module")
-def long_stream_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+def long_stream_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     """A server whose output cap is raised far past the default, so that a stream dwarfs
     the server's own memory."""
     started = launch(tmp_path_factory.mktemp("memory"), "--port", "0", "--max-output-bytes", str(256 * MIB))
     try:
-        yield started.wait_ready()
+        started.wait_ready()
+        yield Served(started.base_url, started.proc.pid)
     finally:
         started.stop()
 
@@ -67,9 +76,7 @@ def largest_allowed(stream: bool) -> dict[str, object]:
 
 
 @pytest.mark.parametrize("stream", [False, True])
-def test_the_largest_reply_allowed_stays_under_256_mb_and_reset_gives_memory_back(
-    server: ServerProcess, stream: bool
-) -> None:
+def test_the_largest_reply_allowed_stays_under_256_mb_and_reset_gives_memory_back(server: Served, stream: bool) -> None:
     with httpx2.Client(base_url=server.base_url, timeout=120) as http:
         assert http.get("/_mockllm/health").status_code == 200
         baseline = fresh_peak(server)
@@ -111,7 +118,7 @@ def costliest_body(size: int) -> bytes:
     return body
 
 
-def test_the_costliest_body_allowed_stays_under_256_mb(server: ServerProcess) -> None:
+def test_the_costliest_body_allowed_stays_under_256_mb(server: Served) -> None:
     body = costliest_body(Limits.max_body_bytes)
     with httpx2.Client(base_url=server.base_url, timeout=120) as http:
         baseline = fresh_peak(server)
@@ -138,7 +145,7 @@ _STREAM_WORDS = {"openai-chat": 160_000, "anthropic-messages": 330_000, "openai-
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 def test_a_long_stream_is_rendered_as_it_is_sent_so_its_peak_is_a_fraction_of_its_size(
-    long_stream_server: ServerProcess, protocol: str
+    long_stream_server: Served, protocol: str
 ) -> None:
     # Built whole, the stream's events and their joined bytes alone would be twice its size.
     server = long_stream_server
