@@ -14,14 +14,13 @@ import json
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
 
 from harness.plugin.fixtures import MockLLMServer
 from mockllm import Limits
 from mockllm._parsing import MAX_VALUES
-from tests.mockllm.server_support import PATHS, PROTOCOLS, launch, script, user_body
+from tests.mockllm.server_support import PATHS, PROTOCOLS, fresh_peak, launch, script, status_kib, user_body
 
 httpx2 = pytest.importorskip("httpx2", reason="httpx2 is not installed (the httpx2 extra)")
 
@@ -34,19 +33,6 @@ class Served:
 
     base_url: str
     pid: int
-
-
-def status_kib(server: Served, field: str) -> int:
-    for line in Path(f"/proc/{server.pid}/status").read_text().splitlines():
-        if line.startswith(field + ":"):
-            return int(line.split()[1])
-    raise AssertionError(f"no {field} in /proc/{server.pid}/status")
-
-
-def fresh_peak(server: Served) -> int:
-    """Reset the server's peak resident set (VmHWM) to its current one; the current one, in KiB."""
-    Path(f"/proc/{server.pid}/clear_refs").write_text("5")
-    return status_kib(server, "VmRSS")
 
 
 @pytest.fixture
@@ -79,7 +65,7 @@ def largest_allowed(stream: bool) -> dict[str, object]:
 def test_the_largest_reply_allowed_stays_under_256_mb_and_reset_gives_memory_back(server: Served, stream: bool) -> None:
     with httpx2.Client(base_url=server.base_url, timeout=120) as http:
         assert http.get("/_mockllm/health").status_code == 200
-        baseline = fresh_peak(server)
+        baseline = fresh_peak(server.pid)
         for _ in range(3):
             reply = http.post(
                 PATHS["openai-chat"],
@@ -89,7 +75,7 @@ def test_the_largest_reply_allowed_stays_under_256_mb_and_reset_gives_memory_bac
             assert reply.status_code == 200
             assert "x-mockllm-fallback" not in reply.headers  # really made, not refused
             assert len(reply.content) > 2 * MIB
-        assert status_kib(server, "VmHWM") * 1024 < 256 * MIB
+        assert status_kib(server.pid, "VmHWM") * 1024 < 256 * MIB
         # A 3 KB request asking for gigabytes is refused before a word is made.
         huge = user_body(
             "openai-chat",
@@ -100,9 +86,9 @@ def test_the_largest_reply_allowed_stays_under_256_mb_and_reset_gives_memory_bac
             PATHS["openai-chat"], content=json.dumps(huge).encode(), headers={"content-type": "application/json"}
         )
         assert "over the cap" in refused.headers["x-mockllm-fallback"]
-        assert status_kib(server, "VmHWM") * 1024 < 256 * MIB
+        assert status_kib(server.pid, "VmHWM") * 1024 < 256 * MIB
         assert http.post("/_mockllm/reset").status_code == 200
-        assert (status_kib(server, "VmRSS") - baseline) * 1024 < 48 * MIB
+        assert (status_kib(server.pid, "VmRSS") - baseline) * 1024 < 48 * MIB
 
 
 def costliest_body(size: int) -> bytes:
@@ -121,17 +107,17 @@ def costliest_body(size: int) -> bytes:
 def test_the_costliest_body_allowed_stays_under_256_mb(server: Served) -> None:
     body = costliest_body(Limits.max_body_bytes)
     with httpx2.Client(base_url=server.base_url, timeout=120) as http:
-        baseline = fresh_peak(server)
+        baseline = fresh_peak(server.pid)
         for _ in range(2):
             reply = http.post(PATHS["openai-chat"], content=body, headers={"content-type": "application/json"})
             assert reply.status_code == 200
             assert "x-mockllm-fallback" not in reply.headers  # the block was parsed and run
-        peak = status_kib(server, "VmHWM") * 1024
+        peak = status_kib(server.pid, "VmHWM") * 1024
         assert peak < 256 * MIB, f"peak {peak / MIB:.0f} MiB"
         refused = http.post(PATHS["openai-chat"], content=body + b" " * 8, headers={"content-type": "application/json"})
         assert refused.status_code == 413
         assert http.post("/_mockllm/reset").status_code == 200
-        assert (status_kib(server, "VmRSS") - baseline) * 1024 < 48 * MIB
+        assert (status_kib(server.pid, "VmRSS") - baseline) * 1024 < 48 * MIB
 
 
 # Words making a stream of about 40 MB in each protocol (an Anthropic delta is smaller).
@@ -155,7 +141,7 @@ def test_a_long_stream_is_rendered_as_it_is_sent_so_its_peak_is_a_fraction_of_it
     body["store"] = False  # Responses: nothing held for a later previous_response_id
     with httpx2.Client(base_url=server.base_url, timeout=120) as http:
         assert http.get("/_mockllm/health").status_code == 200
-        baseline = fresh_peak(server)
+        baseline = fresh_peak(server.pid)
         with http.stream(
             "POST", PATHS[protocol], content=json.dumps(body).encode(), headers={"content-type": "application/json"}
         ) as reply:
@@ -166,7 +152,7 @@ def test_a_long_stream_is_rendered_as_it_is_sent_so_its_peak_is_a_fraction_of_it
             for piece in reply.iter_raw():
                 size += len(piece)
                 tail.append(piece)
-    growth = status_kib(server, "VmHWM") * 1024 - baseline * 1024
+    growth = status_kib(server.pid, "VmHWM") * 1024 - baseline * 1024
     assert size > 32 * MIB
     assert growth < 16 * MIB, f"peak grew {growth / MIB:.1f} MiB for a {size / MIB:.1f} MiB stream"
     assert _LAST_EVENT[protocol] in b"".join(tail)  # whole: the stream's last event came

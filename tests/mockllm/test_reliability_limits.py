@@ -13,7 +13,6 @@ import http.client
 import json
 import tracemalloc
 from collections.abc import Iterator
-from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
@@ -22,7 +21,7 @@ from mockllm import Limits, MockLLM, MockLLMError, ScriptLimitReached, _parsing,
 from mockllm._parsing import MAX_VALUES, clear_script_cache, parse_script
 from mockllm._steps import CHAIN_TABLE_BYTES
 from tests.http_support import follow_up
-from tests.mockllm.server_support import PATHS, PROTOCOLS, ServerProcess, script, user_body
+from tests.mockllm.server_support import PATHS, PROTOCOLS, ServerProcess, fresh_peak, script, status_kib, user_body
 from tests.mockllm.test_server_faults import threaded_server
 
 KIB = 1024
@@ -153,20 +152,6 @@ def server(limited_server: ServerProcess) -> ServerProcess:
     return limited_server
 
 
-def status_kib(server: ServerProcess, field: str) -> int:
-    for line in Path(f"/proc/{server.proc.pid}/status").read_text().splitlines():
-        if line.startswith(field + ":"):
-            return int(line.split()[1])
-    raise AssertionError(f"no {field}")
-
-
-def fresh_peak_kib(server: ServerProcess) -> int:
-    """Reset the server's peak resident set (VmHWM) to its current one, so that the peak
-    read next is this test's alone (the server is shared); the current one, in KiB."""
-    Path(f"/proc/{server.proc.pid}/clear_refs").write_text("5")
-    return status_kib(server, "VmRSS")
-
-
 def chunks(total: int) -> Iterator[bytes]:
     piece = b'{"model": "m", "messages": [' + b" " * (64 * KIB - 28)
     for _ in range(total // len(piece)):
@@ -181,7 +166,7 @@ def test_a_body_past_the_cap_is_refused_unbuffered_and_the_connection_still_serv
     address = urlsplit(server.base_url)
     connection = http.client.HTTPConnection(address.hostname, address.port, timeout=60)
     try:
-        before = fresh_peak_kib(server)
+        before = fresh_peak(server.proc.pid)
         if how == "chunked":  # no Content-Length: counted as it arrives
             connection.request(
                 "POST",
@@ -198,7 +183,7 @@ def test_a_body_past_the_cap_is_refused_unbuffered_and_the_connection_still_serv
         assert "--max-body-bytes" in error["error"]["message"]
         if path.endswith("/messages"):
             assert error["error"]["type"] == "request_too_large"
-        assert (status_kib(server, "VmHWM") - before) * KIB < 16 * MIB  # never held whole
+        assert (status_kib(server.proc.pid, "VmHWM") - before) * KIB < 16 * MIB  # never held whole
         status, again = follow_up(
             connection,
             "POST",
