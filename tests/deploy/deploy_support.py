@@ -6,10 +6,11 @@ they fail."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -62,10 +63,17 @@ def mock_container() -> dict[str, Any]:
 
 
 def serve_options() -> set[str]:
-    """The options ``python -m mockllm serve --help`` lists (the real CLI, this checkout)."""
-    help_text = subprocess.run(
-        [sys.executable, "-m", "mockllm", "serve", "--help"], capture_output=True, text=True, check=True, cwd=ROOT
-    ).stdout
+    """The options ``python -m mockllm serve --help`` lists (the real CLI, this checkout):
+    its ``main`` run in this process, which prints the same help a fresh one would, for
+    none of the start a process costs (the CLI's own process is tested in
+    tests/mockllm/test_server_http.py)."""
+    from mockllm._cli import main
+
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed), pytest.raises(SystemExit) as ended:
+        main(["serve", "--help"])
+    assert ended.value.code == 0
+    help_text = printed.getvalue()
     return {word.strip("[],=") for word in help_text.split() if word.startswith(("--", "[--"))} | {"--help"}
 
 

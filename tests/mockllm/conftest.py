@@ -34,3 +34,30 @@ def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Serv
                 server.proc.send_signal(signal.SIGTERM)
         for server in started.values():
             server.stop(signal.SIGTERM)
+
+
+@pytest.fixture(scope="session")
+def limited_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    """A server with its caps set low, for the session (test_reliability.py and
+    test_reliability_limits.py share it: a start costs about half a second of CPU):
+    ``--max-body-bytes 1 MiB --max-sessions 3 --max-scripts 1 --max-delay-ms 50``. A
+    test that registers a script or opens a session removes it before it ends."""
+    from tests.mockllm.server_support import launch  # skips where httpx2 is not installed
+
+    started = launch(
+        tmp_path_factory.mktemp("limited"),
+        "--port",
+        "0",
+        "--max-body-bytes",
+        str(1024 * 1024),
+        "--max-sessions",
+        "3",
+        "--max-scripts",
+        "1",
+        "--max-delay-ms",
+        "50",
+    )
+    try:
+        yield started.wait_ready()
+    finally:
+        started.stop()

@@ -256,6 +256,22 @@ def launch(tmp: Path, *args: str) -> ServerProcess:
     return ServerProcess(proc, out, err)
 
 
+def status_kib(pid: int, field: str) -> int:
+    """A field of ``/proc/<pid>/status``, in KiB: ``VmRSS`` (resident now), ``VmHWM`` (its peak)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1])
+    raise AssertionError(f"no {field} in /proc/{pid}/status")
+
+
+def fresh_peak(pid: int) -> int:
+    """Reset process ``pid``'s peak resident set (VmHWM) to its current one
+    (``/proc/<pid>/clear_refs``), so that the peak read next is what came after, on a
+    server other tests use too; the current one, in KiB."""
+    Path(f"/proc/{pid}/clear_refs").write_text("5")
+    return status_kib(pid, "VmRSS")
+
+
 def listening_addresses(port: int) -> set[str]:
     """Local IPv4 addresses listening on ``port``, read from /proc/net/tcp (Linux)."""
     found = set()

@@ -12,7 +12,7 @@ from tests.mockllm.server_support import launch, script, sse_events, text, user_
 
 httpx2 = pytest.importorskip("httpx2")
 
-TTFT_S, ITL_S = 0.3, 0.03
+TTFT_S, ITL_S = 0.15, 0.015
 
 
 def test_serve_paces_streams_by_its_latency_profile(tmp_path: Path) -> None:

@@ -2,14 +2,14 @@
 mock or breaks the connection, and what one request scripts is bounded (issue 16).
 
 Most checks run on the engine in process (the same bytes every door delivers); the
-keep-alive checks go over loopback to a server of this module's own.
+keep-alive checks go over loopback to a server with low caps, shared with
+test_reliability_limits.py.
 """
 
 from __future__ import annotations
 
 import http.client
 import json
-from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -20,7 +20,7 @@ from mockllm._engine import CHAIN_TABLE_SIZE
 from mockllm._parsing import parse_script
 from mockllm._wire.registry import codec_named
 from tests.http_support import follow_up
-from tests.mockllm.server_support import PATHS, PROTOCOLS, ServerProcess, launch, script, user_body
+from tests.mockllm.server_support import PATHS, PROTOCOLS, ServerProcess, script, user_body
 
 
 def handle(mock: MockLLM, protocol: str, body: Any) -> tuple[int, dict[str, Any], dict[str, str]]:
@@ -195,13 +195,10 @@ def test_reset_clears_the_parse_cache() -> None:
 # -- over loopback: the connection survives every bad request --------------------------
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
-    started = launch(tmp_path_factory.mktemp("reliability"), "--port", "0", "--max-delay-ms", "50")
-    try:
-        yield started.wait_ready()
-    finally:
-        started.stop()
+@pytest.fixture
+def server(limited_server: ServerProcess) -> ServerProcess:
+    """The session's server with low caps (``--max-delay-ms 50`` among them: tests/mockllm/conftest.py)."""
+    return limited_server
 
 
 BAD_BODIES = {

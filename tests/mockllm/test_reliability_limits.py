@@ -3,7 +3,8 @@ registered scripts, the server sessions, the unused-step table and the parse cac
 past a cap the answer is a clear 4xx (or a fallback saying why), and reset makes room.
 
 Engine checks run in process; the body cap's "never buffered past it, the connection
-still serves" and the session cap go over loopback to a server of this module's own.
+still serves", the session and script caps go over loopback to a server with low caps
+(shared with test_reliability.py).
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ import http.client
 import json
 import tracemalloc
 from collections.abc import Iterator
-from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
@@ -21,7 +21,7 @@ from mockllm import Limits, MockLLM, MockLLMError, ScriptLimitReached, _parsing,
 from mockllm._parsing import MAX_VALUES, clear_script_cache, parse_script
 from mockllm._steps import CHAIN_TABLE_BYTES
 from tests.http_support import follow_up
-from tests.mockllm.server_support import PATHS, PROTOCOLS, ServerProcess, launch, script, user_body
+from tests.mockllm.server_support import PATHS, PROTOCOLS, ServerProcess, fresh_peak, script, status_kib, user_body
 from tests.mockllm.test_server_faults import threaded_server
 
 KIB = 1024
@@ -145,22 +145,11 @@ def test_the_parse_cache_is_bounded_in_the_bytes_its_parsed_blocks_hold(monkeypa
 # -- over loopback ---------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
-    started = launch(
-        tmp_path_factory.mktemp("limits"), "--port", "0", "--max-body-bytes", str(MIB), "--max-sessions", "3"
-    )
-    try:
-        yield started.wait_ready()
-    finally:
-        started.stop()
-
-
-def peak_kib(server: ServerProcess) -> int:
-    for line in Path(f"/proc/{server.proc.pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1])
-    raise AssertionError("no VmHWM")
+@pytest.fixture
+def server(limited_server: ServerProcess) -> ServerProcess:
+    """The session's server with low caps: ``--max-body-bytes 1 MiB --max-sessions 3
+    --max-scripts 1`` (tests/mockllm/conftest.py)."""
+    return limited_server
 
 
 def chunks(total: int) -> Iterator[bytes]:
@@ -177,7 +166,7 @@ def test_a_body_past_the_cap_is_refused_unbuffered_and_the_connection_still_serv
     address = urlsplit(server.base_url)
     connection = http.client.HTTPConnection(address.hostname, address.port, timeout=60)
     try:
-        before = peak_kib(server)
+        before = fresh_peak(server.proc.pid)
         if how == "chunked":  # no Content-Length: counted as it arrives
             connection.request(
                 "POST",
@@ -194,7 +183,7 @@ def test_a_body_past_the_cap_is_refused_unbuffered_and_the_connection_still_serv
         assert "--max-body-bytes" in error["error"]["message"]
         if path.endswith("/messages"):
             assert error["error"]["type"] == "request_too_large"
-        assert (peak_kib(server) - before) * KIB < 16 * MIB  # never held whole
+        assert (status_kib(server.proc.pid, "VmHWM") - before) * KIB < 16 * MIB  # never held whole
         status, again = follow_up(
             connection,
             "POST",
@@ -258,12 +247,10 @@ def test_a_script_the_mock_could_not_keep_is_a_400_naming_the_field(
     assert status == 400 and problem in error["error"]["message"], error
 
 
-def test_past_max_scripts_the_server_answers_409_and_reset_makes_room(tmp_path: Path) -> None:
-    started = launch(tmp_path, "--port", "0", "--max-scripts", "1")
+def test_past_max_scripts_the_server_answers_409_and_reset_makes_room(server: ServerProcess) -> None:
+    chain = json.dumps({"instruction_chain": CHAIN}).encode()
+    other = json.dumps({"instruction_chain": CHAIN, "match": {"text": "other"}}).encode()
     try:
-        server = started.wait_ready()
-        chain = json.dumps({"instruction_chain": CHAIN}).encode()
-        other = json.dumps({"instruction_chain": CHAIN, "match": {"text": "other"}}).encode()
         assert post(server, "/_mockllm/scripts", chain)[0] == 201
         assert post(server, "/_mockllm/scripts", chain)[0] == 201  # the same again replaces it
         status, refused = post(server, "/_mockllm/scripts", other)
@@ -271,7 +258,7 @@ def test_past_max_scripts_the_server_answers_409_and_reset_makes_room(tmp_path: 
         assert post(server, "/_mockllm/reset")[0] == 200
         assert post(server, "/_mockllm/scripts", chain)[0] == 201
     finally:
-        started.stop()
+        post(server, "/_mockllm/reset")  # the server is shared: leave it without scripts
 
 
 def test_a_bug_in_a_server_route_is_a_json_500_with_a_request_id_and_the_connection_still_serves() -> None:

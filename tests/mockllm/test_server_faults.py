@@ -300,12 +300,12 @@ def test_client_disconnect_mid_stream_leaves_the_server_serving(servers: dict[st
     server = servers["strict"]
     base = server.base_url
     before = len(journal(base))
-    _abort_after(base, events=2)
+    _abort_after(base, events=2, chunk_ms=50, words=80)  # 4 s of stream: ended mid-way
     assert http().get(f"{base}/_mockllm/health").status_code == 200
     followup = post(base, "anthropic-messages", user_body("anthropic-messages", script(text(4))))
     assert followup.status_code == 200
     assert len(followup.json()["content"][0]["text"].split()) == 4
-    time.sleep(0.5)
+    time.sleep(0.15)  # three of the stream's 50 ms beats: the server has met the closed connection
     assert server.proc.poll() is None
     entries = journal(base)
     assert len(entries) == before + 2

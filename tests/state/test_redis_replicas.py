@@ -32,8 +32,9 @@ def stop_replicas(started: list[ServerProcess]) -> None:
         assert server.stop() == 0, server.errors
 
 
-# The tests that keep the Redis up share one Redis and one pair of replicas (a server start
-# costs about a second of CPU), reset through a replica before each test.
+# The tests share one Redis and one pair of replicas (a server start costs about half a
+# second of CPU), reset through a replica before each test; the test that stops the Redis
+# starts it again (empty) before it ends, whatever happened.
 @pytest.fixture(scope="module")
 def shared_redis(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
     server = RedisServer(redis_binary(), free_port(), tmp_path_factory.mktemp("redis")).start()
@@ -56,16 +57,6 @@ def shared_replicas(shared_redis: RedisServer, tmp_path_factory: pytest.TempPath
 def replicas(shared_replicas: tuple[str, str], client: httpx2.Client) -> tuple[str, str]:
     assert client.post(f"{shared_replicas[0]}/_mockllm/reset").status_code == 200
     return shared_replicas
-
-
-@pytest.fixture
-def own_replicas(redis_server: RedisServer, tmp_path: Path) -> Iterator[tuple[str, str]]:
-    """Replicas on a Redis of the test's own, which the test may stop."""
-    started = start_replicas(redis_server, tmp_path)
-    try:
-        yield started[0].base_url, started[1].base_url
-    finally:
-        stop_replicas(started)
 
 
 @pytest.fixture
@@ -132,30 +123,32 @@ def test_a_responses_conversation_and_an_attempt_count_span_both_replicas(
 
 
 def test_a_redis_that_goes_away_gives_503s_naming_it_and_the_mock_recovers(
-    own_replicas: tuple[str, str], client: httpx2.Client, redis_server: RedisServer
+    replicas: tuple[str, str], client: httpx2.Client, shared_redis: RedisServer
 ) -> None:
-    a, b = own_replicas
+    a, b = replicas
     # B has read the scripts (and keeps them parsed) before Redis goes away.
     before = {"instruction_chain": [{"id": "before", "messages": [{"text_message": {"text": "Before."}}]}]}
     assert client.post(f"{a}/_mockllm/scripts", json=before).status_code == 201
     assert client.post(f"{b}{CHAT}", json=chat_body("hello")).json()["choices"][0]["message"]["content"] == "Before."
-    redis_server.stop()
-    for base in (a, b):
-        started = time.monotonic()
-        chat_reply = client.post(f"{base}{CHAT}", json=chat_body("hello"))
-        assert time.monotonic() - started < 10  # never a hang
-        assert chat_reply.status_code == 503, chat_reply.text
-        error = chat_reply.json()["error"]
-        assert set(error) == {"message", "type", "param", "code"}  # OpenAI's error shape
-        assert redis_server.url in error["message"] and "--state" in error["message"]
-        anthropic_reply = client.post(
-            f"{base}/v1/messages",
-            json={"model": "claude-x", "max_tokens": 16, "messages": [{"role": "user", "content": "hi"}]},
-        )
-        assert anthropic_reply.status_code == 503 and anthropic_reply.json()["type"] == "error"
-        listing = client.get(f"{base}/_mockllm/scripts")
-        assert listing.status_code == 503 and redis_server.url in listing.json()["error"]["message"]
-    redis_server.start()  # empty: it kept nothing (--save "")
+    shared_redis.stop()
+    try:
+        for base in (a, b):
+            started = time.monotonic()
+            chat_reply = client.post(f"{base}{CHAT}", json=chat_body("hello"))
+            assert time.monotonic() - started < 10  # never a hang
+            assert chat_reply.status_code == 503, chat_reply.text
+            error = chat_reply.json()["error"]
+            assert set(error) == {"message", "type", "param", "code"}  # OpenAI's error shape
+            assert shared_redis.url in error["message"] and "--state" in error["message"]
+            anthropic_reply = client.post(
+                f"{base}/v1/messages",
+                json={"model": "claude-x", "max_tokens": 16, "messages": [{"role": "user", "content": "hi"}]},
+            )
+            assert anthropic_reply.status_code == 503 and anthropic_reply.json()["type"] == "error"
+            listing = client.get(f"{base}/_mockllm/scripts")
+            assert listing.status_code == 503 and shared_redis.url in listing.json()["error"]["message"]
+    finally:
+        shared_redis.start()  # empty: it kept nothing (--save "")
     # What B kept parsed is gone with the Redis it came from: B serves the new script.
     chain = {"instruction_chain": [{"id": "back", "messages": [{"text_message": {"text": "Back again."}}]}]}
     assert client.post(f"{a}/_mockllm/scripts", json=chain).status_code == 201

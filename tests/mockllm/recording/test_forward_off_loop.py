@@ -84,7 +84,10 @@ def held_upstream(release: threading.Event, *, after_done: bool = False) -> Iter
             pass
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, name="held-upstream", daemon=True)
+    # shutdown() waits for serve_forever's next poll: 0.5 s by default, every test.
+    thread = threading.Thread(
+        target=server.serve_forever, kwargs={"poll_interval": 0.02}, name="held-upstream", daemon=True
+    )
     thread.start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}"
