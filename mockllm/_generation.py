@@ -78,6 +78,10 @@ class GeneratedWords(str):
 # the one before it.
 _MASK = bytes(range(128)) * 2
 _SPOKEN = tuple([" " + word for word in _VOCABULARY] + [". " + word.capitalize() for word in _VOCABULARY])
+# A sentence's length (6 to 14 words) by its byte, and the flags of a sentence of each
+# length (128 on its first word): a text's flags are its sentences' joined.
+_SENTENCE_LENGTH = bytes(6 + byte % 9 for byte in range(256))
+_SENTENCE_FLAGS = (b"",) + tuple(b"\x80" + bytes(length - 1) for length in range(1, 15))
 
 
 def generate_words(count: int, *key: object) -> str:
@@ -93,17 +97,16 @@ def generate_words(count: int, *key: object) -> str:
     # One byte a word, then one a sentence: a sentence is at least 6 words. (SHAKE's
     # output is a stream: these bytes are the start of any longer digest's.)
     stream = hashlib.shake_128(repr(key).encode()).digest(count + (count + 5) // 6)
-    marks = bytearray(stream[:count].translate(_MASK))  # a word's index in the vocabulary
-    lengths = stream[count:]
-    start = n = 0
-    while start < count:
-        marks[start] |= 128  # a sentence starts here: sentences of 6 to 14 words
-        start += 6 + lengths[n] % 9
-        n += 1
+    # A word's mark: its index in the vocabulary (its byte's low 7 bits), plus 128 where
+    # a sentence starts (the flags, one byte a word, or'ed in as one integer). The 0
+    # added picks b"": itemgetter of one index returns an item, not a tuple.
+    flags = b"".join(itemgetter(*stream[count:].translate(_SENTENCE_LENGTH), 0)(_SENTENCE_FLAGS))
+    words_only = int.from_bytes(stream[:count].translate(_MASK), "big")
+    marks = (words_only | int.from_bytes(flags[:count], "big")).to_bytes(count, "big")
     # The first word's ". " is cut off and the last sentence's period added (one word
     # is not a tuple to itemgetter, but joins the same).
     words = GeneratedWords("".join(itemgetter(*marks)(_SPOKEN))[2:] + ".")
-    words.marks = bytes(marks)
+    words.marks = marks
     return words
 
 

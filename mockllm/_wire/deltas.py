@@ -25,6 +25,10 @@ from mockllm._plan import ReplyPlan, single_spaced
 
 __all__ = ["DeltaRun", "StreamItems", "expanded", "joined"]
 
+# Marks a space of a run's quoted text while the stream is joined: JSON escapes every
+# control character, so a NUL is never in an SSE or NDJSON event (``joined`` checks).
+_MARK = b"\0"
+
 
 class DeltaRun:
     """The delta events of ``text``: ``before``, the delta as a JSON string, ``after``."""
@@ -52,15 +56,21 @@ class DeltaRun:
             return len(text.marks)
         return text.count(" ") + 1 if single_spaced(text) else None
 
-    def spaced_bytes(self) -> list[bytes]:
-        """Every event joined, in three pieces: one escape, one replace of the spaces."""
+    def spaced_bytes(self, space: bytes | None = None) -> list[bytes]:
+        """Every event joined, in three pieces: one escape, one replace of the spaces
+        (by ``space`` where given: ``joined`` then replaces that mark once, in the whole
+        stream)."""
         text, before, after = self.text, self.before, self.after
         if not text:
             return []
         # Generated words hold nothing a JSON string escapes.
         quoted = f'"{text}"' if type(text) is GeneratedWords else encode_string(text)
-        between = f' "{after}{before}"'.encode()  # a delta keeps the space after its word
-        return [before.encode(), quoted.encode().replace(b" ", between), after.encode()]
+        return [before.encode(), quoted.encode().replace(b" ", space or self.between()), after.encode()]
+
+    def between(self) -> bytes:
+        """What replaces a space of the quoted text: the end of one event and the start
+        of the next (a delta keeps the space after its word)."""
+        return f' "{self.after}{self.before}"'.encode()
 
 
 StreamItems = Iterable[Union[list[bytes], DeltaRun]]
@@ -79,9 +89,14 @@ def expanded(items: StreamItems, plan: ReplyPlan) -> Iterator[list[bytes]]:
 def joined(items: StreamItems, plan: ReplyPlan) -> bytes | None:
     """Every event of the stream joined, each run made at once where it can be
     (``DeltaRun.spaced``); None when the stream has more than ``STREAM_HEAD_EVENTS``
-    events (it is then rendered as it is sent), found before its text is rendered."""
+    events (it is then rendered as it is sent), found before its text is rendered.
+
+    The first run of several words is joined with its spaces marked by ``_MARK``, and
+    the whole stream's marks replaced at once: the reply is written once, not made by
+    the replace and copied again by the join."""
     parts: list[bytes] = []
     count = 0
+    marked, marks, between = -1, 0, b""
     for item in items:
         if isinstance(item, DeltaRun):
             spaced = item.spaced(plan)
@@ -89,7 +104,11 @@ def joined(items: StreamItems, plan: ReplyPlan) -> bytes | None:
                 count += spaced
                 if count > STREAM_HEAD_EVENTS:
                     return None
-                parts += item.spaced_bytes()
+                if marked < 0 and spaced > 1 and type(item) is DeltaRun:
+                    marked, marks, between = len(parts) + 1, spaced - 1, item.between()
+                    parts += item.spaced_bytes(_MARK)
+                else:
+                    parts += item.spaced_bytes()
                 continue
             batches: Iterable[list[bytes]] = item.events(plan)
         else:
@@ -99,4 +118,10 @@ def joined(items: StreamItems, plan: ReplyPlan) -> bytes | None:
             if count > STREAM_HEAD_EVENTS:
                 return None
             parts += batch
-    return b"".join(parts)
+    whole = b"".join(parts)
+    if marked < 0:
+        return whole
+    if whole.count(_MARK) != marks:  # a mark elsewhere in the stream: the run replaced alone
+        parts[marked] = parts[marked].replace(_MARK, between)
+        return b"".join(parts)
+    return whole.replace(_MARK, between)

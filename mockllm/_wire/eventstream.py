@@ -212,7 +212,8 @@ class FramedRun(DeltaRun):
         for pieces in text_batches(self.text, plan):
             yield self._framer.frame_kept(self._key, pieces, self._payload_of)
 
-    def spaced_bytes(self) -> list[bytes]:
+    def spaced_bytes(self, space: bytes | None = None) -> list[bytes]:
+        # A framed message carries its length and checksums: ``joined`` never marks one.
         return self._framer.frame_words(self._key, self.text, self._payload_of) if self.text else []
 
 

@@ -17,6 +17,7 @@ from mockllm._limits import STREAM_HEAD_EVENTS
 from mockllm._plan import ReplyPlan, TextPart, ToolCallPart, Usage
 from mockllm._wire.anthropic_messages import message_start
 from mockllm._wire.base import WireCodec
+from mockllm._wire.deltas import DeltaRun, expanded, joined
 from mockllm._wire.registry import codec_for_path
 
 MESSAGES = [{"role": "user", "content": "hi"}]
@@ -131,3 +132,14 @@ def test_anthropic_message_start_is_its_message_dumped(model: Any, usage: Usage)
     }
     expected = json.dumps({"type": "message_start", "message": start}, separators=(",", ":"), ensure_ascii=False)
     assert message_start(plan, {"model": model}) == expected
+
+
+@pytest.mark.parametrize("text", [generate_words(9, "nul"), "one two three"])
+def test_a_stream_holding_a_nul_byte_elsewhere_is_still_its_events_joined(text: str) -> None:
+    # ``joined`` marks a run's spaces with a NUL byte and replaces the marks in the
+    # whole stream at once; a NUL byte in another event (no JSON codec writes one, but
+    # a stream may) is left as it is.
+    plan = ReplyPlan(None, (TextPart(text),), "end_turn", Usage(1, 1), "0f3a9c", 1)
+    items = [[b"start\x00 \x00\n"], DeltaRun("before ", " after\x00\n", text), [b"end \x00"]]
+    whole = joined(items, plan)
+    assert whole == b"".join(b"".join(batch) for batch in expanded(items, plan))
