@@ -26,9 +26,10 @@ ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="package")
 def browser() -> Iterator[Browser]:
-    """Headless Chromium for this module's tests."""
+    """Headless Chromium for the tests of the package whose conftest (or module) imports
+    this fixture: a launch costs about 1.5 s of CPU (Chromium, Playwright's driver)."""
     if not CHROMIUM.exists():
         reason = (
             f"Debian's chromium is not installed at {CHROMIUM}: install it with "
