@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import importlib
 import importlib.metadata
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import pytest
@@ -188,8 +188,13 @@ _find_distributions = importlib.metadata.distributions
 
 
 @functools.cache
-def _installed_distributions() -> tuple[importlib.metadata.Distribution, ...]:
+def _every_installed_distribution() -> tuple[importlib.metadata.Distribution, ...]:
     return tuple(_InstalledDistribution(found) for found in _find_distributions())
+
+
+def _installed_distributions(**search: Any) -> Iterable[importlib.metadata.Distribution]:
+    # A search by name or path (nothing pytest does) looks afresh.
+    return _find_distributions(**search) if search else _every_installed_distribution()
 
 
 # Plugins no inner run uses (this environment's and pytest's own): registering each, its
