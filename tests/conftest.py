@@ -8,8 +8,10 @@ pointed at the mock either way.
 
 from __future__ import annotations
 
+import functools
 import importlib
-from collections.abc import Iterator
+import importlib.metadata
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import pytest
@@ -148,9 +150,76 @@ def _inner_run_imports() -> None:
             pass
 
 
+class _InstalledDistribution(importlib.metadata.Distribution):
+    """An installed distribution whose metadata files are read and parsed once a session."""
+
+    def __init__(self, found: importlib.metadata.Distribution) -> None:
+        self._found = found
+        self._texts: dict[str, str | None] = {}
+
+    def read_text(self, filename: str) -> str | None:
+        if filename not in self._texts:
+            self._texts[filename] = self._found.read_text(filename)
+        return self._texts[filename]
+
+    def locate_file(self, path: Any) -> Any:
+        return self._found.locate_file(path)
+
+    @property
+    def _normalized_name(self) -> str:
+        # How importlib.metadata.entry_points() tells distributions apart: the found
+        # distribution's takes it from its folder's name, the default parses the metadata.
+        return self._found._normalized_name  # type: ignore[attr-defined]
+
+    @functools.cached_property
+    def metadata(self) -> Any:
+        return super().metadata
+
+    @functools.cached_property
+    def entry_points(self) -> importlib.metadata.EntryPoints:
+        return super().entry_points
+
+    @functools.cached_property
+    def files(self) -> list[importlib.metadata.PackagePath] | None:
+        return super().files
+
+
+_find_distributions = importlib.metadata.distributions
+
+
+@functools.cache
+def _every_installed_distribution() -> tuple[importlib.metadata.Distribution, ...]:
+    return tuple(_InstalledDistribution(found) for found in _find_distributions())
+
+
+def _installed_distributions(**search: Any) -> Iterable[importlib.metadata.Distribution]:
+    # A search by name or path (nothing pytest does) looks afresh.
+    return _find_distributions(**search) if search else _every_installed_distribution()
+
+
+# Plugins no inner run uses (this environment's and pytest's own): registering each, its
+# hooks, options and fixtures, is about a third of a small run's CPU (~30 ms a run). Given to
+# every pytest an inner run starts, in this process or not (``PYTEST_ADDOPTS``). The plugins
+# the project's tests are about (ours, syrupy, xdist, hypothesis where an example uses it)
+# stay, and so does everything a user's run needs of pytest (capture, warnings, tmp_path...).
+UNUSED_PLUGINS = (
+    "-p no:anyio -p no:respx -p no:platformdirs -p no:doctest -p no:junitxml -p no:pastebin -p no:legacypath "
+    "-p no:stepwise -p no:setuponly -p no:setupplan -p no:unittest -p no:subtests"
+)
+
+
+# Each inner run starts as pytest starts: it lists the installed distributions twice, to load
+# the ``pytest11`` entry points and to mark their modules for assertion rewriting, reading and
+# parsing each one's entry_points.txt and RECORD (~25 ms of CPU a run, a third of a small
+# run's). Nothing is installed during the session, so the inner runs share one reading: the
+# same plugins are found and loaded by their entry points, as in a user's run.
 @pytest.fixture
-def pytester(_inner_run_imports: None, pytester: pytest.Pytester) -> pytest.Pytester:
-    """pytest's ``pytester``, taking its module snapshot after ``INNER_RUN_IMPORTS``."""
+def pytester(_inner_run_imports: None, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    """pytest's ``pytester``, taking its module snapshot after ``INNER_RUN_IMPORTS``, its
+    runs reading the installed distributions' metadata once a session, without
+    ``UNUSED_PLUGINS``."""
+    monkeypatch.setattr(importlib.metadata, "distributions", _installed_distributions)
+    monkeypatch.setenv("PYTEST_ADDOPTS", UNUSED_PLUGINS)
     return pytester
 
 

@@ -15,12 +15,14 @@ def as_its_author(folder: Path, monkeypatch: pytest.MonkeyPatch, *, without: str
     """Work in ``folder`` (its own ini and conftest files), without this session's
     ``OPENAI_*``, ``ANTHROPIC_*`` and ``PYTEST_*`` variables; ``without`` goes into
     ``PYTEST_ADDOPTS`` (``-p no:...`` for plugins this environment has and the example does
-    not use)."""
+    not use), after the plugins ``pytester`` leaves out of every inner run."""
+    # The plugins no inner run uses (tests/conftest.py's pytester), set before this is called.
+    addopts = os.environ.get("PYTEST_ADDOPTS", "")
     for name in list(os.environ):
         # PYTEST_CURRENT_TEST is this session's, which pytest sets at each phase.
         if name.startswith(("OPENAI_", "ANTHROPIC_", "PYTEST_")) and name != "PYTEST_CURRENT_TEST":
             monkeypatch.delenv(name)
-    monkeypatch.setenv("PYTEST_ADDOPTS", without)
+    monkeypatch.setenv("PYTEST_ADDOPTS", f"{addopts} {without}".strip())
     monkeypatch.chdir(folder)
 
 

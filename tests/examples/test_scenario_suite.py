@@ -30,22 +30,28 @@ def suite(tmp_path: Path) -> Path:
 def run(folder: Path, *command: str) -> subprocess.CompletedProcess[str]:
     # A session of its own, not an xdist worker of ours (syrupy keeps a worker's report to itself).
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_XDIST")}
-    env["PYTEST_ADDOPTS"] = WITHOUT
+    # After the plugins no inner run uses, where pytester set them (tests/conftest.py).
+    env["PYTEST_ADDOPTS"] = f"{os.environ.get('PYTEST_ADDOPTS', '')} {WITHOUT}".strip()
     return subprocess.run(
         [sys.executable, "-m", *command], cwd=folder, capture_output=True, text=True, timeout=300, env=env
     )
 
 
-def test_the_example_suite_passes_under_pytest_and_harness_replay(suite: Path) -> None:
+def test_the_example_suite_passes_under_pytest_and_harness_replay(
+    suite: Path, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
     result = run(suite, "pytest", "-rs")
     assert result.returncode == 0, result.stdout + result.stderr
     # protocols: all plays only what the runner speaks (it does not speak anthropic-messages).
     assert "5 passed in" in result.stdout
     assert "3 snapshots passed." in result.stdout
 
-    replay = run(suite, "harness", "replay", "scenarios/")
-    assert replay.returncode == 0, replay.stdout + replay.stderr
-    assert "4 passed in" in replay.stdout
+    # harness replay in this process: its own process is tested in tests/harness/test_replay.py,
+    # and a start costs about 2 s of CPU (pytest, the plugins, the SDKs).
+    as_its_author(suite, monkeypatch, without=WITHOUT)
+    replay = run_harness(pytester, "replay", "scenarios/")
+    assert replay.ret == 0, replay.stdout.str() + replay.stderr.str()
+    assert "4 passed in" in replay.stdout.str()
 
 
 def test_a_change_in_the_agent_shows_in_its_goldens(

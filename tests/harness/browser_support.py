@@ -4,6 +4,7 @@ Screenshots go to ``test-artifacts/``."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -26,9 +27,9 @@ ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    """Headless Chromium for this module's tests."""
+@contextlib.contextmanager
+def launched_chromium() -> Iterator[Browser]:
+    """Headless Chromium, closed on leaving; the test skips (or fails, see above) without it."""
     if not CHROMIUM.exists():
         reason = (
             f"Debian's chromium is not installed at {CHROMIUM}: install it with "
@@ -43,3 +44,10 @@ def browser() -> Iterator[Browser]:
             yield browser
         finally:
             browser.close()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    """Headless Chromium for this module's tests."""
+    with launched_chromium() as launched:
+        yield launched

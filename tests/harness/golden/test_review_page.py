@@ -12,9 +12,7 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from harness.cli import main
-from tests.harness.browser_support import ARTIFACTS, PNG_SIGNATURE, browser
-
-__all__ = ["browser"]  # fixtures, requested by name (and pyflakes sees them used)
+from tests.harness.browser_support import ARTIFACTS, PNG_SIGNATURE
 
 ROOT = Path(__file__).resolve().parents[3]
 TOOL_USE = (ROOT / "golden" / "scenarios" / "tool_use.golden").read_text()

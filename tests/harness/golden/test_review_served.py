@@ -16,9 +16,6 @@ from playwright.sync_api import Browser, Page, expect
 from harness.golden.review.changes import GoldenChange
 from harness.golden.review.decisions import open_decisions
 from harness.golden.review.server import ReviewServer
-from tests.harness.browser_support import browser
-
-__all__ = ["browser"]
 
 ROOT = Path(__file__).resolve().parents[3]
 TOOL_USE = (ROOT / "golden" / "scenarios" / "tool_use.golden").read_text()

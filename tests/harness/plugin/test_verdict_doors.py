@@ -107,8 +107,11 @@ def test_one_miss_then_a_thousand_hits(FIXTURE):
         body = {"model": "m", "messages": [{"role": "user", "content": content}]}
         assert http.post("/v1/chat/completions", json=body).status_code == 200
     ask("nobody scripted this")
-    for n in range(1000):
-        ask(InstructionChain(instruction_chain=[{"messages": [{"text_message": {"text": f"r{n}"}}]}]).tagged("Go"))
+    # The ring holds 1000 entries: as many scripted hits after the miss push it out. One
+    # chain for all (each a conversation of its own): the mock parses its block once.
+    scripted = InstructionChain(instruction_chain=[{"messages": [{"text_message": {"text": "r"}}]}]).tagged("Go")
+    for _ in range(1000):
+        ask(scripted)
     assert [e.index for e in FIXTURE.journal][:1] == [1]  # the ring has dropped the miss
     assert FIXTURE.journal.requests()[-1].messages[0]["role"] == "user"
 """
