@@ -71,7 +71,8 @@ def normalise_stop_reason(value: str) -> str:
 
 class _Model(BaseModel):
     # Unknown keys are kept (not rejected) so that the parser can warn about them.
-    model_config = ConfigDict(extra="allow", frozen=True)
+    # Built on first use, not at import: a bare server validates no script at start.
+    model_config = ConfigDict(extra="allow", frozen=True, defer_build=True)
 
     def __init__(self, /, **data: Any) -> None:
         try:

@@ -25,7 +25,7 @@ import re
 from enum import Enum
 from typing import Any, NamedTuple
 
-from pydantic import BaseModel, PrivateAttr
+from pydantic import BaseModel, ConfigDict, PrivateAttr
 
 from mockllm._attempts import AttemptRule
 from mockllm._limits import clip_text
@@ -88,8 +88,14 @@ class RejectionCause(str, Enum):
     """The request was to be recorded, and no upstream was named for it."""
 
 
+# Built on first use, not at import: a server that has answered nothing needs none.
+_BUILT_ON_FIRST_USE = ConfigDict(defer_build=True)
+
+
 class RecordedToolCall(BaseModel):
     """One tool call of a reply: ``arguments`` parsed from its JSON text."""
+
+    model_config = _BUILT_ON_FIRST_USE
 
     id: str
     name: str
@@ -102,6 +108,8 @@ class UndeclaredToolCall(BaseModel):
     """A scripted tool call the request did not allow: ``reason`` says how (the name
     is not among ``declared``, or the arguments break the declared schema)."""
 
+    model_config = _BUILT_ON_FIRST_USE
+
     name: str
     reason: str
     declared: list[str] = []
@@ -112,6 +120,8 @@ class RecordedRequest(BaseModel):
     for the Responses API, a string made one user message), ``tools`` its declared
     tools as sent, ``parameters`` every other field (``temperature``, ``stream``,
     ``system``, ``tool_choice``...)."""
+
+    model_config = _BUILT_ON_FIRST_USE
 
     model: str | None = None
     messages: list[Any] = []
@@ -135,12 +145,16 @@ class RecordedRequest(BaseModel):
 class RecordedReply(BaseModel):
     """What the reply said: its text and its tool calls."""
 
+    model_config = _BUILT_ON_FIRST_USE
+
     text: str = ""
     tool_calls: list[RecordedToolCall] = []
 
 
 class JournalEntry(BaseModel):
     """What the mock received and what it chose, for one request."""
+
+    model_config = _BUILT_ON_FIRST_USE
 
     index: int
     method: str

@@ -37,7 +37,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from mockllm._plan import Pacing, ReplyPlan
@@ -59,7 +58,7 @@ _Ms = Field(default=0, ge=0, allow_inf_nan=False)
 class Delay(BaseModel):
     """One delay's distribution, in milliseconds."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     distribution: Literal["constant", "normal", "lognormal"] = "constant"
     mean: float = _Ms
@@ -90,9 +89,9 @@ class Delay(BaseModel):
 class LatencyProfile(BaseModel):
     """How a simulated model paces a stream (see the module docstring for each field)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
-    ttft_ms: Delay = Delay()
+    ttft_ms: Delay = Delay.model_construct()  # not Delay(): that would build Delay at import
     itl_ms: Delay | None = None
     tokens_per_second: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     prefill_ms_per_token: float = _Ms
@@ -161,7 +160,7 @@ class SampledPacing(Pacing):
 class LatencyProfiles(BaseModel):
     """A server's profiles: ``default`` for every model, ``models`` by model name."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     default: LatencyProfile | None = None
     models: dict[str, LatencyProfile] = {}
@@ -184,6 +183,8 @@ def load_latency_profiles(path: str | Path, *, option: str = "--latency-profile"
         text = Path(path).read_text(encoding="utf-8")
     except OSError as exc:
         raise ValueError(f"{where}: cannot read the file ({exc.strerror or exc}).") from exc
+    import yaml  # only for a profile file: a bare server reads none
+
     try:
         data = json.loads(text) if str(path).endswith(".json") else yaml.safe_load(text)
     except (ValueError, yaml.YAMLError) as exc:

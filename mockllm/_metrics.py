@@ -26,6 +26,7 @@ Every metric but the two gauges carries a ``protocol`` label (``openai-chat``,
 
 from __future__ import annotations
 
+import importlib.util
 import time
 from bisect import bisect_left
 from collections.abc import Iterator
@@ -98,11 +99,11 @@ class ServerMetrics:
     collector turns the numbers into metric families when ``GET /metrics`` asks."""
 
     def __init__(self) -> None:
-        prom = require("prometheus_client", extra="metrics", feature="GET /metrics")
-        self._prom = prom
-        self._families = require("prometheus_client.core", extra="metrics", feature="GET /metrics")
-        self.registry = prom.CollectorRegistry(auto_describe=False)
-        self.registry.register(self)
+        # Whether prometheus-client is installed is told now; it is imported at the first
+        # scrape (a server nobody scrapes never pays for importing it).
+        if importlib.util.find_spec("prometheus_client") is None:
+            require("prometheus_client", extra="metrics", feature="GET /metrics")  # raises, naming the extra
+        self._registry: Any = None
         self.running = 0
         self._by_protocol: dict[str, _ProtocolCounts] = {}
 
@@ -157,7 +158,7 @@ class ServerMetrics:
 
     def collect(self) -> Iterator[Any]:
         """The metric families, made from the counts (prometheus-client's collector protocol)."""
-        core = self._families
+        core = require("prometheus_client.core", extra="metrics", feature="GET /metrics")
         yield core.GaugeMetricFamily("vllm:num_requests_running", "Streams being delivered.", value=self.running)
         yield core.GaugeMetricFamily("vllm:num_requests_waiting", "Requests queued (the mock has no queue).", value=0)
         for name, text, field, histogram in _BY_PROTOCOL:
@@ -180,7 +181,11 @@ class ServerMetrics:
 
     def exposition(self) -> tuple[bytes, str]:
         """The metrics in Prometheus' text format, and its content type."""
-        return self._prom.generate_latest(self.registry), self._prom.CONTENT_TYPE_LATEST
+        prom = require("prometheus_client", extra="metrics", feature="GET /metrics")
+        if self._registry is None:
+            self._registry = prom.CollectorRegistry(auto_describe=False)
+            self._registry.register(self)
+        return prom.generate_latest(self._registry), prom.CONTENT_TYPE_LATEST
 
 
 def _protocol_of(reply: MockResponse) -> str:

@@ -53,7 +53,7 @@ __all__ = [
 class ScriptMatch(BaseModel):
     """Which tag-free conversations a script answers; every part given must fit."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     text: str | None = None
     pattern: str | None = None

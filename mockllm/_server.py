@@ -86,7 +86,7 @@ class _App(Starlette):
 
 
 class _SessionRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     seed: int = 0
     lenient: bool = False

@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from enum import Enum
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 from mockllm._exceptions import StrictnessError
 from mockllm._journal import JournalEntry, Outcome, RejectionCause
@@ -90,9 +90,15 @@ _PROBLEM_OUTCOMES = {
 }
 
 
+# Built on first use, not at import: a server that has answered nothing needs none.
+_BUILT_ON_FIRST_USE = ConfigDict(defer_build=True)
+
+
 class Problem(BaseModel):
     """One problem: ``summary`` is one line naming the request or step; ``detail``
     holds more lines (``explain()``'s report for a fallback)."""
+
+    model_config = _BUILT_ON_FIRST_USE
 
     kind: ProblemKind
     summary: str
@@ -106,6 +112,8 @@ class Findings(BaseModel):
     """What a mock saw that the rule judges: ``counts`` of every problem, the first
     ``KEPT_PER_KIND`` of each kind in ``problems``, and the registered scripts (the
     candidates a fallback request could have matched)."""
+
+    model_config = _BUILT_ON_FIRST_USE
 
     counts: dict[ProblemKind, int] = {}
     problems: list[Problem] = []
