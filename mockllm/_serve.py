@@ -50,7 +50,7 @@ def serve(
     server = uvicorn_server(mock, metrics=metrics)
     sock = bind_socket(host, port)
     try:
-        with ended_by_signals():
+        with ended_by_signals(server):
             announce(sock.getsockname()[1])
             run_until_signalled(server, sock)
     finally:

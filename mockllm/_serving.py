@@ -49,35 +49,37 @@ def bind_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
-class _Stopped(Exception):
-    """Raised by the SIGTERM handler so that serve() returns normally."""
-
-
-def _raise_stopped(signum: int, frame: FrameType | None) -> None:
-    raise _Stopped
-
-
 def run_until_signalled(server: Any, sock: socket.socket) -> None:
     """Run uvicorn ``server`` on ``sock`` until SIGINT or SIGTERM, then return normally
     (the process can exit 0); ``sock`` is closed either way."""
-    # uvicorn shuts down gracefully on SIGINT/SIGTERM and then re-raises the signal
-    # with the handlers it found installed; ended_by_signals makes those end quietly.
     try:
-        with ended_by_signals():
+        with ended_by_signals(server):
             server.run(sockets=[sock])
     finally:
         sock.close()
 
 
 @contextlib.contextmanager
-def ended_by_signals() -> Iterator[None]:
-    """SIGINT or SIGTERM ends the block quietly, so that the process can exit 0."""
-    in_main = threading.current_thread() is threading.main_thread()
-    previous = signal.signal(signal.SIGTERM, _raise_stopped) if in_main else None
+def ended_by_signals(server: Any) -> Iterator[None]:
+    """In the block, SIGINT or SIGTERM asks uvicorn ``server`` to exit (``should_exit``), so
+    that ``server.run`` returns and the process can exit 0.
+
+    uvicorn puts in its own handlers once its event loop runs, and when it has shut down
+    gracefully it raises the signal again with the handlers it found: these, which end
+    nothing more. A signal that came before uvicorn's handlers (while its event loop was
+    being made) once raised an exception wherever the process was, leaving a half-made
+    event loop and a coroutine never awaited, whose warnings were printed to stderr as
+    they were collected; now the server starts and stops at once."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # signals reach the main thread only
+        return
+
+    def stop(signum: int, frame: FrameType | None) -> None:
+        server.should_exit = True
+
+    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         yield
-    except (KeyboardInterrupt, _Stopped):
-        pass
     finally:
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
