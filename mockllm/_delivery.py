@@ -23,6 +23,7 @@ library's ``ReadError``, as a reset socket would.
 
 from __future__ import annotations
 
+import itertools
 import re
 import time
 import zlib
@@ -157,16 +158,16 @@ def _rewritten(pieces: _Pieces, writes: Cuts | None, split_utf8: bool, unpaced: 
     ``STREAM_WRITE_BYTES`` each), a wait always starting a write of its own; raises
     ``StreamReset`` where the faults put the reset, after the bytes before it."""
     if writes is None:
-        written = _joined(pieces, [], 0.0, every_event=not unpaced)
+        written = _joined(pieces, every_event=not unpaced)
     else:
         written = _cut(pieces, piece_sizes(writes))
     return _utf8_split(written) if split_utf8 else written
 
 
-def _joined(pieces: _Pieces, pending: list[bytes], waited: float, *, every_event: bool) -> _Pieces:
-    """Writes of about ``STREAM_WRITE_BYTES`` (``every_event``: of one event), starting
-    with the bytes ``pending``."""
-    size = sum(map(len, pending))
+def _joined(pieces: _Pieces, *, every_event: bool) -> _Pieces:
+    """Writes of about ``STREAM_WRITE_BYTES`` (``every_event``: of one event)."""
+    pending: list[bytes] = []
+    size, waited = 0, 0.0
     for wait, data in pieces:
         if size and (wait or every_event or data is _RESET):
             yield waited, b"".join(pending)
@@ -220,10 +221,7 @@ def _cut(pieces: _Pieces, sizes: Iterator[int | None]) -> _Pieces:
             room = next(sizes)
         rest = data[start:]
         if room is None:  # the last cut point is behind: the rest as if uncut
-            if len(rest) >= STREAM_WRITE_BYTES:
-                yield 0.0, rest
-                rest = b""
-            yield from _joined(pieces, [rest] if rest else [], 0.0, every_event=False)
+            yield from _joined(itertools.chain([(0.0, rest)], pieces), every_event=False)
             return
         if rest:
             pending.append(rest)
