@@ -9,6 +9,7 @@ plan builder turns into a fallback reply naming the field.
 
 from __future__ import annotations
 
+import itertools
 import random
 from collections.abc import Iterable, Iterator
 
@@ -23,19 +24,24 @@ _PIECES_PER_BATCH = 256
 def piece_sizes(cuts: Cuts) -> Iterator[int | None]:
     """The sizes of successive pieces (None: the rest, in one piece)."""
     if cuts.size is not None:
-        while True:
-            yield cuts.size
-    elif cuts.at is not None:
-        previous = 0
-        for point in cuts.at:
-            yield point - previous
-            previous = point
-        while True:
-            yield None
-    else:
-        rng = random.Random(cuts.seed)  # a generator of its own: same seed, same cuts
-        while True:
-            yield rng.randint(1, cuts.max_size)
+        return itertools.repeat(cuts.size)
+    if cuts.at is not None:
+        steps = [point - previous for previous, point in zip([0, *cuts.at], cuts.at, strict=False)]
+        return itertools.chain(steps, itertools.repeat(None))
+    return _seeded_sizes(random.Random(cuts.seed), cuts.max_size)  # a generator of its own: same seed, same cuts
+
+
+def _seeded_sizes(rng: random.Random, max_size: int) -> Iterator[int | None]:
+    """``rng.randint(1, max_size)`` again and again, drawn as ``randint`` draws (rejection
+    sampling on ``getrandbits``, the same bits taken) without its three calls a piece:
+    a one-byte stream draws one size per byte."""
+    getrandbits = rng.getrandbits
+    bits = max_size.bit_length()
+    while True:
+        drawn = getrandbits(bits)
+        while drawn >= max_size:
+            drawn = getrandbits(bits)
+        yield drawn + 1
 
 
 def _cut(text: str, cuts: Cuts) -> Iterator[list[str]]:

@@ -23,6 +23,8 @@ library's ``ReadError``, as a reset socket would.
 
 from __future__ import annotations
 
+import itertools
+import re
 import time
 import zlib
 from collections.abc import Callable, Iterator
@@ -42,6 +44,7 @@ KEEP_ALIVE = b": keep-alive\n\n"
 
 _RESET = bytes(bytearray(b"reset"))  # the stages' marker for "reset here" (a unique object, compared by identity)
 _Pieces = Iterator[tuple[float, bytes]]
+_LEAD_BYTE = re.compile(rb"[\xc0-\xff]")  # the first byte of a multi-byte UTF-8 character
 
 
 class StreamReset(MockLLMError):
@@ -106,12 +109,7 @@ def _delivered(reply: MockResponse, delivery: Delivery) -> _Pieces:
     shape = delivery.shape
     pieces = _faulted(_events(reply), shape.keep_alive_every if shape else None, delivery.faults)
     pieces = _rewritten(pieces, shape.writes if shape else None, bool(shape and shape.split_utf8), reply.pacing is None)
-    if delivery.gzip:
-        pieces = _gzipped(pieces)
-    for wait, data in pieces:
-        if data is _RESET:
-            raise StreamReset
-        yield wait, data
+    return _gzipped(pieces) if delivery.gzip else pieces
 
 
 def _events(reply: MockResponse) -> _Pieces:
@@ -157,60 +155,100 @@ def _faulted(events: _Pieces, keep_alive_every: int | None, faults: StreamFaults
 
 def _rewritten(pieces: _Pieces, writes: Cuts | None, split_utf8: bool, unpaced: bool) -> _Pieces:
     """The bytes in writes of the sizes ``writes`` gives (unpaced and uncut: about
-    ``STREAM_WRITE_BYTES`` each), a wait always starting a write of its own."""
-    sizes = piece_sizes(writes) if writes is not None else None
-    room = next(sizes) if sizes is not None else None  # bytes left in this write; None: any
-    buffer = bytearray()
-    waited = 0.0
+    ``STREAM_WRITE_BYTES`` each), a wait always starting a write of its own; raises
+    ``StreamReset`` where the faults put the reset, after the bytes before it."""
+    if writes is None:
+        written = _joined(pieces, every_event=not unpaced)
+    else:
+        written = _cut(pieces, piece_sizes(writes))
+    return _utf8_split(written) if split_utf8 else written
 
-    def flush() -> _Pieces:
-        nonlocal waited
-        if buffer:
-            yield from _split_utf8(waited, bytes(buffer)) if split_utf8 else [(waited, bytes(buffer))]
-            buffer.clear()
-            waited = 0.0
 
+def _joined(pieces: _Pieces, *, every_event: bool) -> _Pieces:
+    """Writes of about ``STREAM_WRITE_BYTES`` (``every_event``: of one event)."""
+    pending: list[bytes] = []
+    size, waited = 0, 0.0
     for wait, data in pieces:
+        if size and (wait or every_event or data is _RESET):
+            yield waited, b"".join(pending)
+            pending, size, waited = [], 0, 0.0
         if data is _RESET:
-            yield from flush()
-            yield 0.0, _RESET
-            return
-        if wait or (writes is None and not unpaced):
-            yield from flush()
+            raise StreamReset
         waited += wait
-        view = memoryview(data)
-        while view:
-            if room is None:
-                buffer += view
-                if len(buffer) >= STREAM_WRITE_BYTES:
-                    yield from flush()
-                break
-            taken = view[:room]
-            buffer += taken
-            view = view[len(taken) :]
-            room -= len(taken)
-            if room == 0:
-                yield from flush()
-                assert sizes is not None
-                room = next(sizes)
-    yield from flush()
+        if data:
+            pending.append(data)
+            size += len(data)
+            if size >= STREAM_WRITE_BYTES:
+                yield waited, b"".join(pending)
+                pending, size, waited = [], 0, 0.0
+    if size:
+        yield waited, b"".join(pending)
+
+
+def _cut(pieces: _Pieces, sizes: Iterator[int | None]) -> _Pieces:
+    """Writes of the sizes ``sizes`` gives, until it gives None (the rest: ``_joined``).
+    A one-byte cut makes a write of every byte: the writes are sliced straight from each
+    event; only a write spanning events is joined."""
+    room = next(sizes)  # bytes left in this write
+    assert room is not None
+    pending: list[bytes] = []  # its bytes so far, from earlier events
+    waited = 0.0
+    for wait, data in pieces:
+        if pending and (wait or data is _RESET):
+            yield waited, b"".join(pending)
+            pending, waited = [], 0.0
+        if data is _RESET:
+            raise StreamReset
+        waited += wait
+        length = len(data)
+        if room > length:  # this write goes on into the next event
+            if length:
+                pending.append(data)
+                room -= length
+            continue
+        start: int = room
+        if pending:
+            pending.append(data[:start])
+            yield waited, b"".join(pending)
+            pending = []
+        else:
+            yield waited, data[:start]
+        waited = 0.0
+        room = next(sizes)
+        while room is not None and start + room <= length:
+            yield 0.0, data[start : start + room]
+            start += room
+            room = next(sizes)
+        rest = data[start:]
+        if room is None:  # the last cut point is behind: the rest as if uncut
+            yield from _joined(itertools.chain([(0.0, rest)], pieces), every_event=False)
+            return
+        if rest:
+            pending.append(rest)
+            room -= len(rest)
+    if pending:
+        yield waited, b"".join(pending)
+
+
+def _utf8_split(writes: _Pieces) -> _Pieces:
+    for wait, data in writes:
+        if data.isascii():
+            yield wait, data
+        else:
+            yield from _split_utf8(wait, data)
 
 
 def _split_utf8(wait: float, data: bytes) -> _Pieces:
-    """``data`` cut after the first byte of every multi-byte UTF-8 character."""
+    """``data`` cut after the first byte of every multi-byte UTF-8 character (but the last byte)."""
     start = 0
-    for i, byte in enumerate(data):
-        if byte >= 0xC0 and i + 1 < len(data):
-            yield wait, data[start : i + 1]
-            wait, start = 0.0, i + 1
+    for lead in _LEAD_BYTE.finditer(data, 0, len(data) - 1):
+        yield wait, data[start : lead.end()]
+        wait, start = 0.0, lead.end()
     yield wait, data[start:]
 
 
 def _gzipped(pieces: _Pieces) -> _Pieces:
     compressor = zlib.compressobj(wbits=31)  # gzip framing
-    for wait, data in pieces:
-        if data is _RESET:
-            yield 0.0, _RESET
-            return
+    for wait, data in pieces:  # a reset raised by the pieces ends it with no last flush
         yield wait, compressor.compress(data) + compressor.flush(zlib.Z_SYNC_FLUSH)
     yield 0.0, compressor.flush()
