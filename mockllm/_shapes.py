@@ -36,8 +36,9 @@ MAX_CUT = 1 << 20
 
 class _ShapeModel(BaseModel):
     # Unknown keys are kept, not rejected, so that the lenient parser can warn about
-    # them (as every instruction model does); ``InstructionChain`` refuses them.
-    model_config = ConfigDict(extra="allow", frozen=True)
+    # them (as every instruction model does); ``InstructionChain`` refuses them. Built on
+    # first use, not at import, as the instruction models are.
+    model_config = ConfigDict(extra="allow", frozen=True, defer_build=True)
 
     def _set_fields(self) -> dict[str, Any]:
         return self.model_dump(mode="json", exclude_defaults=True)
