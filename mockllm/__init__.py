@@ -31,11 +31,12 @@ and may change without notice.
 
 from __future__ import annotations
 
-import functools as _functools
 import importlib as _importlib
-from pathlib import Path as _Path
 from typing import TYPE_CHECKING as _TYPE_CHECKING
 from typing import Any as _Any
+
+from mockllm._lazy import door as _door
+from mockllm._lazy import doors as _doors
 
 if _TYPE_CHECKING:
     from mockllm._engine import MockLLM as MockLLM
@@ -105,28 +106,16 @@ if _TYPE_CHECKING:
 __version__ = "0.1.0"
 
 
-@_functools.cache
-def _doors() -> dict[str, str]:
-    """Each door and the module that defines it, as the ``if _TYPE_CHECKING:`` imports name them."""
-    import ast
-
-    tree = ast.parse(_Path(__file__).read_text(encoding="utf-8"))
-    block = next(node for node in tree.body if isinstance(node, ast.If) and ast.unparse(node.test) == "_TYPE_CHECKING")
-    return {node.names[0].name: str(node.module) for node in block.body if isinstance(node, ast.ImportFrom)}
-
-
 def __getattr__(name: str) -> _Any:
     if name == "__all__":  # ``from mockllm import *``: every door, as the imports above list them
-        value: _Any = sorted([*_doors(), "__version__"])
+        value: _Any = sorted([*_doors(__file__), "__version__"])
     elif name == "strategies":  # after a bare ``import mockllm`` too, which never needs hypothesis
         value = _importlib.import_module("mockllm.strategies")
-    elif name in _doors():
-        value = getattr(_importlib.import_module(_doors()[name]), name)
     else:
-        raise AttributeError(f"module 'mockllm' has no attribute {name!r}")
+        return _door(__name__, __file__, name)
     globals()[name] = value  # later lookups skip this function
     return value
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_doors()))
+    return sorted(set(globals()) | set(_doors(__file__)))

@@ -30,40 +30,42 @@ outside ``__all__`` is private and may change without notice.
 
 from __future__ import annotations
 
-from mockllm._exceptions import FileError
-from mockllm._instructions import INSTRUCTION_BLOCK
-from mockllm._optional import MissingExtraError
-from mockllm._plan_builder import FALLBACK_PREFIX
-from mockllm._recording.format import Recording, load_recording
-from mockllm._recording.matching import DEFAULT_IGNORE
-from mockllm._recording.proxy import Upstreams
-from mockllm._recording.replies import RecordedTurn, read_reply
-from mockllm._registered import as_chain, as_match, with_stream
-from mockllm._selection import Selection
-from mockllm._serve import uvicorn_server
-from mockllm._serving import bind_socket, run_until_signalled
-from mockllm._transports import import_httpx2, transport_for
-from mockllm._verdict import failures
+from typing import TYPE_CHECKING as _TYPE_CHECKING
+from typing import Any as _Any
 
-__all__ = [
-    "DEFAULT_IGNORE",
-    "FALLBACK_PREFIX",
-    "INSTRUCTION_BLOCK",
-    "FileError",
-    "MissingExtraError",
-    "RecordedTurn",
-    "Recording",
-    "Selection",
-    "Upstreams",
-    "as_chain",
-    "as_match",
-    "bind_socket",
-    "failures",
-    "import_httpx2",
-    "load_recording",
-    "read_reply",
-    "run_until_signalled",
-    "transport_for",
-    "uvicorn_server",
-    "with_stream",
-]
+from mockllm._lazy import door as _door
+from mockllm._lazy import doors as _doors
+
+if _TYPE_CHECKING:
+    from mockllm._exceptions import FileError as FileError
+    from mockllm._instructions import INSTRUCTION_BLOCK as INSTRUCTION_BLOCK
+    from mockllm._optional import MissingExtraError as MissingExtraError
+    from mockllm._plan_builder import FALLBACK_PREFIX as FALLBACK_PREFIX
+    from mockllm._recording.format import Recording as Recording
+    from mockllm._recording.format import load_recording as load_recording
+    from mockllm._recording.matching import DEFAULT_IGNORE as DEFAULT_IGNORE
+    from mockllm._recording.proxy import Upstreams as Upstreams
+    from mockllm._recording.replies import RecordedTurn as RecordedTurn
+    from mockllm._recording.replies import read_reply as read_reply
+    from mockllm._registered import as_chain as as_chain
+    from mockllm._registered import as_match as as_match
+    from mockllm._registered import with_stream as with_stream
+    from mockllm._selection import Selection as Selection
+    from mockllm._serve import uvicorn_server as uvicorn_server
+    from mockllm._serving import bind_socket as bind_socket
+    from mockllm._serving import run_until_signalled as run_until_signalled
+    from mockllm._transports import import_httpx2 as import_httpx2
+    from mockllm._transports import transport_for as transport_for
+    from mockllm._verdict import failures as failures
+
+# The names are the imports above, loaded on first use (``mockllm._lazy``): the plugin's
+# fixtures, which need the scripting models and a transport, do not import the server, the
+# recording proxy or uvicorn.
+
+
+def __getattr__(name: str) -> _Any:
+    return _door(__name__, __file__, name)
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_doors(__file__)))

@@ -198,10 +198,12 @@ def test_mockllm_exports_exactly_its_doors() -> None:
 
 
 def test_mockllm_testing_exports_exactly_its_doors() -> None:
-    assert mockllm.testing.__all__ == TESTING_EXPORTS
+    assert mockllm.testing.__all__ == sorted(TESTING_EXPORTS)
 
 
 def test_mockllm_testing_binds_no_public_name_outside_its_exports() -> None:
+    for name in mockllm.testing.__all__:  # its names load on first use (PEP 562)
+        getattr(mockllm.testing, name)
     bound = {name for name in vars(mockllm.testing) if not name.startswith(("_", "@")) and name != "annotations"}
     assert bound == set(mockllm.testing.__all__)
 
@@ -268,6 +270,14 @@ def test_type_checkers_see_the_mockllm_doors_the_runtime_loads() -> None:
     assert set(typed) | {"__version__"} == set(mockllm.__all__)
     for name, module in typed.items():
         assert getattr(importlib.import_module(module), name) is getattr(mockllm, name), name
+
+
+def test_type_checkers_see_the_mockllm_testing_names_the_runtime_loads() -> None:
+    """And for ``mockllm.testing``, whose names load on first use too."""
+    typed = _reexports(mockllm.testing)
+    assert set(typed) == set(mockllm.testing.__all__)
+    for name, module in typed.items():
+        assert getattr(importlib.import_module(module), name) is getattr(mockllm.testing, name), name
 
 
 def _reexports(package: types.ModuleType) -> dict[str, str | None]:
