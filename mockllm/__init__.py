@@ -108,14 +108,14 @@ __version__ = "0.1.0"
 
 def __getattr__(name: str) -> _Any:
     if name == "__all__":  # ``from mockllm import *``: every door, as the imports above list them
-        value: _Any = sorted([*_doors(__file__), "__version__"])
+        value: _Any = sorted([*_doors(__name__), "__version__"])
     elif name == "strategies":  # after a bare ``import mockllm`` too, which never needs hypothesis
         value = _importlib.import_module("mockllm.strategies")
     else:
-        return _door(__name__, __file__, name)
+        return _door(__name__, name)
     globals()[name] = value  # later lookups skip this function
     return value
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_doors(__file__)))
+    return sorted(set(globals()) | set(_doors(__name__)))

@@ -20,23 +20,25 @@ __all__ = ["door", "doors"]
 
 
 @functools.cache
-def doors(path: str) -> dict[str, str]:
-    """Each name of the package whose source is ``path`` and the module that defines it,
-    as its ``if _TYPE_CHECKING:`` imports name them."""
+def doors(package: str) -> dict[str, str]:
+    """Each name of ``package`` and the module that defines it, as the package's ``if
+    _TYPE_CHECKING:`` imports name them."""
     import ast
 
+    path = sys.modules[package].__file__
+    assert path is not None, package
     tree = ast.parse(Path(path).read_text(encoding="utf-8"))
     block = next(node for node in tree.body if isinstance(node, ast.If) and ast.unparse(node.test) == "_TYPE_CHECKING")
     return {node.names[0].name: str(node.module) for node in block.body if isinstance(node, ast.ImportFrom)}
 
 
-def door(package: str, path: str, name: str) -> Any:
+def door(package: str, name: str) -> Any:
     """``package``'s ``name`` (``__all__``: every name, sorted), kept in the package so that
     later lookups find it at once; ``AttributeError`` for a name it does not have."""
     if name == "__all__":
-        value: Any = sorted(doors(path))
-    elif name in doors(path):
-        value = getattr(importlib.import_module(doors(path)[name]), name)
+        value: Any = sorted(doors(package))
+    elif name in doors(package):
+        value = getattr(importlib.import_module(doors(package)[name]), name)
     else:
         raise AttributeError(f"module {package!r} has no attribute {name!r}")
     setattr(sys.modules[package], name, value)

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from mockllm._engine import MockLLM
 from mockllm._server import create_app
-from mockllm._serving import bind_socket, ended_by_signals, run_until_signalled
+from mockllm._serving import bind_socket, ended_by_signals
 
 if TYPE_CHECKING:
     import uvicorn
@@ -50,9 +50,9 @@ def serve(
     server = uvicorn_server(mock, metrics=metrics)
     sock = bind_socket(host, port)
     try:
-        with ended_by_signals(server):
+        with ended_by_signals(server):  # from the banner on: a signal then ends it quietly
             announce(sock.getsockname()[1])
-            run_until_signalled(server, sock)
+            server.run(sockets=[sock])
     finally:
         sock.close()
     return 0

@@ -64,8 +64,8 @@ if _TYPE_CHECKING:
 
 
 def __getattr__(name: str) -> _Any:
-    return _door(__name__, __file__, name)
+    return _door(__name__, name)
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_doors(__file__)))
+    return sorted(set(globals()) | set(_doors(__name__)))
