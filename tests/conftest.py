@@ -12,20 +12,17 @@ import functools
 import importlib
 import importlib.metadata
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-import harness.invariants
-import harness.plugin.scenario_item  # noqa: F401
+if TYPE_CHECKING:
+    from harness.plugin.fixtures import MockLLMFixture, MockLLMServer
+    from mockllm._engine import MockLLM
 
-# The plugin imports the harness only when a fixture or a scenario file needs it. pytester's
-# in-process runs forget the modules a run imported when it ends, while a package keeps its
-# submodules as attributes: a second run's ``from harness import invariants`` would get the
-# first run's copy beside fresh copies of the plugin's lazy imports (two ``Event`` classes).
-# Imported once here, they are the outer session's and every inner run shares them.
-from harness.plugin.fixtures import MockLLMFixture, MockLLMServer
-from mockllm._engine import MockLLM
+# Nothing of the harness or the mock is imported here, where xdist's controller, which runs no
+# test, would import it too (about 1 s of CPU before it starts the workers): the fixtures
+# below import what they use, and ``_inner_run_imports`` what pytester's runs share.
 
 
 @pytest.fixture(scope="session")
@@ -66,6 +63,8 @@ class Door:
         self.name = name
         self.clients = clients
         self.base_url = clients.base_url
+        from harness.plugin.fixtures import MockLLMFixture
+
         self.mock: MockLLM | None = clients.mock if isinstance(clients, MockLLMFixture) else None
         self.openai = clients.openai
         self.anthropic = clients.anthropic
@@ -80,8 +79,8 @@ class Door:
         The server's journal lives as long as the session's server; reading a full one
         costs more than the rest of a test, so each test resets it instead of skipping past.
         """
-        if isinstance(self.clients, MockLLMFixture):
-            self.clients.mock.reset()
+        if self.mock is not None:
+            self.mock.reset()
         else:
             self.clients.reset()
 
@@ -92,6 +91,9 @@ class Door:
 @pytest.fixture(params=["in-process", "server"])
 def door(request: pytest.FixtureRequest) -> Iterator[Door]:
     """The mock behind each door in turn: in-process transport, then loopback server."""
+    from harness.plugin.fixtures import MockLLMFixture, MockLLMServer
+    from mockllm._engine import MockLLM
+
     if request.param == "in-process":
         d = Door("in-process", MockLLMFixture(MockLLM()))
     else:
@@ -128,7 +130,17 @@ mockllm_scenario_dirs = scenarios
 # imported when the run ends, so each run that is the first to need them would import them
 # again: about 2 s of CPU a run, ~3,700 modules. Imported once by the outer session before
 # pytester's first snapshot, they are kept, and every inner run shares them.
+#
+# The plugin imports the harness only when a fixture or a scenario file needs it, while a
+# package keeps its submodules as attributes: a second run's ``from harness import
+# invariants`` would get the first run's copy beside fresh copies of the plugin's lazy
+# imports (two ``Event`` classes). Imported once by the outer session, they are the outer
+# session's and every inner run shares them.
 INNER_RUN_IMPORTS = (
+    "harness.invariants",
+    "harness.plugin.scenario_item",
+    "harness.plugin.fixtures",
+    "mockllm._engine",
     "openai",
     "anthropic",
     "httpx2",
