@@ -13,10 +13,13 @@ move goldens to their current paths, serve the chain service.
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib
 import secrets
 import sys
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
+from types import ModuleType
+from typing import Any
 
 from harness.command_line import Arg, OneOf, Verb
 from harness.exceptions import EXTRAS, MissingExtra, missing_extra, not_installed
@@ -98,6 +101,37 @@ def _missing_service_extra(package: str) -> MissingExtra:
     return missing_extra(package, needed_by="python -m harness serve", extra="service")
 
 
+def _in_process_mock() -> Callable[[ModuleType], Any]:
+    """The service's ``http_client`` factory for a model it names no server for: clients
+    one mock answers in this process, which is imported and made with the first of them (a
+    service whose models all have a URL never imports it)."""
+
+    @functools.cache
+    def clients() -> Callable[[ModuleType], Any]:
+        from harness.in_process_mock import mock_http_clients
+
+        return mock_http_clients()
+
+    return lambda library: clients()(library)
+
+
+def _mounted_mock() -> Callable[[Any, Any, Any], Awaitable[None]]:
+    """``--with-mock``'s mock server as an ASGI app, imported and made with its first
+    request (the service's first model call, as a rule), not before the banner."""
+
+    @functools.cache
+    def app() -> Callable[[Any, Any, Any], Awaitable[None]]:
+        from mockllm import MockLLM
+        from mockllm import create_app as create_mock_app
+
+        return create_mock_app(MockLLM())
+
+    async def mock(scope: Any, receive: Any, send: Any) -> None:
+        await app()(scope, receive, send)
+
+    return mock
+
+
 def _serve(args: argparse.Namespace) -> int:
     """serve the chain service (tokens from HARNESS_CHAIN_TOKENS; needs the service extra)
 
@@ -127,7 +161,6 @@ def _serve(args: argparse.Namespace) -> int:
     try:
         import uvicorn
 
-        from harness.in_process_mock import mock_http_clients
         from harness.systems.service.app import create_app
         from harness.systems.service.auth import token_gate
         from harness.systems.service.config import load_service_config
@@ -135,7 +168,8 @@ def _serve(args: argparse.Namespace) -> int:
         from mockllm.testing import bind_socket, run_until_signalled
 
         # What uvicorn imports once it serves: imported now, so that a part of it missing is
-        # named before anything runs. (MCP is imported by the first request to /mcp.)
+        # named before anything runs. (MCP is imported by the first request to /mcp, a
+        # model's SDK and the mock, core dependencies all, by the first model call.)
         importlib.import_module("websockets")
     except ModuleNotFoundError as exc:
         package = not_installed(exc)
@@ -166,18 +200,15 @@ def _serve(args: argparse.Namespace) -> int:
     mock_key = secrets.token_urlsafe(24) if args.with_mock else None
     try:
         # A model the configuration names no server for is the mock, in this process.
-        config = load_service_config(args.config, base_url=llm_url, api_key=mock_key, http_client=mock_http_clients())
+        config = load_service_config(args.config, base_url=llm_url, api_key=mock_key, http_client=_in_process_mock())
     except ValueError as exc:
         sock.close()
         print(f"harness serve: {exc}", file=sys.stderr)
         return 2
     app = create_app(ChainService(config), auth)
     if args.with_mock:
-        from mockllm import MockLLM
-        from mockllm import create_app as create_mock_app
-
         assert mock_key is not None
-        app.mount("/llm", token_gate(create_mock_app(MockLLM()), auth, also=(mock_key,)))
+        app.mount("/llm", token_gate(_mounted_mock(), auth, also=(mock_key,)))
     print(f"harness chain service on {base_url}", flush=True)
     print(f"  progress page: {base_url}/chain#token=<token>", flush=True)
     print(f"  MCP (streamable HTTP): {base_url}/mcp", flush=True)

@@ -20,13 +20,13 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-from starlette.responses import JSONResponse
-from starlette.types import ASGIApp, Receive, Scope, Send
+from typing import TYPE_CHECKING, Any
 
 from harness.systems.chain.access import EVERYTHING, Permissions
 from harness.systems.service.errors import Unauthorized
+
+if TYPE_CHECKING:
+    from starlette.types import ASGIApp, Receive, Scope, Send
 
 __all__ = ["TOKENS_ENV", "Principal", "TokenAuth", "token_gate"]
 
@@ -100,6 +100,10 @@ def token_gate(app: ASGIApp, auth: TokenAuth, *, also: tuple[str, ...] = ()) -> 
     ``Authorization: Bearer <token>`` or as ``x-api-key`` (what the Anthropic SDK sends):
     how ``harness serve --with-mock`` keeps its mock's journal and reset behind the tokens.
     Anything else is a 401 ``{status, detail}``."""
+    # Starlette with the gate, not with the tokens: a server that refuses to start for want
+    # of a token has read them, and ends before it imports anything that serves.
+    from starlette.responses import JSONResponse
+
     keys = frozenset(also)
 
     async def gated(scope: Scope, receive: Receive, send: Send) -> None:

@@ -19,7 +19,6 @@ defines one by that name.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
 import signal
 import socket
@@ -146,7 +145,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
-    from harness.systems.service.mcp_http import serve_mcp_http  # once the server is sure to start
+    # Once the server is sure to start: one that refuses ends before it imports asyncio.
+    import asyncio
+
+    from harness.systems.service.mcp_http import serve_mcp_http
 
     # SIGTERM ends the server as Ctrl-C does: uvicorn shuts down gracefully on either and
     # then re-raises it, and here either ends the process with status 0.
