@@ -65,9 +65,9 @@ def stream_shapes(protocol: str | None = None, *, server: bool = False) -> st.Se
     # (field, strategy) in the order they are drawn: built once, not on every draw (a
     # strategy is checked the first time it is drawn from: most of a draw's cost).
     knobs = _knobs(protocol)
-    every_eight, booleans, every_five = cuts(), st.booleans(), st.none() | st.integers(1, 5)
+    small_cuts, booleans, every_few = cuts(), st.booleans(), st.none() | st.integers(1, 5)
     drawn: list[tuple[str, st.SearchStrategy[Any]]] = [
-        ("text", every_eight),
+        ("text", small_cuts),
         ("empty_first_delta", booleans),
         ("writes", cuts(max_size=64)),
         ("split_utf8", booleans),
@@ -75,11 +75,11 @@ def stream_shapes(protocol: str | None = None, *, server: bool = False) -> st.Se
     drawn += [
         (knob, strategy)
         for knob, strategy in (
-            ("arguments", every_eight),
-            ("keep_alive_every", every_five),
+            ("arguments", small_cuts),
+            ("keep_alive_every", every_few),
             ("id_with_arguments", booleans),
             ("usage_chunk", booleans),
-            ("ping_every", every_five),
+            ("ping_every", every_few),
         )
         if knob in knobs
     ]

@@ -29,7 +29,7 @@ SCRIPT = [{"messages": [{"tool_call": CALLS}]}]
 def _property(client: object) -> object:
     # The default budget (100 examples), derandomised: the same examples on every run. The
     # same minimal shape, without hypothesis's explain phase: once an example fails it traces
-    # every later run of the test line by line (sys.settrace: each run 3 to 10 times slower)
+    # every later run of the test line by line (here 3 to 10 times slower a run, on 3.11)
     # to add notes on which lines only failing examples ran, which this test does not read.
     @settings(
         deadline=None,
