@@ -62,28 +62,33 @@ def stream_shapes(protocol: str | None = None, *, server: bool = False) -> st.Se
     """Legal stream shapes; ``protocol`` narrows to the knobs that protocol expresses
     (any name or alias of ``mockllm.PROTOCOLS``), ``server=True`` adds gzip (which only
     the server can send)."""
+    # (field, strategy) in the order they are drawn: built once, not on every draw (a
+    # strategy is checked the first time it is drawn from: most of a draw's cost).
     knobs = _knobs(protocol)
+    small_cuts, booleans, every_few = cuts(), st.booleans(), st.none() | st.integers(1, 5)
+    drawn: list[tuple[str, st.SearchStrategy[Any]]] = [
+        ("text", small_cuts),
+        ("empty_first_delta", booleans),
+        ("writes", cuts(max_size=64)),
+        ("split_utf8", booleans),
+    ]
+    drawn += [
+        (knob, strategy)
+        for knob, strategy in (
+            ("arguments", small_cuts),
+            ("keep_alive_every", every_few),
+            ("id_with_arguments", booleans),
+            ("usage_chunk", booleans),
+            ("ping_every", every_few),
+        )
+        if knob in knobs
+    ]
+    if server:
+        drawn.append(("gzip", booleans))
 
     @st.composite
     def shapes(draw: Any) -> StreamShape:
-        fields: dict[str, Any] = {
-            "text": draw(cuts()),
-            "empty_first_delta": draw(st.booleans()),
-            "writes": draw(cuts(max_size=64)),
-            "split_utf8": draw(st.booleans()),
-        }
-        if "arguments" in knobs:
-            fields["arguments"] = draw(cuts())
-        if "keep_alive_every" in knobs:
-            fields["keep_alive_every"] = draw(st.none() | st.integers(1, 5))
-        if "id_with_arguments" in knobs:
-            fields["id_with_arguments"] = draw(st.booleans())
-        if "usage_chunk" in knobs:
-            fields["usage_chunk"] = draw(st.booleans())
-        if "ping_every" in knobs:
-            fields["ping_every"] = draw(st.none() | st.integers(1, 5))
-        if server:
-            fields["gzip"] = draw(st.booleans())
+        fields = {name: draw(strategy) for name, strategy in drawn}
         shape = StreamShape(**{name: value for name, value in fields.items() if value not in (None, False)})
         note(f"stream shape, as a script: {shape.snippet()}")
         return shape

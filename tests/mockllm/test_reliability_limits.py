@@ -91,12 +91,13 @@ def test_a_chain_that_cannot_be_written_as_json_is_refused_as_a_script() -> None
 
 
 def test_the_unused_step_table_is_bounded_in_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
-    # A quarter of the real cap (4 MiB), read by the step table at each new chain: the same
-    # eviction, met after 12 chains of 1,000 steps instead of 48 (a quarter of the work).
-    monkeypatch.setattr(_steps, "CHAIN_TABLE_BYTES", CHAIN_TABLE_BYTES // 4)
+    # A sixteenth of the real cap (4 MiB), read by the step table at each new chain: the same
+    # eviction (a table of three to four chains), met after 12 chains of 250 steps instead of
+    # 48 of 1,000 (a sixteenth of the steps to parse).
+    monkeypatch.setattr(_steps, "CHAIN_TABLE_BYTES", CHAIN_TABLE_BYTES // 16)
     table_bytes = _steps.CHAIN_TABLE_BYTES
     mock = MockLLM()
-    steps = 1000  # each labelled with 200 characters: ~260 KB a chain in the table
+    steps = 250  # each labelled with 200 characters: ~65 KB a chain in the table
     chains = table_bytes // (steps * 260) * 3
     assert chains < _steps.CHAIN_TABLE_SIZE  # the byte cap evicts, not the count cap
     for n in range(chains):
@@ -110,7 +111,7 @@ def test_the_unused_step_table_is_bounded_in_bytes(monkeypatch: pytest.MonkeyPat
     unused = mock.unused_steps()
     assert sum(len(step.label) + 64 for step in unused) <= table_bytes
     assert len(unused) < chains * steps / 2
-    assert unused[-1].label.startswith(f"{chains - 1:04d}-0999")  # the newest chain is kept
+    assert unused[-1].label.startswith(f"{chains - 1:04d}-{steps - 1:04d}")  # the newest chain is kept
     mock.reset()
     assert mock.unused_steps() == []
 
@@ -125,21 +126,24 @@ def test_an_instruction_block_past_max_values_is_a_fallback_saying_so() -> None:
 
 
 def test_the_parse_cache_is_bounded_in_the_bytes_its_parsed_blocks_hold(monkeypatch: pytest.MonkeyPatch) -> None:
-    # A quarter of the cap and blocks of a quarter the steps (each still light enough to be
-    # kept: under a quarter of the cap): the same eviction, for a quarter of the parsing.
-    monkeypatch.setattr(_parsing, "CACHE_BYTES", 2 * MIB)
+    # A sixty-fourth of the cap (32 MiB) and blocks of 25 steps (each still light enough to be
+    # kept: under a quarter of the cap): the same eviction, for a sixteenth of the parsing.
+    monkeypatch.setattr(_parsing, "CACHE_BYTES", MIB // 2)
+    # The instruction models build their validators on first use (~2 MiB): built before
+    # measuring, so that only what the cache holds is counted, whichever test ran first.
+    parse_script(json.dumps({"instruction_chain": [{"id": "warm", "messages": [{"text_message": {"length": 1}}]}]}))
     clear_script_cache()
     tracemalloc.start()
     try:
         before = tracemalloc.get_traced_memory()[0]
-        for n in range(40):  # ~0.19 MB each parsed and kept: 7.4 MB if the cache kept them all
-            steps = [{"id": f"{n}-{i}", "messages": [{"text_message": {"length": 1}}]} for i in range(100)]
+        for n in range(40):  # ~47 KB each parsed and kept: 1.9 MB if the cache kept them all
+            steps = [{"id": f"{n}-{i}", "messages": [{"text_message": {"length": 1}}]} for i in range(25)]
             assert not hasattr(parse_script(json.dumps({"instruction_chain": steps})), "reason")
         held = tracemalloc.get_traced_memory()[0] - before
     finally:
         tracemalloc.stop()
         clear_script_cache()
-    assert held < 3 * MIB, f"the parse cache holds {held / MIB:.1f} MiB"
+    assert held < _parsing.CACHE_BYTES * 3 // 2, f"the parse cache holds {held / MIB:.2f} MiB"
 
 
 # -- over loopback ---------------------------------------------------------------------

@@ -1,5 +1,5 @@
 """The verdict's rule at the pytest fixtures' doors (``mockllm`` in process,
-``mockllm_server`` over HTTP): undeclared tool calls, a problem the journal's ring has
+``mockllm_server`` over HTTP): undeclared tool calls, a problem the journal has
 forgotten, and a client that was never pointed at the mock (docs/strictness.md)."""
 
 from __future__ import annotations
@@ -101,18 +101,20 @@ def test_a_tool_call_the_request_did_not_declare_fails_the_test(
 FORGOTTEN_TEST = """
 from mockllm import InstructionChain
 
-def test_one_miss_then_a_thousand_hits(FIXTURE):
+def test_one_miss_then_hits_that_fill_the_journal(FIXTURE):
     http = FIXTURE.httpx_client()
     def ask(content):
         body = {"model": "m", "messages": [{"role": "user", "content": content}]}
         assert http.post("/v1/chat/completions", json=body).status_code == 200
     ask("nobody scripted this")
-    # The ring holds 1000 entries: as many scripted hits after the miss push it out. One
-    # chain for all (each a conversation of its own): the mock parses its block once.
-    scripted = InstructionChain(instruction_chain=[{"messages": [{"text_message": {"text": "r"}}]}]).tagged("Go")
-    for _ in range(1000):
+    # The journal keeps 1000 entries and 8 MiB of them, a kept request body weighing twice
+    # its bytes: eight scripted hits of 1 MB push the miss out, as 1000 small ones would.
+    # One chain for all (each a conversation of its own): the mock parses its block once.
+    chain = InstructionChain(instruction_chain=[{"messages": [{"text_message": {"text": "r"}}]}])
+    scripted = chain.tagged("Go") + " " + "x" * 1_000_000
+    for _ in range(8):
         ask(scripted)
-    assert [e.index for e in FIXTURE.journal][:1] == [1]  # the ring has dropped the miss
+    assert 0 not in [e.index for e in FIXTURE.journal]  # the journal has dropped the miss
     assert FIXTURE.journal.requests()[-1].messages[0]["role"] == "user"
 """
 
