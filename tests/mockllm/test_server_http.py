@@ -10,6 +10,8 @@ from __future__ import annotations
 import signal
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -19,12 +21,15 @@ import pytest
 
 from mockllm._engine import MockLLM
 from mockllm._server import create_app
+from mockllm._serving import bind_socket
 from mockllm._transports import HTTPX2Transport
+from mockllm.testing import uvicorn_server
 from tests.mockllm.server_support import (
     ANTHROPIC_MODEL,
     OPENAI_MODEL,
     PROTOCOLS,
     START_TIMEOUT_S,
+    STOP_TIMEOUT_S,
     ServerProcess,
     _shared_client,
     assert_provider_error,
@@ -122,6 +127,40 @@ def test_server_stops_on_sigterm_with_a_stream_in_flight(tmp_path: Path) -> None
         server.kill()
     assert code == 0
     assert "Traceback" not in server.errors
+
+
+def _seconds_to_stop(mock: MockLLM) -> float:
+    """Serve ``mock`` as ``serve`` does, in a thread; how long it takes to stop once asked,
+    with a client's idle keep-alive connection open."""
+    sock = bind_socket("127.0.0.1", 0)
+    server = uvicorn_server(mock, metrics=False)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    try:
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while not server.started:
+            assert time.monotonic() < deadline and thread.is_alive(), "the server did not start"
+            time.sleep(0.005)
+        with httpx2.Client() as client:
+            assert client.get(f"http://127.0.0.1:{sock.getsockname()[1]}/_mockllm/health").status_code == 200
+            asked = time.monotonic()
+            server.should_exit = True
+            thread.join(timeout=STOP_TIMEOUT_S)
+            took = time.monotonic() - asked
+    finally:
+        server.should_exit = True
+        thread.join(timeout=STOP_TIMEOUT_S)
+        sock.close()
+    assert not thread.is_alive()
+    return took
+
+
+def test_a_server_asked_to_stop_stops_at_once() -> None:
+    # uvicorn looks whether it should exit every 0.1 s and then waits a fixed 0.1 s for
+    # the open connections: each stop took 0.1-0.2 s. The best of three (a busy machine
+    # may delay one).
+    fastest = min(_seconds_to_stop(MockLLM()) for _ in range(3))
+    assert fastest < 0.08, f"the fastest of three stops took {fastest:.3f} s"
 
 
 def test_port_in_use_exits_2_with_a_clear_message(tmp_path: Path, mock_server_url: str) -> None:

@@ -13,6 +13,7 @@ from typing import Any
 import uvicorn
 
 from mockllm._serving import bind_socket
+from mockllm._serving_uvicorn import PromptServer
 
 START_TIMEOUT_S = 30
 STOP_TIMEOUT_S = 10
@@ -24,7 +25,7 @@ def app_in_thread(app: Any) -> Iterator[tuple[uvicorn.Server, str]]:
     sock = bind_socket("127.0.0.1", 0)
     port = sock.getsockname()[1]
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
-    server = uvicorn.Server(config)
+    server = PromptServer(config)  # stops at once when the block ends, not on uvicorn's 0.1 s ticks
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     try:

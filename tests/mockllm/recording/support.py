@@ -35,7 +35,7 @@ def running(args: list[str], log: Path, ready_prefix: str) -> Iterator[str]:
                 break
             if proc.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError(f"{args} did not start; its output:\n{log.read_text()}")
-            time.sleep(0.02)
+            time.sleep(0.005)
         yield first.split()[-1]
     finally:
         proc.terminate()
