@@ -62,6 +62,9 @@ def test_serve_prints_base_urls_binds_loopback_and_answers_health(servers: dict[
     port = int(base.rsplit(":", 1)[1])
     assert port > 0  # --port 0 picked a real port and printed it
     lines = server.output.splitlines()
+    # One process on its own memory says nothing of its state (one on a shared state says
+    # which: tests/state/test_state_url_messages.py).
+    assert "state:" not in server.output
     assert f"base_url={base}/v1" in lines[1] and "OpenAI" in lines[1]
     assert lines[2].rstrip().endswith(f"base_url={base}") and "Anthropic" in lines[2]
     if Path("/proc/net/tcp").exists():
