@@ -10,7 +10,6 @@ from __future__ import annotations
 import signal
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -21,7 +20,6 @@ import pytest
 
 from mockllm._engine import MockLLM
 from mockllm._server import create_app
-from mockllm._serving import bind_socket
 from mockllm._transports import HTTPX2Transport
 from mockllm.testing import uvicorn_server
 from tests.mockllm.server_support import (
@@ -29,7 +27,6 @@ from tests.mockllm.server_support import (
     OPENAI_MODEL,
     PROTOCOLS,
     START_TIMEOUT_S,
-    STOP_TIMEOUT_S,
     ServerProcess,
     _shared_client,
     assert_provider_error,
@@ -47,6 +44,7 @@ from tests.mockllm.server_support import (
     unanswered_call_body,
     user_body,
 )
+from tests.mockllm.threaded_app import server_in_thread
 
 __all__ = ["_shared_client"]  # a fixture, requested by name (and pyflakes sees it used)
 
@@ -135,27 +133,11 @@ def test_server_stops_on_sigterm_with_a_stream_in_flight(tmp_path: Path) -> None
 def _seconds_to_stop(mock: MockLLM) -> float:
     """Serve ``mock`` as ``serve`` does, in a thread; how long it takes to stop once asked,
     with a client's idle keep-alive connection open."""
-    sock = bind_socket("127.0.0.1", 0)
-    server = uvicorn_server(mock, metrics=False)
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    try:
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while not server.started:
-            assert time.monotonic() < deadline and thread.is_alive(), "the server did not start"
-            time.sleep(0.005)
-        with httpx2.Client() as client:
-            assert client.get(f"http://127.0.0.1:{sock.getsockname()[1]}/_mockllm/health").status_code == 200
+    with httpx2.Client() as client:
+        with server_in_thread(uvicorn_server(mock, metrics=False)) as (_, base_url):
+            assert client.get(f"{base_url}/_mockllm/health").status_code == 200
             asked = time.monotonic()
-            server.should_exit = True
-            thread.join(timeout=STOP_TIMEOUT_S)
-            took = time.monotonic() - asked
-    finally:
-        server.should_exit = True
-        thread.join(timeout=STOP_TIMEOUT_S)
-        sock.close()
-    assert not thread.is_alive()
-    return took
+        return time.monotonic() - asked  # the block ends once the server has stopped
 
 
 def test_a_server_asked_to_stop_stops_at_once() -> None:
