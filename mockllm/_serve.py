@@ -47,9 +47,9 @@ def serve(
         from mockllm._workers import serve_workers  # forks: only when asked for
 
         return serve_workers(mock.state, lambda: uvicorn_server(mock, metrics=metrics), workers, (host, port), announce)
-    server = uvicorn_server(mock, metrics=metrics)
-    sock = bind_socket(host, port)
+    sock = bind_socket(host, port)  # first: a port in use is told before uvicorn loads
     try:
+        server = uvicorn_server(mock, metrics=metrics)
         with ended_by_signals(server):  # from the banner on: a signal then ends it quietly
             announce(sock.getsockname()[1])
             server.run(sockets=[sock])
@@ -62,14 +62,19 @@ def uvicorn_server(mock: MockLLM, *, metrics: bool) -> uvicorn.Server:
     """The uvicorn server of ``mock``'s app, as ``serve`` and each ``--workers`` worker run it."""
     import uvicorn
 
+    from mockllm._serving_uvicorn import PromptServer
+
     config = uvicorn.Config(
         create_app(mock, metrics=metrics),
         log_level="warning",
         access_log=False,
         lifespan="off",
+        # The mock answers no WebSocket route: without this, uvicorn imports the
+        # websockets package at start-up (~4% of a start's instructions).
+        ws="none",
         timeout_graceful_shutdown=2,
     )
-    return uvicorn.Server(config)
+    return PromptServer(config)
 
 
 def base_url(host: str, port: int) -> str:

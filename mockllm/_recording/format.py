@@ -65,7 +65,8 @@ class RecordingError(FileError):
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # Built on first use: the recording proxy announces itself before it writes a file.
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 class ExchangeRequest(_Strict):

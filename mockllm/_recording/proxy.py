@@ -259,7 +259,7 @@ def serve_recording(
     upstreams: Upstreams, recorder: Recorder, *, host: str, port: int, on_ready: Callable[[str], None] | None = None
 ) -> None:
     """Run the proxy until SIGINT/SIGTERM, then write what is still queued."""
-    from mockllm._server import bind_socket
+    from mockllm._serving import bind_socket  # not _server: the proxy needs no Starlette
 
     sock = bind_socket(host, port)
     proxy = RecordingProxy(upstreams, recorder)

@@ -223,7 +223,7 @@ class ServerProcess:
             if self.proc.poll() is not None or time.monotonic() > deadline:
                 self.kill()
                 raise AssertionError(f"server did not start:\n{self.output}\n{self.errors}")
-            time.sleep(0.02)
+            time.sleep(0.005)
 
     def stop(self, sig: int = signal.SIGTERM) -> int:
         """Send ``sig`` to the server's PID; its exit code (bounded wait)."""

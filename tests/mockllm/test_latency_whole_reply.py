@@ -19,7 +19,7 @@ from mockllm._server import create_app
 from tests.mockllm.server_support import script, text, user_body
 from tests.mockllm.threaded_app import app_in_thread
 
-TTFT_MS, ITL_MS, PREFILL_MS = 200.0, 10.0, 0.5
+TTFT_MS, ITL_MS, PREFILL_MS = 100.0, 5.0, 0.5
 
 
 def _mock(**extra: Any) -> MockLLM:

@@ -22,6 +22,7 @@ from tests.mockllm.sdk_support import script
 boto3 = pytest.importorskip("boto3", reason="boto3 is not installed (the test extra)")
 from botocore.config import Config  # noqa: E402
 from botocore.exceptions import ClientError, EventStreamError  # noqa: E402
+from botocore.retries.standard import ExponentialBackoff  # noqa: E402
 
 MODEL = "anthropic.claude-3-5-sonnet-20240620-v1:0"
 TOOLS = {
@@ -148,7 +149,12 @@ def test_reasoning_content_when_thinking_is_asked_for(server: MockLLMServer, str
     assert [list(block) for block in plain["output"]["message"]["content"]] == [["text"]]
 
 
-def test_a_throttling_error_with_times_is_retried_by_boto3(server: MockLLMServer) -> None:
+def test_a_throttling_error_with_times_is_retried_by_boto3(
+    server: MockLLMServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # boto3 backs off a throttling error by a random share of 1 s (its jitter): here of
+    # 10 ms, so that the test waits for boto3's own retry, not for the jitter.
+    monkeypatch.setitem(ExponentialBackoff._DEFAULT_BACKOFF_CONFIG, "throttling_base_scale", 0.01)
     chain = script({"id": "busy", "error": {"status": 429, "times": 1}, "messages": [{"text_message": {"text": "ok"}}]})
     answer = client(server, attempts=3).converse(modelId=MODEL, messages=[user(chain)])
     assert answer["output"]["message"]["content"] == [{"text": "ok"}]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ import pytest
 from mockllm._engine import MockLLM
 from mockllm._server import create_app
 from mockllm._transports import HTTPX2Transport
+from mockllm.testing import uvicorn_server
 from tests.mockllm.server_support import (
     ANTHROPIC_MODEL,
     OPENAI_MODEL,
@@ -42,6 +44,7 @@ from tests.mockllm.server_support import (
     unanswered_call_body,
     user_body,
 )
+from tests.mockllm.threaded_app import server_in_thread
 
 __all__ = ["_shared_client"]  # a fixture, requested by name (and pyflakes sees it used)
 
@@ -57,6 +60,9 @@ def test_serve_prints_base_urls_binds_loopback_and_answers_health(servers: dict[
     port = int(base.rsplit(":", 1)[1])
     assert port > 0  # --port 0 picked a real port and printed it
     lines = server.output.splitlines()
+    # One process on its own memory says nothing of its state (one on a shared state says
+    # which: tests/state/test_state_url_messages.py).
+    assert "state:" not in server.output
     assert f"base_url={base}/v1" in lines[1] and "OpenAI" in lines[1]
     assert lines[2].rstrip().endswith(f"base_url={base}") and "Anthropic" in lines[2]
     if Path("/proc/net/tcp").exists():
@@ -122,6 +128,24 @@ def test_server_stops_on_sigterm_with_a_stream_in_flight(tmp_path: Path) -> None
         server.kill()
     assert code == 0
     assert "Traceback" not in server.errors
+
+
+def _seconds_to_stop(mock: MockLLM) -> float:
+    """Serve ``mock`` as ``serve`` does, in a thread; how long it takes to stop once asked,
+    with a client's idle keep-alive connection open."""
+    with httpx2.Client() as client:
+        with server_in_thread(uvicorn_server(mock, metrics=False)) as (_, base_url):
+            assert client.get(f"{base_url}/_mockllm/health").status_code == 200
+            asked = time.monotonic()
+        return time.monotonic() - asked  # the block ends once the server has stopped
+
+
+def test_a_server_asked_to_stop_stops_at_once() -> None:
+    # uvicorn looks whether it should exit every 0.1 s and then waits a fixed 0.1 s for
+    # the open connections: each stop took 0.1-0.2 s. The best of three (a busy machine
+    # may delay one).
+    fastest = min(_seconds_to_stop(MockLLM()) for _ in range(3))
+    assert fastest < 0.08, f"the fastest of three stops took {fastest:.3f} s"
 
 
 def test_port_in_use_exits_2_with_a_clear_message(tmp_path: Path, mock_server_url: str) -> None:

@@ -13,6 +13,7 @@ from typing import Any
 import uvicorn
 
 from mockllm._serving import bind_socket
+from mockllm._serving_uvicorn import PromptServer
 
 START_TIMEOUT_S = 30
 STOP_TIMEOUT_S = 10
@@ -21,10 +22,18 @@ STOP_TIMEOUT_S = 10
 @contextlib.contextmanager
 def app_in_thread(app: Any) -> Iterator[tuple[uvicorn.Server, str]]:
     """Serve ``app`` until the block ends; yields the uvicorn server and its base URL."""
+    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
+    # stops at once when the block ends, not on uvicorn's 0.1 s ticks
+    with server_in_thread(PromptServer(config)) as served:
+        yield served
+
+
+@contextlib.contextmanager
+def server_in_thread(server: uvicorn.Server) -> Iterator[tuple[uvicorn.Server, str]]:
+    """Run uvicorn ``server`` until the block ends, which returns once it has stopped;
+    yields the server and its base URL."""
     sock = bind_socket("127.0.0.1", 0)
     port = sock.getsockname()[1]
-    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
-    server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     try:

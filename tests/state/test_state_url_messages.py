@@ -46,12 +46,11 @@ def test_the_temporary_state_is_named_with_three_slashes_as_the_docs_write_it() 
 
 def test_one_process_on_a_shared_state_says_which_in_its_banner(tmp_path: Path) -> None:
     # A replica started without --workers printed nothing of its --state: nothing to tell
-    # a replica on the shared Redis from one on its own memory.
+    # a replica on the shared Redis from one on its own memory (whose banner says nothing
+    # of its state: test_server_http.py's banner test, on a server it shares).
     path = tmp_path / "shared.db"
-    started = [launch(tmp_path, "--port", "0", "--state", f"sqlite://{path}"), launch(tmp_path, "--port", "0")]
-    try:  # both start at once: the test waits for one start, not two in a row
-        shared, alone = (server.wait_ready() for server in started)
-        assert f"  state: sqlite://{path}\n" in shared.output
-        assert "state:" not in alone.output
-    finally:  # one SIGTERM each (a second one, during the shutdown the first began, kills)
-        assert [server.stop() for server in started] == [0, 0]
+    server = launch(tmp_path, "--port", "0", "--state", f"sqlite://{path}")
+    try:
+        assert f"  state: sqlite://{path}\n" in server.wait_ready().output
+    finally:
+        assert server.stop() == 0

@@ -1,6 +1,7 @@
 """Servers the recording tests run, each on a free loopback port: upstreams in a thread of
-the test process (the mock, and a plain Starlette app of odd stream shapes), and, as
-processes stopped by their PID, the recording proxy and a replaying server."""
+the test process (the mock, and a plain Starlette app of odd stream shapes), a replaying
+server in a thread (for tests of what is replayed over HTTP), and, as processes stopped by
+their PID, the recording proxy and a replaying server (``serve --recordings``)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from pathlib import Path
 
 from harness.plugin.recording import serve_in_thread
 from mockllm import MockLLM
+from mockllm._recording.replay import RecordingLibrary
 from tests.mockllm.recording.odd_upstream import app as odd_app
 from tests.mockllm.threaded_app import app_in_thread
 
@@ -35,7 +37,7 @@ def running(args: list[str], log: Path, ready_prefix: str) -> Iterator[str]:
                 break
             if proc.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError(f"{args} did not start; its output:\n{log.read_text()}")
-            time.sleep(0.02)
+            time.sleep(0.005)
         yield first.split()[-1]
     finally:
         proc.terminate()
@@ -53,6 +55,15 @@ def mock_upstream() -> Iterator[str]:
     test is the recording side; an upstream in a thread costs none of the second of CPU
     that starting a server process does."""
     with serve_in_thread(MockLLM()) as server:
+        yield server.base_url
+
+
+@contextlib.contextmanager
+def replay_in_thread(recordings: Path) -> Iterator[str]:
+    """What ``python -m mockllm serve --recordings RECORDINGS`` serves (its app under its
+    uvicorn server), from a thread of the test process: for a test of what a replay sends
+    over HTTP, not of the command (``replay_server`` runs that)."""
+    with serve_in_thread(MockLLM(recordings=RecordingLibrary.from_directory(recordings))) as server:
         yield server.base_url
 
 

@@ -171,7 +171,7 @@ def test_a_stream_its_client_stopped_reading_at_done_is_saved_whole(tmp_path: Pa
             try:
                 # The upstream has not ended the body: the save waits for it.
                 with pytest.raises(TimeoutError):
-                    saving.result(timeout=0.3)
+                    saving.result(timeout=0.15)
             finally:
                 release.set()
             saved = saving.result(timeout=HOLD_S)
@@ -190,7 +190,7 @@ def test_a_stream_the_upstream_never_ends_fails_the_save_naming_the_file(
     from mockllm import RecordingError
     from mockllm._recording import session
 
-    monkeypatch.setattr(session, "SETTLE_TIMEOUT_S", 0.2)
+    monkeypatch.setattr(session, "SETTLE_TIMEOUT_S", 0.1)
     release = threading.Event()
     with held_upstream(release, after_done=True) as upstream:
         recording = RecordingSession(tmp_path / "open.json", "all", upstreams=Upstreams.parse([upstream]))

@@ -13,7 +13,7 @@ import pytest
 from mockllm import HTTPX2Transport, MockLLM
 from mockllm._recording.replay import RecordingLibrary
 from tests.mockllm.recording.odd_upstream import PAUSE_S, WRITES
-from tests.mockllm.recording.support import odd_upstream, recording_proxy, replay_server
+from tests.mockllm.recording.support import odd_upstream, recording_proxy, replay_in_thread
 
 httpx2 = pytest.importorskip("httpx2")
 BODY = {"model": "odd-model", "stream": True, "messages": [{"role": "user", "content": "odd"}]}
@@ -54,14 +54,12 @@ def test_every_odd_event_is_kept_exactly(recorded: tuple[Path, bytes, list[str]]
     assert events[4]["delay_ms"] >= PAUSE_S * 1000 * 1.5
 
 
-def test_replay_sends_the_same_bytes_in_process_and_over_http(
-    recorded: tuple[Path, bytes, list[str]], tmp_path: Path
-) -> None:
+def test_replay_sends_the_same_bytes_in_process_and_over_http(recorded: tuple[Path, bytes, list[str]]) -> None:
     out, body, _ = recorded
     mock = MockLLM(recordings=RecordingLibrary.from_directory(out))
     with httpx2.Client(transport=HTTPX2Transport(mock)) as client:
         assert raw_stream(client, "http://mockllm.test/v1/chat/completions")[0] == body
-    with replay_server(tmp_path, out) as replay, httpx2.Client() as client:
+    with replay_in_thread(out) as replay, httpx2.Client() as client:
         assert raw_stream(client, f"{replay}/v1/chat/completions")[0] == body
 
 

@@ -14,7 +14,7 @@ import pytest
 
 from mockllm import HTTPX2Transport, InstructionChain, MockLLM
 from mockllm._recording.replay import RecordingLibrary
-from tests.mockllm.recording.support import mock_upstream, recording_proxy, replay_server
+from tests.mockllm.recording.support import mock_upstream, recording_proxy, replay_in_thread, replay_server
 
 httpx2 = pytest.importorskip("httpx2")
 
@@ -173,11 +173,9 @@ def test_each_stream_event_is_kept_with_its_delay(recorded: tuple[Path, dict[str
     assert all(event["delay_ms"] >= 0 for event in events)
 
 
-def test_a_changed_prompt_fails_with_the_field_diff(
-    recorded: tuple[Path, dict[str, Any], dict[str, Any]], tmp_path: Path
-) -> None:
+def test_a_changed_prompt_fails_with_the_field_diff(recorded: tuple[Path, dict[str, Any], dict[str, Any]]) -> None:
     out, _, _ = recorded
-    with replay_server(tmp_path, out) as replay:
+    with replay_in_thread(out) as replay:
         client = openai_client(replay)
         messages = [{"role": "system", "content": "You are chatty."}, {"role": "user", "content": LOOP}]
         with pytest.raises(openai.NotFoundError) as missed:

@@ -1,0 +1,86 @@
+"""uvicorn's server, ending as soon as it is asked to.
+
+uvicorn looks for ``should_exit`` every 0.1 s, then waits a fixed 0.1 s for the open
+connections and polls them and the running requests every 0.1 s: each stop of a server
+with nothing open took 0.1–0.2 s (a supervisor's SIGTERM, Ctrl+C, a test tooling's server
+in a thread). This one wakes when ``should_exit`` is set, from a signal handler or any
+thread, and waits for what is open rather than for a fixed time; the graceful timeout
+(``timeout_graceful_shutdown``) and what happens past it are uvicorn's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import socket
+from collections.abc import Callable
+
+import uvicorn
+
+__all__ = ["PromptServer"]
+
+_POLL_S = 0.005
+"""How often a stopping server looks whether its connections and requests have ended."""
+
+_logger = logging.getLogger("uvicorn.error")
+
+
+class PromptServer(uvicorn.Server):
+    """``uvicorn.Server`` whose ``should_exit = True`` ends ``run`` at once, and whose
+    shutdown takes as long as its open connections and requests do."""
+
+    _should_exit = False
+    _wake: Callable[[], None] | None = None
+
+    @property  # an attribute in uvicorn, set by its signal handlers too
+    def should_exit(self) -> bool:
+        return self._should_exit
+
+    @should_exit.setter
+    def should_exit(self, value: bool) -> None:
+        self._should_exit = value
+        wake = self._wake
+        if value and wake is not None:
+            wake()
+
+    async def main_loop(self) -> None:
+        loop, woken = asyncio.get_running_loop(), asyncio.Event()
+
+        def wake() -> None:
+            with contextlib.suppress(RuntimeError):  # the loop has closed: the server has ended
+                loop.call_soon_threadsafe(woken.set)
+
+        self._wake = wake
+        try:
+            counter = 0
+            while not await self.on_tick(counter):  # uvicorn's ticks: the date header, should_exit
+                counter = (counter + 1) % 864000
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(woken.wait(), 0.1)
+        finally:
+            self._wake = None
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        for server in self.servers:
+            server.close()
+        for sock in sockets or []:
+            sock.close()
+        for connection in list(self.server_state.connections):
+            connection.shutdown()  # an idle keep-alive connection closes; a busy one after its reply
+        try:
+            await asyncio.wait_for(self._drained(), timeout=self.config.timeout_graceful_shutdown)
+        except TimeoutError:
+            _logger.error("Cancel %s running task(s), timeout graceful shutdown exceeded", len(self.server_state.tasks))
+            for task in self.server_state.tasks:
+                task.cancel(msg="Task cancelled, timeout graceful shutdown exceeded")
+        if not self.force_exit:
+            await self.lifespan.shutdown()
+
+    async def _drained(self) -> None:
+        """Once every connection has closed and every request has ended."""
+        state = self.server_state
+        while (state.connections or state.tasks) and not self.force_exit:
+            await asyncio.sleep(_POLL_S)
+        for server in self.servers:
+            await server.wait_closed()
