@@ -209,10 +209,13 @@ def _serve(args: argparse.Namespace) -> int:
     if args.with_mock:
         assert mock_key is not None
         app.mount("/llm", token_gate(_mounted_mock(), auth, also=(mock_key,)))
-    print(f"harness chain service on {base_url}", flush=True)
-    print(f"  progress page: {base_url}/chain#token=<token>", flush=True)
-    print(f"  MCP (streamable HTTP): {base_url}/mcp", flush=True)
-    print(f"  model: {llm_url or 'an in-process mock LLM'}", flush=True)
+
+    def announce() -> None:
+        print(f"harness chain service on {base_url}", flush=True)
+        print(f"  progress page: {base_url}/chain#token=<token>", flush=True)
+        print(f"  MCP (streamable HTTP): {base_url}/mcp", flush=True)
+        print(f"  model: {llm_url or 'an in-process mock LLM'}", flush=True)
+
     server = uvicorn.Server(
         uvicorn.Config(
             app,
@@ -223,7 +226,7 @@ def _serve(args: argparse.Namespace) -> int:
             timeout_graceful_shutdown=2,
         )
     )
-    run_until_signalled(server, sock)
+    run_until_signalled(server, sock, on_ready=announce)  # a signal from the banner on ends it quietly
     print("harness chain service stopped", flush=True)
     return 0
 

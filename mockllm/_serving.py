@@ -11,7 +11,7 @@ import gc
 import signal
 import socket
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from types import FrameType
 from typing import Any
 
@@ -49,11 +49,15 @@ def bind_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
-def run_until_signalled(server: Any, sock: socket.socket) -> None:
+def run_until_signalled(server: Any, sock: socket.socket, on_ready: Callable[[], None] | None = None) -> None:
     """Run uvicorn ``server`` on ``sock`` until SIGINT or SIGTERM, then return normally
-    (the process can exit 0); ``sock`` is closed either way."""
+    (the process can exit 0); ``sock`` is closed either way. ``on_ready`` (a banner naming
+    the URL) is called right before the server runs, once a signal would end it quietly: a
+    supervisor that stops it as soon as it has announced itself gets the same clean exit."""
     try:
         with ended_by_signals(server):
+            if on_ready is not None:
+                on_ready()
             server.run(sockets=[sock])
     finally:
         sock.close()

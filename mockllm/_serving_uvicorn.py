@@ -25,6 +25,18 @@ _POLL_S = 0.005
 
 _logger = logging.getLogger("uvicorn.error")
 
+_WEBSOCKET_ADVICE = ("Unsupported upgrade request", "No supported WebSocket library detected")
+
+
+class _WithoutWebSocketAdvice(logging.Filter):
+    """uvicorn without a WebSocket protocol (``ws="none"``: the mock has no WebSocket route)
+    answers an upgrade request as plain HTTP (the mock's JSON 404, naming its routes) and
+    warns that no WebSocket library is installed, advising to install one: which would
+    change nothing here, so the advice is not printed."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (isinstance(record.msg, str) and record.msg.startswith(_WEBSOCKET_ADVICE))
+
 
 class PromptServer(uvicorn.Server):
     """``uvicorn.Server`` whose ``should_exit = True`` ends ``run`` at once, and whose
@@ -32,6 +44,11 @@ class PromptServer(uvicorn.Server):
 
     _should_exit = False
     _wake: Callable[[], None] | None = None
+
+    def __init__(self, config: uvicorn.Config) -> None:
+        super().__init__(config)
+        if config.ws == "none" and not any(isinstance(f, _WithoutWebSocketAdvice) for f in _logger.filters):
+            _logger.addFilter(_WithoutWebSocketAdvice())
 
     @property  # an attribute in uvicorn, set by its signal handlers too
     def should_exit(self) -> bool:

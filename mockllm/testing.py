@@ -18,6 +18,7 @@ outside ``__all__`` is private and may change without notice.
     INSTRUCTION_BLOCK              a compiled pattern matching one instruction block, tags included
     bind_socket(host, port)        a listening loopback socket (port 0: a free one), with a clear OSError
     run_until_signalled(server, s) run a uvicorn server on that socket until SIGINT/SIGTERM, quietly
+                                   (``on_ready=f``: f, a banner, is called once a signal would be)
     uvicorn_server(mock, metrics)  the uvicorn server ``serve`` runs for ``mock``, to run yourself
                                    (e.g. from a thread, on ``bind_socket``'s socket)
     Recording, load_recording      one recording file, read and checked (docs/recording.md)

@@ -7,6 +7,7 @@ their own (flags, signals) start one and stop it by its PID.
 
 from __future__ import annotations
 
+import logging
 import signal
 import subprocess
 import sys
@@ -146,6 +147,29 @@ def test_a_server_asked_to_stop_stops_at_once() -> None:
     # may delay one).
     fastest = min(_seconds_to_stop(MockLLM()) for _ in range(3))
     assert fastest < 0.08, f"the fastest of three stops took {fastest:.3f} s"
+
+
+def test_a_websocket_upgrade_is_answered_with_the_routes_and_no_advice_to_install_a_library() -> None:
+    """The mock has no WebSocket route (its uvicorn loads no WebSocket protocol): an
+    upgrade request is an unknown route, answered as any is, and uvicorn's warning that
+    no WebSocket library is installed, which would change nothing, is not printed."""
+    server = uvicorn_server(MockLLM(), metrics=False)  # configures uvicorn's logging
+    logged: list[logging.LogRecord] = []
+    handler = logging.Handler()
+    handler.emit = logged.append  # type: ignore[method-assign]
+    uvicorn_log = logging.getLogger("uvicorn.error")
+    uvicorn_log.addHandler(handler)
+    upgrade = {"Connection": "Upgrade", "Upgrade": "websocket", "Sec-WebSocket-Version": "13"}
+    try:
+        with server_in_thread(server) as (_, base_url):
+            response = httpx2.get(
+                f"{base_url}/v1/realtime", headers={**upgrade, "Sec-WebSocket-Key": "a2V5a2V5a2V5a2V5a2V5a2V5"}
+            )
+    finally:
+        uvicorn_log.removeHandler(handler)
+    assert response.status_code == 404
+    assert "Unknown route GET /v1/realtime" in response.json()["error"]["message"]
+    assert [r.getMessage() for r in logged if r.levelno >= logging.WARNING] == []
 
 
 def test_port_in_use_exits_2_with_a_clear_message(tmp_path: Path, mock_server_url: str) -> None:

@@ -52,3 +52,21 @@ def test_a_signal_before_uvicorn_runs_starts_and_stops_it_at_once(sig: int) -> N
     run_until_signalled(server, sock)  # returns: no exception, nothing left unawaited
     assert server.ran and server.should_exit and server.started
     assert sock.fileno() == -1  # closed
+
+
+@SIGNALS
+def test_a_signal_from_the_banner_on_ends_the_server_quietly(sig: int) -> None:
+    # `harness serve` and `harness review` printed their banner before the handlers were in:
+    # a supervisor stopping one as soon as it read the banner got a KeyboardInterrupt
+    # traceback and exit status 1 (or a kill by SIGTERM) instead of a clean stop.
+    server = uvicorn_server(MockLLM(), metrics=False)
+    sock = bind_socket("127.0.0.1", 0)
+    announced = []
+
+    def banner() -> None:
+        announced.append(sock.getsockname()[1])
+        signal.raise_signal(sig)
+
+    run_until_signalled(server, sock, on_ready=banner)  # returns: no exception
+    assert announced and server.should_exit
+    assert sock.fileno() == -1

@@ -103,10 +103,13 @@ def run_review(args: argparse.Namespace) -> int:
         server = ReviewServer(reviews, port=args.port, against=against)
     except OSError as exc:
         return _fail(f"cannot listen on 127.0.0.1:{args.port}: {exc.strerror or exc}; pick another --port")
-    print(f"harness review: {_differ(len(reviews), against)}; review them at", flush=True)
-    print(f"  {server.url}", flush=True)
-    print("  (Finish the review on the page, or Ctrl+C, to stop.)", flush=True)
-    server.run()
+
+    def announce() -> None:
+        print(f"harness review: {_differ(len(reviews), against)}; review them at", flush=True)
+        print(f"  {server.url}", flush=True)
+        print("  (Finish the review on the page, or Ctrl+C, to stop.)", flush=True)
+
+    server.run(on_ready=announce)  # a Ctrl+C from the banner on ends it quietly
     print("\n".join(server.summary()), flush=True)
     return 0
 

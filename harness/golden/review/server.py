@@ -18,7 +18,7 @@ import json
 import secrets
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -134,9 +134,10 @@ class ReviewServer:
     def summary(self) -> list[str]:
         return [review.summary() for review in self.reviews.values()]
 
-    def run(self) -> None:
-        """Serve until "Finish the review", SIGINT or SIGTERM."""
-        run_until_signalled(self.server, self._sock)
+    def run(self, on_ready: Callable[[], None] | None = None) -> None:
+        """Serve until "Finish the review", SIGINT or SIGTERM; ``on_ready`` (the banner) is
+        called once a signal would end it quietly."""
+        run_until_signalled(self.server, self._sock, on_ready)
 
     def start(self) -> None:
         self._thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self._sock]}, daemon=True)

@@ -4,6 +4,7 @@ then the same over real HTTP on 127.0.0.1, and ``python -m harness serve``."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import signal
@@ -16,6 +17,7 @@ import httpx
 import pytest
 from starlette.testclient import TestClient
 
+from harness.cli import main as harness_cli
 from tests.harness.systems.service.service_support import ADA, ANSWER, EVE, capital_chain, scripted, stop, tool_chain
 
 if TYPE_CHECKING:
@@ -267,6 +269,40 @@ def test_serve_runs_chains_and_exits_0_on_sigint(tmp_path: Path) -> None:
     finally:
         returncode, err = stop(process, signal.SIGINT)
     assert returncode == 0, err
+
+
+class _SignalAtTheBanner(io.StringIO):
+    """Standard output that raises ``sig`` in the process as the banner is written: a
+    supervisor stopping the server the moment it reads the banner."""
+
+    def __init__(self, sig: int) -> None:
+        super().__init__()
+        self.sig = sig
+
+    def write(self, text: str) -> int:
+        written = super().write(text)
+        if text.startswith("harness chain service on "):
+            signal.raise_signal(self.sig)
+        return written
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_signal_the_moment_serve_announces_itself_stops_it_cleanly(sig: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The banner was printed before the handlers were in: a Ctrl-C right then was a
+    # KeyboardInterrupt traceback and status 1. Served in this process (no start to pay).
+    def too_soon(signum: int, frame: object) -> None:
+        raise AssertionError("the banner came before serve's signal handlers")
+
+    monkeypatch.setenv("HARNESS_CHAIN_TOKENS", TOKENS_JSON)
+    out = _SignalAtTheBanner(sig)
+    monkeypatch.setattr(sys, "stdout", out)
+    previous = signal.signal(sig, too_soon)  # not this test process's own handling
+    try:
+        assert harness_cli(["serve", "--port", "0"]) == 0
+    finally:
+        signal.signal(sig, previous)
+    assert out.getvalue().startswith("harness chain service on http://127.0.0.1:")
+    assert out.getvalue().endswith("harness chain service stopped\n")
 
 
 def test_serve_with_mock_serves_the_model_in_the_same_process(tmp_path: Path) -> None:
