@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:  # Playwright's API takes ~0.2 s to import: only where a page test runs
-    from playwright.sync_api import Browser, Page, ViewportSize
+    from playwright.sync_api import Browser, Page, Request, ViewportSize
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -128,3 +128,20 @@ def tab_at(tab: Page, viewport: ViewportSize) -> Iterator[Page]:
         yield tab
     finally:
         tab.goto("about:blank")
+
+
+@contextlib.contextmanager
+def tab_reaching_only(tab: Page, viewport: ViewportSize, prefix: str) -> Iterator[Page]:
+    """``tab_at``, failing the test if the page requested a URL not starting with ``prefix``."""
+    requests: list[str] = []
+
+    def request(request: Request) -> None:
+        requests.append(request.url)
+
+    with tab_at(tab, viewport) as page:
+        page.on("request", request)
+        try:
+            yield page
+            assert all(url.startswith(prefix) for url in requests), f"the page reached out: {requests}"
+        finally:
+            page.remove_listener("request", request)

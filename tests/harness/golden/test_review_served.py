@@ -11,12 +11,12 @@ from pathlib import Path
 
 import httpx
 import pytest
-from playwright.sync_api import Page, Request, expect
+from playwright.sync_api import Page, expect
 
 from harness.golden.review.changes import GoldenChange
 from harness.golden.review.decisions import open_decisions
 from harness.golden.review.server import ReviewServer
-from tests.harness.browser_support import tab_at
+from tests.harness.browser_support import tab_at, tab_reaching_only
 
 ROOT = Path(__file__).resolve().parents[3]
 TOOL_USE = (ROOT / "golden" / "scenarios" / "tool_use.golden").read_text()
@@ -50,19 +50,9 @@ def served(tmp_path: Path) -> Iterator[tuple[ReviewServer, Path, Path]]:
 
 @pytest.fixture
 def page(shared_tab: Page) -> Iterator[Page]:
-    """The test process's shared tab (tests/harness/conftest.py), failing the test if the page reached out."""
-    requests: list[str] = []
-
-    def request(request: Request) -> None:
-        requests.append(request.url)
-
-    with tab_at(shared_tab, {"width": 1500, "height": 900}) as page:
-        page.on("request", request)
-        try:
-            yield page
-            assert all(url.startswith("http://127.0.0.1:") for url in requests), f"the page reached out: {requests}"
-        finally:
-            page.remove_listener("request", request)
+    """The test process's shared tab (tests/harness/conftest.py); the page may load nothing but the review server."""
+    with tab_reaching_only(shared_tab, {"width": 1500, "height": 900}, "http://127.0.0.1:") as page:
+        yield page
 
 
 def test_reject_one_row_accept_another_writes_exactly_the_accepted_one(
