@@ -68,7 +68,7 @@ class PageSession:
     def __init__(self, browser: Browser) -> None:
         self.browser = browser
         self._tab: Page | None = None
-        self._loop = asyncio.get_running_loop()  # Playwright's: the launch marked it
+        self._loop = asyncio._get_running_loop()  # Playwright's: the launch marked it
         asyncio._set_running_loop(None)
 
     @contextlib.contextmanager
@@ -81,8 +81,8 @@ class PageSession:
             asyncio._set_running_loop(None)
 
     def tab(self) -> Page:
-        """The shared tab (call inside ``lend``)."""
-        if self._tab is None:
+        """The shared tab (call inside ``lend``); a new one if a test closed it."""
+        if self._tab is None or self._tab.is_closed():
             self._tab = self.browser.new_page()
         return self._tab
 
