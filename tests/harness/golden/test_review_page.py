@@ -9,10 +9,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Page, expect
 
 from harness.cli import main
-from tests.harness.browser_support import ARTIFACTS, PNG_SIGNATURE
+from tests.harness.browser_support import ARTIFACTS, PNG_SIGNATURE, tab_reaching_only
 
 ROOT = Path(__file__).resolve().parents[3]
 TOOL_USE = (ROOT / "golden" / "scenarios" / "tool_use.golden").read_text()
@@ -92,15 +92,10 @@ def test_the_static_page_goes_outside_the_repository_by_default(
 
 
 @pytest.fixture
-def page(browser: Browser) -> Iterator[Page]:
-    page = browser.new_page(viewport={"width": 1400, "height": 900})
-    requests: list[str] = []
-    page.on("request", lambda request: requests.append(request.url))
-    try:
+def page(shared_tab: Page) -> Iterator[Page]:
+    """The test process's shared tab (tests/harness/conftest.py); the page may load nothing but files."""
+    with tab_reaching_only(shared_tab, {"width": 1400, "height": 900}, "file://") as page:
         yield page
-        assert all(url.startswith("file://") for url in requests), f"the page reached out: {requests}"
-    finally:
-        page.close()
 
 
 def test_the_page_renders_a_known_diff_side_by_side(review: Path, page: Page) -> None:

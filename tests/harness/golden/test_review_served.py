@@ -11,11 +11,12 @@ from pathlib import Path
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Page, expect
 
 from harness.golden.review.changes import GoldenChange
 from harness.golden.review.decisions import open_decisions
 from harness.golden.review.server import ReviewServer
+from tests.harness.browser_support import tab_at, tab_reaching_only
 
 ROOT = Path(__file__).resolve().parents[3]
 TOOL_USE = (ROOT / "golden" / "scenarios" / "tool_use.golden").read_text()
@@ -48,15 +49,10 @@ def served(tmp_path: Path) -> Iterator[tuple[ReviewServer, Path, Path]]:
 
 
 @pytest.fixture
-def page(browser: Browser) -> Iterator[Page]:
-    page = browser.new_page(viewport={"width": 1500, "height": 900})
-    requests: list[str] = []
-    page.on("request", lambda request: requests.append(request.url))
-    try:
+def page(shared_tab: Page) -> Iterator[Page]:
+    """The test process's shared tab (tests/harness/conftest.py); the page may load nothing but the review server."""
+    with tab_reaching_only(shared_tab, {"width": 1500, "height": 900}, "http://127.0.0.1:") as page:
         yield page
-        assert all(url.startswith("http://127.0.0.1:") for url in requests), f"the page reached out: {requests}"
-    finally:
-        page.close()
 
 
 def test_reject_one_row_accept_another_writes_exactly_the_accepted_one(
@@ -89,24 +85,23 @@ def test_reject_one_row_accept_another_writes_exactly_the_accepted_one(
     expect(page.locator("#status")).to_have_text("Review finished: 4 changes decided. You can close this tab.")
 
 
-def test_a_fallback_reply_cannot_be_accepted(tmp_path: Path, browser: Browser) -> None:
+def test_a_fallback_reply_cannot_be_accepted(tmp_path: Path, shared_tab: Page) -> None:
     golden = tmp_path / "g.golden"
     golden.write_text(SIMPLE)
     fallback = SIMPLE.replace('content="', 'content="mockllm fallback reply: turn index 1 is past the end. ', 1)
     server = ReviewServer(open_decisions([GoldenChange("g.golden", SIMPLE, fallback, golden)]))
     server.start()
-    page = browser.new_page()
     try:
-        page.goto(server.url)
-        row = page.locator("tr[data-state='changed']")
-        expect(row.locator("button.accept")).to_be_disabled()
-        expect(page.locator("h2 button.accept")).to_be_disabled()
-        answer = httpx.post(server.url + "decide", json={"path": "g.golden", "key": "golden", "decision": "accept"})
-        assert answer.status_code == 422
-        assert "records the mock's fallback reply" in answer.json()["message"]
-        assert golden.read_text() == SIMPLE
+        with tab_at(shared_tab, {"width": 1280, "height": 720}) as page:
+            page.goto(server.url)
+            row = page.locator("tr[data-state='changed']")
+            expect(row.locator("button.accept")).to_be_disabled()
+            expect(page.locator("h2 button.accept")).to_be_disabled()
+            answer = httpx.post(server.url + "decide", json={"path": "g.golden", "key": "golden", "decision": "accept"})
+            assert answer.status_code == 422
+            assert "records the mock's fallback reply" in answer.json()["message"]
+            assert golden.read_text() == SIMPLE
     finally:
-        page.close()
         server.stop()
 
 

@@ -21,7 +21,7 @@ from playwright.sync_api import Browser, ConsoleMessage, Error, Locator, Page, V
 
 from harness.systems.chain import McpContextBuilder, filter_context
 from harness.systems.chain.mcp_context import CITATION_SCHEMA
-from tests.harness.browser_support import ARTIFACTS, PNG_SIGNATURE, browser
+from tests.harness.browser_support import ARTIFACTS, PNG_SIGNATURE, tab_at
 from tests.harness.systems.service.service_support import (
     ANSWER,
     ATLAS,
@@ -33,8 +33,6 @@ from tests.harness.systems.service.service_support import (
     stalling_chain,
     tool_chain,
 )
-
-__all__ = ["browser"]  # fixtures, requested by name (and pyflakes sees them used)
 
 VIEWPORT: ViewportSize = {"width": 900, "height": 1000}
 
@@ -64,26 +62,13 @@ def without_errors(page: Page) -> Iterator[Page]:
         page.remove_listener("console", console)
 
 
-@pytest.fixture(scope="module")
-def tab(browser: Browser) -> Iterator[Page]:
-    """One tab for the module's tests, each opening its own server's page in it: a new
-    tab costs Chromium a few tenths of a second of CPU."""
-    tab = browser.new_page(viewport=VIEWPORT)
-    try:
-        yield tab
-    finally:
-        tab.close()
-
-
 @pytest.fixture
-def page(tab: Page) -> Iterator[Page]:
-    """The module's tab; left on about:blank, so this test's page and its WebSocket are
+def page(shared_tab: Page) -> Iterator[Page]:
+    """The test process's shared tab (tests/harness/conftest.py), each test opening its own
+    server's page in it; left on about:blank, so this test's page and its WebSocket are
     gone before its server stops."""
-    try:
-        with without_errors(tab):
-            yield tab
-    finally:
-        tab.goto("about:blank")
+    with tab_at(shared_tab, VIEWPORT) as tab, without_errors(tab):
+        yield tab
 
 
 @pytest.fixture
