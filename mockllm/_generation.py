@@ -52,13 +52,9 @@ assert len(_VOCABULARY) == 128 and len(set(_VOCABULARY)) == 128
 TOOL_CALL_ID = re.compile(r"mk([0-9a-f]{8})_t(\d+)_(\d+)$")
 
 
-def _digest(key: tuple[object, ...], size: int) -> bytes:
-    return hashlib.blake2b(repr(key).encode(), digest_size=size).digest()
-
-
 def stable_hex(*key: object, length: int = 24) -> str:
     """``length`` hex digits derived from ``key`` (at most 128)."""
-    return _digest(key, (length + 1) // 2).hex()[:length]
+    return hashlib.blake2b(repr(key).encode(), digest_size=(length + 1) // 2).hexdigest()[:length]
 
 
 class GeneratedWords(str):

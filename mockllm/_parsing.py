@@ -13,6 +13,7 @@ import json
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Union
 
 from pydantic import ValidationError
@@ -51,6 +52,14 @@ class Script:
     fingerprint: str
     """8 hex digits of the canonical JSON: names the chain in ids and headers."""
     warnings: tuple[str, ...] = ()
+
+    @cached_property
+    def step_labels(self) -> tuple[str, ...]:
+        """Each entry's ``id`` (or its position) in chain order: made once a script (a
+        parsed script is kept, ``parse_script``), not once a request."""
+        return tuple(
+            e.id if isinstance(e, Instruction) and e.id is not None else str(i) for i, e in enumerate(self.entries)
+        )
 
 
 @dataclass(frozen=True)

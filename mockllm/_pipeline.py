@@ -133,7 +133,10 @@ _BODY_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
 def _parsed(body: bytes) -> Any:
     """``json.loads(body, parse_constant=_reject_constant)``, with one decoder made once
     (``json.loads`` makes a decoder per call when given an option)."""
-    return _BODY_DECODER.decode(body.decode(json.detect_encoding(body), "surrogatepass"))
+    # A body opening an object in its first byte, its second no NUL, is UTF-8 by
+    # ``json.detect_encoding``'s rules (no BOM starts with "{"): that check, in two slices.
+    encoding = "utf-8" if body[:1] == b"{" and body[1:2] != b"\0" else json.detect_encoding(body)
+    return _BODY_DECODER.decode(body.decode(encoding, "surrogatepass"))
 
 
 # -- expand held conversation -----------------------------------------------------------

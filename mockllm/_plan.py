@@ -153,7 +153,7 @@ class ReplyPlan:
 
     @property
     def tool_calls(self) -> tuple[ToolCallPart, ...]:
-        return tuple(p for p in self.parts if isinstance(p, ToolCallPart))
+        return tuple([p for p in self.parts if isinstance(p, ToolCallPart)])
 
 
 _WORD_WITH_SPACE = re.compile(r"\s*\S+\s*")

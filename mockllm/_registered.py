@@ -31,7 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from mockllm._conversation import Conversation
 from mockllm._exceptions import InvalidScript, ScriptLimitReached
-from mockllm._instructions import INSTRUCTION_END, INSTRUCTION_START, Instruction, InstructionChain
+from mockllm._instructions import INSTRUCTION_END, INSTRUCTION_START, InstructionChain
 from mockllm._limits import Limits
 from mockllm._parsing import Script, parse_script
 from mockllm._selection import Selection, select_in_conversation
@@ -161,10 +161,7 @@ class RegisteredScript:
 
     @property
     def step_labels(self) -> tuple[str, ...]:
-        return tuple(
-            e.id if isinstance(e, Instruction) and e.id is not None else str(i)
-            for i, e in enumerate(self.script.entries)
-        )
+        return self.script.step_labels
 
     def describe(self) -> str:
         return (

@@ -212,7 +212,5 @@ def _pick(
         counted_turns=counted,
         placed_by_tool_call_id=placed,
         warnings=script.warnings,
-        step_labels=tuple(
-            e.id if isinstance(e, Instruction) and e.id is not None else str(i) for i, e in enumerate(script.entries)
-        ),
+        step_labels=script.step_labels,
     )

@@ -44,7 +44,7 @@ async def model_call(
     headers = Headers(scope=scope)
     method = scope["method"]
     try:
-        body = await receive_body(headers.get("content-length", ""), receive, engine.limits.max_body_bytes)
+        body = await receive_body(_declared_length(scope), receive, engine.limits.max_body_bytes)
     except _TooLarge as exc:
         return ReplyResponse(engine.too_large(method, path, exc.size, at_least=exc.at_least))
     # Starlette's ``URL`` parses the whole URL; the query is all it needs, and most calls have none.
@@ -68,6 +68,15 @@ async def model_call(
         return JSONResponse(
             {"error": {"message": detail, "type": "server_error", "param": None, "code": None}}, status_code=500
         )
+
+
+def _declared_length(scope: Scope) -> str:
+    """The request's Content-Length as sent ("" if none): ``Headers.get`` of it, read
+    straight from the scope's raw headers (ASGI names them in lower case)."""
+    for name, value in scope["headers"]:
+        if name == b"content-length":
+            return value.decode("latin-1")  # type: ignore[no-any-return]
+    return ""
 
 
 def is_root_model_call(scope: Scope) -> bool:

@@ -24,7 +24,9 @@ _c_compact = (
 
 def dumps(obj: Any) -> str:
     """Compact JSON, as the providers send it (and the same bytes on every run)."""
-    if _c_compact is None or isinstance(obj, str):
+    if isinstance(obj, str):  # what ``_compact.encode`` does with a text, less its call
+        return encode_basestring(obj)
+    if _c_compact is None:
         return _compact.encode(obj)
     return "".join(_c_compact(obj, 0))
 

@@ -64,6 +64,15 @@ def usage_fields(usage: Usage) -> dict[str, int]:
 
 DONE = sse_event("[DONE]")
 _FINGERPRINT_JSON = dumps(SYSTEM_FINGERPRINT)
+# The opening chunk's delta (its ``content`` "", or null for a reply made only of tool
+# calls) and the closing chunk's finish, by stop reason: made once, not once a reply.
+_OPENING_DELTAS = {
+    has_content: dumps({"role": "assistant", "content": "" if has_content else None, "refusal": None})
+    for has_content in (True, False)
+}
+_FINISHES = {
+    reason: f',"logprobs":null,"finish_reason":{dumps(finish)}}}]' for reason, finish in _FINISH_REASONS.items()
+}
 
 
 def chunk_items(plan: ReplyPlan, body: dict[str, Any]) -> StreamItems:
@@ -118,13 +127,13 @@ class _Frame:
     def opening(self, plan: ReplyPlan) -> str:
         """The first chunk: the role, and an empty ``content`` (null for a reply made
         only of tool calls)."""
-        content = message_content(plan)
-        delta = dumps({"role": "assistant", "content": "" if content is not None else None, "refusal": None})
-        return self.head + delta + self.tail
+        return self.head + _OPENING_DELTAS[message_content(plan) is not None] + self.tail
 
     def closing(self, plan: ReplyPlan) -> list[str]:
         """The chunk with the finish reason, then the usage chunk if asked for."""
-        finish = f',"logprobs":null,"finish_reason":{dumps(finish_reason(plan.stop_reason))}}}]'
+        reason = plan.stop_reason
+        # An unknown stop reason: ``finish_reason`` raises its ValueError, as before.
+        finish = _FINISHES[reason] if reason in _FINISHES else finish_reason(reason)
         chunks = [self.head + "{}" + finish + self.usage_null + "}\n\n"]
         if self.include_usage:
             chunks.append(self.base + f'"choices":[],"usage":{dumps(usage_fields(plan.usage))}}}\n\n')
