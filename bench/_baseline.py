@@ -3,12 +3,35 @@ change before and after in the same process (``--baseline DIR``)."""
 
 from __future__ import annotations
 
+import argparse
 import importlib
 import sys
 from pathlib import Path
 from types import ModuleType
 
-__all__ = ["import_baseline"]
+__all__ = ["checkouts", "import_baseline", "rounds_baseline_docs"]
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def rounds_baseline_docs(doc: str, rounds: int) -> argparse.Namespace:
+    """The command line of a benchmark that runs processes of one checkout or two:
+    ``--rounds N``, ``--baseline DIR``, ``--write-docs`` (``doc``: the script's docstring)."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=rounds)
+    parser.add_argument("--baseline", type=Path, help="another checkout (git archive of main) to compare against")
+    parser.add_argument("--write-docs", action="store_true")
+    return parser.parse_args()
+
+
+def checkouts(baseline: Path | None, marker: str) -> dict[str, Path]:
+    """This checkout, then ``baseline`` when given (which must hold ``marker``), by label."""
+    trees = {"this checkout": ROOT}
+    if baseline is not None:
+        if not (baseline / marker).exists():
+            raise SystemExit(f"--baseline {baseline}: not a checkout of this repository (no {marker} there)")
+        trees["baseline"] = baseline.resolve()
+    return trees
 
 
 def _ours() -> dict[str, ModuleType]:

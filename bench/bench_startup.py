@@ -25,7 +25,6 @@ per-round ratios. ``--write-docs`` writes them into ``docs/performance.md`` (sec
 
 from __future__ import annotations
 
-import argparse
 import os
 import re
 import select
@@ -41,6 +40,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 
+from _baseline import checkouts, rounds_baseline_docs
 from _docs import replace_section
 
 DOC = ROOT / "docs" / "performance.md"
@@ -156,16 +156,8 @@ def report(samples: dict[tuple[str, str], list[float]], labels: list[str], round
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rounds", type=int, default=7)
-    parser.add_argument("--baseline", type=Path, help="another checkout (git archive of main) to compare against")
-    parser.add_argument("--write-docs", action="store_true")
-    args = parser.parse_args()
-    trees = {"this checkout": ROOT}
-    if args.baseline:
-        if not (args.baseline / "mockllm" / "__init__.py").exists():
-            raise SystemExit(f"--baseline {args.baseline}: no mockllm package there")
-        trees["baseline"] = args.baseline.resolve()
+    args = rounds_baseline_docs(__doc__ or "", 7)
+    trees = checkouts(args.baseline, "mockllm/__init__.py")
     with tempfile.TemporaryDirectory() as folder:
         project = Path(folder)
         (project / "test_one.py").write_text("def test_one():\n    assert True\n", encoding="utf-8")

@@ -19,7 +19,6 @@ Target (issue 29): the Quickstart's test command in 90 s or less on the project'
 
 from __future__ import annotations
 
-import argparse
 import ctypes
 import os
 import re
@@ -34,6 +33,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 
+from _baseline import checkouts, rounds_baseline_docs
 from _docs import replace_section
 
 DOC = ROOT / "docs" / "performance.md"
@@ -106,16 +106,8 @@ def run(tree: Path) -> tuple[float, float, str]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rounds", type=int, default=2)
-    parser.add_argument("--baseline", type=Path, help="another checkout to run alternately")
-    parser.add_argument("--write-docs", action="store_true")
-    args = parser.parse_args()
-    trees = {"this checkout": ROOT}
-    if args.baseline:
-        if not (args.baseline / "conftest.py").exists():
-            raise SystemExit(f"--baseline {args.baseline}: no repository checkout there (no conftest.py)")
-        trees["baseline"] = args.baseline.resolve()
+    args = rounds_baseline_docs(__doc__ or "", 2)
+    trees = checkouts(args.baseline, "conftest.py")
     adopt_orphans()
     runs: dict[str, list[tuple[float, float, str]]] = {label: [] for label in trees}
     loads = []
