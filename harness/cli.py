@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import functools
 import importlib
-import secrets
 import sys
 from collections.abc import Awaitable, Callable, Sequence
 from types import ModuleType
@@ -197,6 +196,8 @@ def _serve(args: argparse.Namespace) -> int:
     llm_url = f"{loopback}/llm" if args.with_mock else args.llm_base_url
     # The mounted mock is behind the service's tokens; the service itself uses a key of
     # this process's own, never printed.
+    import secrets  # here: hmac and its hashes are for serve alone, not every verb's start
+
     mock_key = secrets.token_urlsafe(24) if args.with_mock else None
     try:
         # A model the configuration names no server for is the mock, in this process.

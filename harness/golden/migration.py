@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
@@ -46,10 +47,10 @@ class GoldenMigration:
         from syrupy.location import PyTestLocation
 
         from harness.golden.extension import GOLDEN_SUFFIX, GoldenExtension, ScenarioGoldenExtension
-        from harness.plugin.scenario_item import ScenarioItem
 
         for item in session.items:
-            if isinstance(item, ScenarioItem):
+            scenario = _is_scenario_item(item)
+            if scenario:
                 extension: type[GoldenExtension] = golden_extension(session.config, ScenarioGoldenExtension)
             elif "golden" in getattr(item, "fixturenames", ()):
                 extension = golden_extension(session.config)
@@ -57,7 +58,7 @@ class GoldenMigration:
                 continue
             location = PyTestLocation(item)
             new = Path(extension.get_location(test_location=location, index=0))
-            if isinstance(item, ScenarioItem):
+            if scenario:
                 legacy = extension.legacy_location(test_location=location, location=str(new))
                 if legacy.is_file() and legacy != new:
                     self.moves[legacy].add(new)
@@ -68,6 +69,13 @@ class GoldenMigration:
             for legacy in legacy_folder.glob(f"*.{GOLDEN_SUFFIX}"):
                 if _belongs_to(legacy.name[: -len(GOLDEN_SUFFIX) - 1], location.snapshot_name):
                     self.moves[legacy].add(new.parent / legacy.name)
+
+
+def _is_scenario_item(item: pytest.Item) -> bool:
+    # A session that collected no scenario file never imported their item class, nor the
+    # mock and the runners it brings (a third of a second): then no item is one.
+    module = sys.modules.get("harness.plugin.scenario_item")
+    return module is not None and isinstance(item, module.ScenarioItem)
 
 
 def _tracked(path: Path) -> bool:

@@ -85,7 +85,9 @@ def test_migrate_goldens_moves_old_goldens_and_copies_a_shared_one_to_each(two_t
     dry.stdout.fnmatch_lines(["*would have copied golden/test_api/test_flow.golden -> *"])
     assert (two_test_api.path / "golden" / "test_api" / "test_flow.golden").is_file()
 
-    result = two_test_api.run(sys.executable, "-m", "harness", "migrate-goldens")
+    # The path goes on to pytest: only the tests under checks/ are collected (a collection
+    # without scenario files spares the process the mock and the runners).
+    result = two_test_api.run(sys.executable, "-m", "harness", "migrate-goldens", "checks")
     assert result.ret == 0
     result.stdout.fnmatch_lines(
         [
@@ -93,13 +95,16 @@ def test_migrate_goldens_moves_old_goldens_and_copies_a_shared_one_to_each(two_t
             "golden/checks/unit/test_api/test_flow.golden: these tests shared one golden*",
         ]
     )
-    assert golden_files(two_test_api.path) == {
+    migrated = {
         "golden/scenarios/sub/hi.golden": "old scenario golden\n",
         "golden/checks/integration/test_api/test_flow.golden": shared,
         "golden/checks/unit/test_api/test_flow.golden": shared,
     }
+    assert golden_files(two_test_api.path) == migrated
     # The shared golden holds one test's events: the other's fails until reviewed.
     two_test_api.runpytest("checks").assert_outcomes(passed=1, failed=1)
+    # Every test and scenario file collected: the scenario's golden is where it belongs already.
     again = run_harness(two_test_api, "migrate-goldens")
     assert again.ret == 0
     again.stdout.fnmatch_lines(["*no golden to move*"])
+    assert golden_files(two_test_api.path) == migrated
