@@ -103,8 +103,18 @@ def test_migrate_goldens_moves_old_goldens_and_copies_a_shared_one_to_each(two_t
     assert golden_files(two_test_api.path) == migrated
     # The shared golden holds one test's events: the other's fails until reviewed.
     two_test_api.runpytest("checks").assert_outcomes(passed=1, failed=1)
-    # Every test and scenario file collected: the scenario's golden is where it belongs already.
+    # Every test and scenario file collected: the scenario's golden under scenarios/ is where
+    # it belongs already; one of a scenario file elsewhere moves from golden/scenarios/.
+    flows = two_test_api.path / "flows" / "scenarios"
+    flows.mkdir(parents=True)
+    (flows / "greet.scenario.yaml").write_text("prompt: hi\nscript: [{messages: [{text_message: {text: Hi.}}]}]\n")
+    (two_test_api.path / "golden" / "scenarios" / "greet.scenario.golden").write_text("old flow golden\n")
     again = run_harness(two_test_api, "migrate-goldens")
     assert again.ret == 0
-    again.stdout.fnmatch_lines(["*no golden to move*"])
-    assert golden_files(two_test_api.path) == migrated
+    again.stdout.fnmatch_lines(
+        ["*moved golden/scenarios/greet.scenario.golden -> golden/flows/scenarios/greet.scenario.golden*"]
+    )
+    assert golden_files(two_test_api.path) == {
+        **migrated,
+        "golden/flows/scenarios/greet.scenario.golden": "old flow golden\n",
+    }
