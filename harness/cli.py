@@ -164,7 +164,7 @@ def _serve(args: argparse.Namespace) -> int:
         from harness.systems.service.auth import token_gate
         from harness.systems.service.config import load_service_config
         from harness.systems.service.core import ChainService
-        from mockllm.testing import bind_socket, run_until_signalled
+        from mockllm.testing import PromptServer, bind_socket, run_until_signalled
 
         # What uvicorn imports once it serves: imported now, so that a part of it missing is
         # named before anything runs. (MCP is imported by the first request to /mcp, a
@@ -217,7 +217,7 @@ def _serve(args: argparse.Namespace) -> int:
         print(f"  MCP (streamable HTTP): {base_url}/mcp", flush=True)
         print(f"  model: {llm_url or 'an in-process mock LLM'}", flush=True)
 
-    server = uvicorn.Server(
+    server = PromptServer(  # stops as soon as it is signalled, not at uvicorn's next 0.1 s tick
         uvicorn.Config(
             app,
             log_level="warning",

@@ -21,6 +21,8 @@ outside ``__all__`` is private and may change without notice.
                                    (``on_ready=f``: f, a banner, is called once a signal would be)
     uvicorn_server(mock, metrics)  the uvicorn server ``serve`` runs for ``mock``, to run yourself
                                    (e.g. from a thread, on ``bind_socket``'s socket)
+    PromptServer(config)           uvicorn's server, which stops as soon as ``should_exit`` is set
+                                   (uvicorn's own looks every 0.1 s, then waits 0.1 s more)
     Recording, load_recording      one recording file, read and checked (docs/recording.md)
     RecordedTurn, read_reply       what a recorded reply said (text, reasoning, tool calls, error)
     Upstreams, DEFAULT_IGNORE      where a recording proxy sends each protocol; the fields
@@ -55,6 +57,7 @@ if _TYPE_CHECKING:
     from mockllm._serve import uvicorn_server as uvicorn_server
     from mockllm._serving import bind_socket as bind_socket
     from mockllm._serving import run_until_signalled as run_until_signalled
+    from mockllm._serving_uvicorn import PromptServer as PromptServer
     from mockllm._transports import import_httpx2 as import_httpx2
     from mockllm._transports import transport_for as transport_for
     from mockllm._verdict import failures as failures

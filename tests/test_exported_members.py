@@ -89,6 +89,7 @@ TESTING_EXPORTS = [
     "INSTRUCTION_BLOCK",
     "FileError",
     "MissingExtraError",
+    "PromptServer",
     "RecordedTurn",
     "Recording",
     "Selection",

@@ -32,7 +32,7 @@ from harness.golden.assertion import FallbackRefused
 from harness.golden.review.decisions import ACCEPT, WHOLE, GoldenDecisions, ReviewConflict
 from harness.golden.review.page import render_review_page
 from harness.golden.review.wording import count
-from mockllm.testing import bind_socket, run_until_signalled
+from mockllm.testing import PromptServer, bind_socket, run_until_signalled
 
 __all__ = ["ReviewServer"]
 
@@ -69,7 +69,8 @@ class ReviewServer:
                 Route(prefix + "finish", self._finish, methods=["POST"]),
             ]
         )
-        self.server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off"))
+        # Stops as soon as it is asked ("Finish the review", a signal, ``stop``).
+        self.server = PromptServer(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off"))
         self._thread: threading.Thread | None = None
 
     def _allowed(self, request: Request) -> bool:
