@@ -4,7 +4,8 @@
 
 Runs the Quickstart's second command's test run (plain ``pytest`` at the repository
 root: the whole suite on one xdist worker per core, see the root conftest.py) in a
-fresh process, ``-q -p no:cacheprovider`` so no run warms the next one's cache. The CPU
+fresh process, ``-q``; this checkout as installed (``pip install -e``), a baseline with
+its folder first on ``PYTHONPATH``. The CPU
 is the run's own and that of every process it started (user + system): the workers, the
 servers and browsers they start, orphans included (this process adopts them: Chromium's
 renderers end as orphans, about half its CPU). A process the suite leaves running is
@@ -39,7 +40,7 @@ from _docs import replace_section
 DOC = ROOT / "docs" / "performance.md"
 SECTION = "## Test suite: the Quickstart's command"
 TARGET_S = 90.0
-COMMAND = ("-m", "pytest", "-q", "-p", "no:cacheprovider")
+COMMAND = ("-m", "pytest", "-q")
 SUMMARY = re.compile(r"^=* ?(\d+ passed.*?) in [\d.]+s", re.MULTILINE)
 
 
@@ -85,7 +86,9 @@ def _parent(pid: int) -> int:
 def run(tree: Path) -> tuple[float, float, str]:
     """One run of the suite in ``tree``: wall seconds, CPU seconds of it and every process
     it started (orphans included), pytest's summary."""
-    env = dict(os.environ, PYTHONPATH=str(tree))
+    env = dict(os.environ)
+    if tree != ROOT:  # this checkout runs as a user's does, from its (editable) install
+        env["PYTHONPATH"] = str(tree)
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # a user's run reads and writes bytecode caches
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.monotonic()
@@ -130,7 +133,7 @@ def main() -> None:
             + (" --baseline DIR" if args.baseline else "")
             + f"` on {os.cpu_count()} cores (load average at each run's start "
             + ", ".join(f"{load:.1f}" for load in loads)
-            + f"; Python {sys.version.split()[0]}): plain `pytest -q -p no:cacheprovider` at the "
+            + f"; Python {sys.version.split()[0]}): plain `pytest -q` at the "
             "repository root, its CPU counting every process it started, orphans included.",
             "",
             *lines,
