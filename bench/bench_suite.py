@@ -28,6 +28,7 @@ import signal
 import statistics
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -46,6 +47,7 @@ SUMMARY = re.compile(r"^=* ?(\d+ passed.*?) in [\d.]+s", re.MULTILINE)
 
 PR_SET_CHILD_SUBREAPER = 36
 ORPHANS_WAIT_S = 15.0
+SUITE_TIMEOUT_S = 3600.0
 
 
 def adopt_orphans() -> None:
@@ -95,8 +97,27 @@ def run(tree: Path) -> tuple[float, float, str]:
     proc = subprocess.Popen(
         [sys.executable, *COMMAND], cwd=tree, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, text=True
     )
-    output, _ = proc.communicate()  # to pytest's exit
+    assert proc.stdout is not None
+    read: list[str] = []
+    reader = threading.Thread(target=lambda: read.append(proc.stdout.read() if proc.stdout else ""), daemon=True)
+    reader.start()
+    status = None
+    deadline = start + SUITE_TIMEOUT_S
+    while status is None and time.monotonic() < deadline:  # bounded: a hung suite is stopped below
+        # Orphans are reaped as they end, as init would: a zombie still "exists" for a test
+        # that waits for a stopped process's PID to be gone.
+        pid, ended = os.waitpid(-1, os.WNOHANG)
+        if pid == proc.pid:
+            status = ended
+        elif pid == 0:
+            time.sleep(0.05)
     wall = time.monotonic() - start
+    if status is None:
+        proc.kill()
+        _, status = os.waitpid(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    reader.join()
+    output = read[0] if read else ""
     leaked = reap_orphans()
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
