@@ -378,12 +378,11 @@ class PlannedEntry(NamedTuple):
         """What the entry will weigh (``entry_bytes``) once made: its texts as it keeps
         them (``WEIGHED_FIELDS``', then its warnings), a kept body of ``body_bytes``."""
         # Those present only (clipping keeps a text non-empty): ASCII texts within
-        # ``text_max`` (as a scripted request's are) are kept as they are, so their
-        # weight is found from their join, in a few C calls.
+        # ``text_max`` (as a scripted request's are) are kept as they are, which their
+        # join tells in a few C calls.
         texts = list(filter(None, (*_weighed(self), *self.warnings[:JOURNAL_WARNINGS_MAX])))
-        joined = "".join(texts)
-        if joined.isascii() and max(map(len, texts), default=0) <= text_max:
-            return 1024 + 2 * body_bytes + len(joined) + 64 * len(texts)
+        if "".join(texts).isascii() and max(map(len, texts), default=0) <= text_max:
+            return texts_bytes(texts, body_bytes)
         return texts_bytes([kept_text(t, text_max) for t in texts], body_bytes)
 
 
