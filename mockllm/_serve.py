@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from mockllm._engine import MockLLM
 from mockllm._server import create_app
-from mockllm._serving import bind_socket, ended_by_signals
+from mockllm._serving import bind_socket, run_until_signalled
 
 if TYPE_CHECKING:
     import uvicorn
@@ -50,11 +50,11 @@ def serve(
     sock = bind_socket(host, port)  # first: a port in use is told before uvicorn loads
     try:
         server = uvicorn_server(mock, metrics=metrics)
-        with ended_by_signals(server):  # from the banner on: a signal then ends it quietly
-            announce(sock.getsockname()[1])
-            server.run(sockets=[sock])
-    finally:
+    except BaseException:
         sock.close()
+        raise
+    # From the banner on, a signal ends it quietly.
+    run_until_signalled(server, sock, on_ready=lambda: announce(sock.getsockname()[1]))
     return 0
 
 
@@ -62,7 +62,7 @@ def uvicorn_server(mock: MockLLM, *, metrics: bool) -> uvicorn.Server:
     """The uvicorn server of ``mock``'s app, as ``serve`` and each ``--workers`` worker run it."""
     import uvicorn
 
-    from mockllm._serving_uvicorn import PromptServer
+    from mockllm._serving_uvicorn import PromptServer, without_websocket_advice
 
     config = uvicorn.Config(
         create_app(mock, metrics=metrics),
@@ -74,6 +74,7 @@ def uvicorn_server(mock: MockLLM, *, metrics: bool) -> uvicorn.Server:
         ws="none",
         timeout_graceful_shutdown=2,
     )
+    without_websocket_advice()  # once the config has set up uvicorn's logging
     return PromptServer(config)
 
 

@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 import uvicorn
 
-__all__ = ["PromptServer"]
+__all__ = ["PromptServer", "without_websocket_advice"]
 
 _POLL_S = 0.005
 """How often a stopping server looks whether its connections and requests have ended."""
@@ -38,17 +38,18 @@ class _WithoutWebSocketAdvice(logging.Filter):
         return not (isinstance(record.msg, str) and record.msg.startswith(_WEBSOCKET_ADVICE))
 
 
+def without_websocket_advice() -> None:
+    """uvicorn's log, for a server with ``ws="none"``, without the advice above (once a process)."""
+    if not any(isinstance(f, _WithoutWebSocketAdvice) for f in _logger.filters):
+        _logger.addFilter(_WithoutWebSocketAdvice())
+
+
 class PromptServer(uvicorn.Server):
     """``uvicorn.Server`` whose ``should_exit = True`` ends ``run`` at once, and whose
     shutdown takes as long as its open connections and requests do."""
 
     _should_exit = False
     _wake: Callable[[], None] | None = None
-
-    def __init__(self, config: uvicorn.Config) -> None:
-        super().__init__(config)
-        if config.ws == "none" and not any(isinstance(f, _WithoutWebSocketAdvice) for f in _logger.filters):
-            _logger.addFilter(_WithoutWebSocketAdvice())
 
     @property  # an attribute in uvicorn, set by its signal handlers too
     def should_exit(self) -> bool:

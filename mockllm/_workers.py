@@ -126,9 +126,12 @@ def _run_worker(server: Callable[[], uvicorn.Server], address: tuple[str, int], 
         except OSError as exc:
             os.write(ready, f"{exc.strerror or exc}\n".encode())
             raise
-        os.write(ready, b"listening\n")
-        os.close(ready)
-        run_until_signalled(server(), sock)
+
+        def listening() -> None:  # told once a signal would end the worker quietly
+            os.write(ready, b"listening\n")
+            os.close(ready)
+
+        run_until_signalled(server(), sock, on_ready=listening)
     except BaseException:  # a worker must end here, whatever happened
         traceback.print_exc()
         code = 1
