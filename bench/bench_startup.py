@@ -2,14 +2,15 @@
 
     python bench/bench_startup.py [--rounds N] [--baseline DIR] [--write-docs]
 
-Each case is a fresh ``python`` process; its CPU (user + system, from ``wait4``, children
-included) is what a user pays each time a test, a CI step or a container starts it:
+Each case is a fresh ``python`` process; its CPU (user + system, from ``wait4``; a
+server's from /proc as its banner is read) is what a user pays each time a test, a CI
+step or a container starts it:
 
 - ``python``:                 ``python -c pass``, the interpreter alone (the floor);
 - ``import mockllm``:         the package, as ``from mockllm import MockLLM`` loads it;
 - ``import mockllm.testing``: the public module the tooling and a user's conftest import;
-- ``mockllm serve``:          ``python -m mockllm serve --port 0`` to its banner, then
-  SIGTERM (its stop is counted too: a fraction of a per cent);
+- ``mockllm serve``:          ``python -m mockllm serve --port 0`` to its banner (started
+  and stopped by ``bench/_servers.py``, as ``bench_wire`` does);
 - ``harness serve``:          ``python -m harness serve --port 0 --with-mock`` likewise (one
   token configured);
 - ``pytest, plugin on``:      ``pytest --collect-only`` of a one-test project, the plugin
@@ -26,9 +27,6 @@ per-round ratios. ``--write-docs`` writes them into ``docs/performance.md`` (sec
 from __future__ import annotations
 
 import os
-import re
-import select
-import signal
 import statistics
 import subprocess
 import sys
@@ -42,20 +40,18 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from _baseline import checkouts, rounds_baseline_docs
 from _docs import replace_section
+from _servers import start_server, stop_server
 
 DOC = ROOT / "docs" / "performance.md"
 SECTION = "## Start-up: import, serve and the plugin"
-BANNER = re.compile(rb"http://127\.0\.0\.1:\d+")
-BANNER_WAIT_S = 60.0
-TOKENS = (("HARNESS_CHAIN_TOKENS", '{"tok-bench": {"user": "ada", "organization": "acme"}}'),)
+TOKENS = '{"tok-bench": {"user": "ada", "organization": "acme"}}'  # harness serve refuses to start without
 
 
 @dataclass(frozen=True)
 class Case:
     name: str
     argv: tuple[str, ...]
-    serves: bool = False  # runs until signalled: stopped once its banner names its URL
-    env: tuple[tuple[str, str], ...] = ()
+    serves: bool = False  # runs until signalled: measured and stopped once its banner names its URL
 
 
 def cases(project: Path) -> list[Case]:
@@ -65,56 +61,30 @@ def cases(project: Path) -> list[Case]:
         Case("import mockllm", ("-c", "from mockllm import MockLLM")),
         Case("import mockllm.testing", ("-c", "import mockllm.testing")),
         Case("mockllm serve", ("-m", "mockllm", "serve", "--port", "0"), serves=True),
-        Case("harness serve", ("-m", "harness", "serve", "--port", "0", "--with-mock"), serves=True, env=TOKENS),
+        Case("harness serve", ("-m", "harness", "serve", "--port", "0", "--with-mock"), serves=True),
         Case("pytest, plugin on", collect),
         Case("pytest, plugin off", (*collect, "-p", "no:mockllm")),
     ]
 
 
-def cpu_of(case: Case, tree: Path) -> float:
-    """Run ``case`` with ``tree``'s packages first on the path; its CPU in seconds."""
+def cpu_of(case: Case, tree: Path, workdir: Path) -> float:
+    """Run ``case`` with ``tree``'s packages first on the path; its CPU in seconds (a
+    server's to its banner: ``bench/_servers.py`` starts and stops it)."""
+    if case.serves:
+        server = start_server(case.name.replace(" ", "-"), list(case.argv), workdir, tree)
+        try:
+            return server.cpu_ns() / 1e9
+        finally:
+            stop_server(server)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(tree), os.environ.get("PYTHONPATH")])))
-    env.update(case.env)
-    env.pop("PYTHONDONTWRITEBYTECODE", None)  # a user's run reads and writes bytecode caches
-    pipe = subprocess.PIPE if case.serves else subprocess.DEVNULL
     proc = subprocess.Popen(
-        [sys.executable, *case.argv], cwd=tree, env=env, stdin=subprocess.DEVNULL, stdout=pipe, stderr=pipe
+        [sys.executable, *case.argv], cwd=tree, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL
     )
-    try:
-        if case.serves:
-            wait_for_banner(proc, case)
-            proc.send_signal(signal.SIGTERM)
-        _, status, usage = os.wait4(proc.pid, 0)
-    except BaseException:
-        proc.kill()
-        proc.wait()
-        raise
-    finally:
-        for stream in (proc.stdout, proc.stderr):
-            if stream is not None:
-                stream.close()
+    _, status, usage = os.wait4(proc.pid, 0)
     code = proc.returncode = os.waitstatus_to_exitcode(status)
-    if code not in (0, -signal.SIGTERM):
+    if code != 0:
         raise SystemExit(f"{case.name} in {tree} exited {code}")
     return usage.ru_utime + usage.ru_stime
-
-
-def wait_for_banner(proc: subprocess.Popen[bytes], case: Case) -> None:
-    """Read the server's output (stdout and stderr) until it names its URL."""
-    streams = [s for s in (proc.stdout, proc.stderr) if s is not None]
-    seen = b""
-    deadline = time.monotonic() + BANNER_WAIT_S
-    while streams and time.monotonic() < deadline:  # bounded: a server that never announces itself fails
-        ready, _, _ = select.select(streams, [], [], max(0.0, deadline - time.monotonic()))
-        for stream in ready:
-            chunk = os.read(stream.fileno(), 65536)
-            if not chunk:
-                streams.remove(stream)
-            seen += chunk
-        if BANNER.search(seen):
-            return
-    proc.kill()
-    raise SystemExit(f"{case.name} printed no banner within {BANNER_WAIT_S:.0f} s: {seen[-2000:]!r}")
 
 
 def measure(trees: dict[str, Path], rounds: int, project: Path) -> dict[tuple[str, str], list[float]]:
@@ -122,7 +92,7 @@ def measure(trees: dict[str, Path], rounds: int, project: Path) -> dict[tuple[st
     for _ in range(rounds):
         for case in cases(project):
             for label, tree in trees.items():
-                samples.setdefault((case.name, label), []).append(cpu_of(case, tree))
+                samples.setdefault((case.name, label), []).append(cpu_of(case, tree, project))
     return samples
 
 
@@ -149,13 +119,15 @@ def report(samples: dict[tuple[str, str], list[float]], labels: list[str], round
         f"Measured {when} with `python bench/bench_startup.py --rounds {rounds}"
         + (" --baseline DIR" if len(labels) == 2 else "")
         + f"` (load average {load:.1f}, Python {sys.version.split()[0]}): each case a fresh process, "
-        "its CPU (user + system, children included) from `wait4`; medians over rounds, cases "
+        "its CPU (user + system) from `wait4`, a server's to its banner from /proc; medians over rounds, cases "
         "alternating" + (", the ratio the median of per-round ratios." if len(labels) == 2 else ".")
     )
     return "\n".join([note, "", *lines])
 
 
 def main() -> None:
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)  # a user's run reads and writes bytecode caches
+    os.environ["HARNESS_CHAIN_TOKENS"] = TOKENS
     args = rounds_baseline_docs(__doc__ or "", 7)
     trees = checkouts(args.baseline, "mockllm/__init__.py")
     with tempfile.TemporaryDirectory() as folder:
