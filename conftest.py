@@ -49,14 +49,17 @@ def pytest_collection(session: pytest.Session) -> None:
 # less often; cyclic garbage is still collected (young cycles at each collection), and
 # pytest collects at the end of the session to report any finaliser's warning. The test
 # process only: ``mockllm`` never tunes a process that imports it (tests/mockllm/test_serving_gc.py).
+# Set as this file is loaded, before collection imports the SDKs: with Python's thresholds
+# their import alone ran a worker's full collections over and over (about 2 of its 9 CPU-s
+# of collection, on every worker, before any test starts).
 TEST_PROCESS_GC_THRESHOLDS = (20_000, 20, 20)
+gc.set_threshold(*TEST_PROCESS_GC_THRESHOLDS)
 
 
 @pytest.hookimpl(trylast=True)
 def pytest_collection_finish(session: pytest.Session) -> None:
     gc.collect()
     gc.freeze()
-    gc.set_threshold(*TEST_PROCESS_GC_THRESHOLDS)
 
 
 @pytest.hookimpl(tryfirst=True)
