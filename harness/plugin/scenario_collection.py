@@ -113,7 +113,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     most likely scenario files the project has not opted in."""
     if config.pluginmanager.has_plugin("dsession"):
         return  # an xdist controller collects nothing itself; its workers do
-    collected = {item.path.resolve() for item in items}
+    collected = {path.resolve() for path in {item.path for item in items}}  # a file's items share it
     quiet: list[tuple[str, int]] = []
     for raw in config.args:
         folder = (config.invocation_params.dir / raw.split("::")[0]).resolve()
