@@ -347,7 +347,11 @@ def journal(mock: MockLLM, ex: Exchange, outcome: Outcome, *, status: int, error
     (``MockLLM._record_planned``); else when the journal is read."""
     selection, plan = ex.selection, ex.plan
     fallback = selection.fallback_reason
-    undeclared = undeclared_tool_calls(plan.tool_calls, ex.codec.declared_tools(ex.whole)) if plan.tool_calls else []
+    undeclared = (
+        undeclared_tool_calls(plan.tool_calls, ex.codec.declared_tools(ex.whole), ex.codec.tool_choice(ex.whole))
+        if plan.tool_calls
+        else []
+    )
     planned = PlannedEntry(
         method=ex.method,
         path=ex.path,
