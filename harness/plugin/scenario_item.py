@@ -58,9 +58,12 @@ class ScenarioFile(pytest.File):
         spoken = spoken_protocols(runner)
         unspoken = [p for p in scenario.protocol_list if p not in spoken]
         if unspoken and scenario.protocols != "all":
+            # Without a ``protocols:`` line the file asked for nothing: say what it defaulted to.
+            default = "" if "protocols" in scenario.model_fields_set else " (the default: the file names no protocols)"
             raise self.CollectError(
                 f"{self.path}:{field_line(self.path, 'protocols')}: protocols: runner {scenario.runner!r} does not "
-                f"speak {', '.join(unspoken)}; it speaks {', '.join(spoken)}"
+                f"speak {', '.join(unspoken)}{default}; it speaks {', '.join(spoken)}. Name them with "
+                f"`protocols: [{', '.join(spoken)}]`, or `protocols: all` for every protocol it speaks"
             )
         only = self.config.getoption("--mockllm-protocol")
         # ``protocols: all`` is every protocol the runner speaks: a runner is never handed
