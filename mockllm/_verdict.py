@@ -183,7 +183,7 @@ def problems_of(entry: JournalEntry) -> list[Problem]:
         found.append(
             Problem(
                 kind=ProblemKind.UNDECLARED_TOOL,
-                summary=f"{_where(entry)}{step}: tool call {call.name!r}: {call.reason}",
+                summary=f"{_where(entry)}{step}: {f'tool call {call.name!r}: ' if call.name else ''}{call.reason}",
                 request_index=entry.index,
             )
         )

@@ -315,6 +315,7 @@ class AnthropicMessagesCodec(StreamRenderer):
             value,
             parallel=value.get("disable_parallel_tool_use") is not True,
             parallel_said="tool_choice.disable_parallel_tool_use=true",
+            required=value.get("type") in ("any", "tool"),
         )
 
     def render_json(self, plan: ReplyPlan, body: dict[str, Any]) -> bytes:

@@ -145,7 +145,9 @@ class BedrockConverseCodec(BedrockRuntimeCodec):
         value = config.get("toolChoice") if isinstance(config, dict) else None
         forced = value.get("tool") if isinstance(value, dict) else None
         name = forced.get("name") if isinstance(forced, dict) else None
-        return tool_choice(frozenset({name}) if isinstance(name, str) else None, "toolConfig.toolChoice", value)
+        allowed = frozenset({name}) if isinstance(name, str) else None
+        required = isinstance(value, dict) and ("any" in value or "tool" in value)
+        return tool_choice(allowed, "toolConfig.toolChoice", value, required=required)
 
     def _content(self, plan: ReplyPlan, body: dict[str, Any]) -> list[dict[str, Any]]:
         content: list[dict[str, Any]] = []

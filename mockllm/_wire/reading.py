@@ -51,13 +51,15 @@ def tools_declared(items: Any, schema_field: str, *, nested: str | None = None) 
 class ToolChoice:
     """Which declared tools a request lets the model call. ``allowed``: their names (None:
     any declared tool; empty: none, as ``tool_choice: "none"`` says); ``parallel``: whether
-    one turn may carry several calls. ``said`` and ``parallel_said`` quote the request's
-    fields, for the reason a scripted call breaks them."""
+    one turn may carry several calls; ``required``: whether every reply calls a tool
+    (``"required"``, a forced tool). ``said`` and ``parallel_said`` quote the request's
+    fields, for the reason a scripted reply breaks them."""
 
     allowed: frozenset[str] | None = None
     said: str = ""
     parallel: bool = True
     parallel_said: str = ""
+    required: bool = False
 
 
 ANY_TOOL = ToolChoice()
@@ -65,11 +67,18 @@ ANY_TOOL = ToolChoice()
 
 
 def tool_choice(
-    allowed: frozenset[str] | None, field: str, value: Any, *, parallel: bool = True, parallel_said: str = ""
+    allowed: frozenset[str] | None,
+    field: str,
+    value: Any,
+    *,
+    parallel: bool = True,
+    parallel_said: str = "",
+    required: bool = False,
 ) -> ToolChoice:
     """A ``ToolChoice`` quoting ``field=value`` as the request spelled it."""
-    said = f"{field}={json.dumps(value, separators=(',', ':'), default=str)[:200]}" if allowed is not None else ""
-    return ToolChoice(allowed, said, parallel, parallel_said)
+    quoted = allowed is not None or required
+    said = f"{field}={json.dumps(value, separators=(',', ':'), default=str)[:200]}" if quoted else ""
+    return ToolChoice(allowed, said, parallel, parallel_said, required)
 
 
 def _named(item: Any) -> str | None:
@@ -92,6 +101,7 @@ def openai_tool_choice(body: dict[str, Any]) -> ToolChoice:
     field = "tool_choice" if "tool_choice" in body else "function_call"
     value = body.get(field)
     allowed: frozenset[str] | None = None
+    required = value == "required"
     if value == "none":
         allowed = frozenset()
     elif isinstance(value, dict) and value.get("type") == "allowed_tools":
@@ -99,11 +109,15 @@ def openai_tool_choice(body: dict[str, Any]) -> ToolChoice:
         tools = listed.get("tools") if isinstance(listed, dict) else None
         names = [_named(tool) for tool in tools] if isinstance(tools, list) else []
         allowed = frozenset(name for name in names if name is not None)
+        required = isinstance(listed, dict) and listed.get("mode") == "required"
     elif isinstance(value, dict) and value.get("type", "function") in ("function", "custom"):
         name = _named(value)
         allowed = frozenset({name}) if name is not None else None
+        required = allowed is not None
     parallel = body.get("parallel_tool_calls") is not False
-    return tool_choice(allowed, field, value, parallel=parallel, parallel_said="parallel_tool_calls=false")
+    return tool_choice(
+        allowed, field, value, parallel=parallel, parallel_said="parallel_tool_calls=false", required=required
+    )
 
 
 def gemini_tool_choice(calling: Any) -> ToolChoice:
@@ -112,8 +126,9 @@ def gemini_tool_choice(calling: Any) -> ToolChoice:
     if not isinstance(calling, dict):
         return ANY_TOOL
     mode = calling.get("mode")
+    mode = mode.upper() if isinstance(mode, str) else None
     names = calling.get("allowedFunctionNames", calling.get("allowed_function_names"))
     allowed = frozenset(name for name in names if isinstance(name, str)) if isinstance(names, list) else None
-    if isinstance(mode, str) and mode.upper() == "NONE":
+    if mode == "NONE":
         allowed = frozenset()
-    return tool_choice(allowed, "toolConfig.functionCallingConfig", calling)
+    return tool_choice(allowed, "toolConfig.functionCallingConfig", calling, required=mode == "ANY")

@@ -138,3 +138,38 @@ def test_a_tool_call_the_tool_choice_allows_passes(route: tuple[str, dict[str, A
     mock = _ask(route, WEATHER, **fields)
     assert mock.journal[0].undeclared_tool_calls == []
     mock.verify()
+
+
+@pytest.mark.parametrize(
+    ("route", "fields"),
+    [
+        (CHAT, {"tool_choice": "required"}),
+        (CHAT, {"tool_choice": {"type": "function", "function": {"name": "weather"}}}),
+        (MESSAGES, {"tool_choice": {"type": "any"}}),
+        (RESPONSES, {"tool_choice": "required"}),
+        (GEMINI, {"toolConfig": {"functionCallingConfig": {"mode": "ANY"}}}),
+        (BEDROCK, {"toolConfig": {"toolChoice": {"any": {}}}}),
+    ],
+    ids=["chat-required", "chat-forced", "anthropic-any", "responses-required", "gemini-any", "bedrock-any"],
+)
+def test_a_text_reply_where_the_tool_choice_requires_a_call_fails(
+    route: tuple[str, dict[str, Any]], fields: dict[str, Any]
+) -> None:
+    path, body = route
+    mock = MockLLM()
+    mock.script([{"messages": [{"text_message": {"text": "No tool today."}}]}])
+    with httpx.Client(transport=HTTPXTransport(mock), base_url="http://mock") as client:
+        assert client.post(path, json=_merged(body, fields)).status_code == 200
+    with pytest.raises(StrictnessError) as info:
+        mock.verify()
+    assert "requires a tool call, and the scripted reply makes none" in str(info.value)
+    assert "tool call ''" not in str(info.value)
+
+
+def test_a_scripted_error_where_the_tool_choice_requires_a_call_passes() -> None:
+    path, body = CHAT
+    mock = MockLLM()
+    mock.script([{"error": {"status": 429}}])
+    with httpx.Client(transport=HTTPXTransport(mock), base_url="http://mock") as client:
+        assert client.post(path, json=_merged(body, {"tool_choice": "required"})).status_code == 429
+    mock.verify()
