@@ -188,7 +188,7 @@ def select(mock: MockLLM, ex: Exchange) -> None:
         found = mock.scripts.select(ex.conversation, ex.codec.name, model=ex.model, headers=ex.headers)
         if found is not None:
             selection, ex.script = found
-    mock._note_step(selection)
+    mock._note_step(selection, ex.script.id if ex.script is not None else None)
     ex.selection = selection
 
 
