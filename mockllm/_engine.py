@@ -48,7 +48,7 @@ from mockllm._response_headers import JSON_TYPE, body_request_id, with_headers
 from mockllm._selection import Selection
 from mockllm._shapes import StreamFaults, StreamShape, as_stream_shape
 from mockllm._state import MemoryState, State, StateUnavailable
-from mockllm._steps import CHAIN_TABLE_BYTES, CHAIN_TABLE_SIZE, StepTable, UnusedStep
+from mockllm._steps import CHAIN_TABLE_BYTES, CHAIN_TABLE_SIZE, StepTable, UnusedStep, step_key
 from mockllm._verdict import (
     Allowances,
     Findings,
@@ -150,7 +150,7 @@ class MockLLM:
         and match again replaces the earlier one (a property test re-scripts per example)."""
         entry = self.scripts.add(chain, match, stream=stream, stream_faults=stream_faults)
         with self._lock:
-            self._steps.row(entry.script.fingerprint, entry.step_labels)
+            self._steps.row(step_key(entry.script.fingerprint, entry.id), entry.step_labels)
         return entry
 
     # -- journal and verdict -----------------------------------------------------------
@@ -217,11 +217,11 @@ class MockLLM:
         if exc_type is None:
             self.verify()
 
-    def _note_step(self, selection: Selection) -> None:
+    def _note_step(self, selection: Selection, script_id: str | None = None) -> None:
         if selection.chain_id is None:
             return
         with self._lock:
-            self._steps.served(selection.chain_id, selection.step_labels, selection.turn_index)
+            self._steps.served(step_key(selection.chain_id, script_id), selection.step_labels, selection.turn_index)
 
     def _record(self, outcome: Outcome, body_bytes: int = 0, **fields: Any) -> None:
         """Journal one request, built at once."""

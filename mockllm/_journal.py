@@ -106,7 +106,9 @@ class RecordedToolCall(BaseModel):
 
 class UndeclaredToolCall(BaseModel):
     """A scripted tool call the request did not allow: ``reason`` says how (the name
-    is not among ``declared``, or the arguments break the declared schema)."""
+    is not among ``declared``, the arguments break the declared schema, the tool choice
+    forbids it). ``name`` is empty for a reply that makes no call where the request's
+    tool choice requires one."""
 
     model_config = _BUILT_ON_FIRST_USE
 

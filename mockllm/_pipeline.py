@@ -48,7 +48,7 @@ from mockllm._plan import Pacing
 from mockllm._plan_builder import build_reply_plan
 from mockllm._response_headers import JSON_TYPE, body_request_id, with_headers
 from mockllm._selection import Selection, select_in_conversation
-from mockllm._tool_check import undeclared_tool_calls
+from mockllm._tool_check import scripted_tool_problems
 from mockllm._usage import prompt_json, tokens_in
 from mockllm._wire.encoding import dumps
 from mockllm._wire.endpoints import ENDPOINT_ROUTES, answer_endpoint
@@ -188,7 +188,7 @@ def select(mock: MockLLM, ex: Exchange) -> None:
         found = mock.scripts.select(ex.conversation, ex.codec.name, model=ex.model, headers=ex.headers)
         if found is not None:
             selection, ex.script = found
-    mock._note_step(selection)
+    mock._note_step(selection, ex.script.id if ex.script is not None else None)
     ex.selection = selection
 
 
@@ -347,7 +347,7 @@ def journal(mock: MockLLM, ex: Exchange, outcome: Outcome, *, status: int, error
     (``MockLLM._record_planned``); else when the journal is read."""
     selection, plan = ex.selection, ex.plan
     fallback = selection.fallback_reason
-    undeclared = undeclared_tool_calls(plan.tool_calls, ex.codec.declared_tools(ex.whole)) if plan.tool_calls else []
+    undeclared = scripted_tool_problems(plan, ex.codec, ex.whole) if fallback is None else []
     planned = PlannedEntry(
         method=ex.method,
         path=ex.path,

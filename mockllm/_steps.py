@@ -5,6 +5,10 @@ step labels (the oldest seen go first). A chain dropped while some of its steps 
 never reached is not forgotten: its unused steps are counted and the first few kept
 (``dropped``), so strictness still fails on them however many chains followed. The
 table lives in the mock's state (``mockllm._state``), shared by ``serve --workers``.
+
+A registered script's steps are a row of their own (``step_key``), reached only by the
+requests that script answered: the same chain registered for another ``match`` (or tagged
+in a prompt) reaching its steps does not use this script.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from dataclasses import dataclass
 from mockllm._limits import clip_text
 from mockllm._state import Codec, MemoryState, State
 
-__all__ = ["CHAIN_TABLE_BYTES", "CHAIN_TABLE_SIZE", "StepTable", "UnusedStep"]
+__all__ = ["CHAIN_TABLE_BYTES", "CHAIN_TABLE_SIZE", "StepTable", "UnusedStep", "step_key"]
 
 CHAIN_TABLE_SIZE = 1000
 CHAIN_TABLE_BYTES = 4 * 1024 * 1024
@@ -26,14 +30,28 @@ _DROPPED_KEPT = 20
 
 @dataclass(frozen=True)
 class UnusedStep:
-    """A scripted instruction that no request reached."""
+    """A scripted instruction that no request reached (``script_id``: of that registered
+    script; None for a chain tagged in a prompt)."""
 
     chain_id: str
     index: int
     label: str
+    script_id: str | None = None
 
     def __str__(self) -> str:
-        return f"chain {self.chain_id} step {self.index} ({self.label!r})"
+        of = f" of {self.script_id}" if self.script_id is not None else ""
+        return f"chain {self.chain_id} step {self.index} ({self.label!r}){of}"
+
+
+def step_key(chain_id: str, script_id: str | None) -> str:
+    """The step table's row for ``chain_id`` as tagged (no ``script_id``) or as the
+    registered script ``script_id`` answers it."""
+    return chain_id if script_id is None else f"{chain_id}/{script_id}"
+
+
+def _step(key: str, index: int, label: str) -> UnusedStep:
+    chain_id, _, script_id = key.partition("/")
+    return UnusedStep(chain_id, index, label, script_id or None)
 
 
 def _row_bytes(labels: tuple[str, ...]) -> int:
@@ -107,7 +125,7 @@ class StepTable:
         """The unused steps of the chains in the table, oldest chain first."""
         served = {key for key, _ in self._served.items()}
         return [
-            UnusedStep(cid, i, label)
+            _step(cid, i, label)
             for cid, labels in self._chains.items()
             for i, label in enumerate(labels)
             if _served_key(cid, i) not in served
@@ -134,4 +152,4 @@ _UNUSED_CODEC: Codec[UnusedStep] = Codec(
 
 
 def _unused(chain_id: str, labels: tuple[str, ...], served: set[int]) -> list[UnusedStep]:
-    return [UnusedStep(chain_id, i, label) for i, label in enumerate(labels) if i not in served]
+    return [_step(chain_id, i, label) for i, label in enumerate(labels) if i not in served]

@@ -1,8 +1,10 @@
 """Scripted tool calls checked against the tools the request declared.
 
 A real provider only calls a tool the request declared (OpenAI ``tools[].function``,
-Anthropic ``tools[]``, Responses ``tools[]``) and, with a schema, with arguments that fit
-it. A script may say anything; a test whose script calls a tool the app never offered
+Anthropic ``tools[]``, Responses ``tools[]``), with arguments that fit its schema, and only
+as the request's tool choice allows (``tool_choice: "none"`` calls nothing, a forced tool is
+the one called, ``parallel_tool_calls: false`` one call a turn, ``"required"`` some call in
+every reply). A script may say anything; a test whose script calls a tool the app never offered
 passes while the app would never see that call in production. The engine records each
 such call on the journal entry (``undeclared_tool_calls``) and strictness fails on it.
 
@@ -19,17 +21,43 @@ from typing import Any
 
 from mockllm._journal import UndeclaredToolCall
 from mockllm._limits import clip_text
-from mockllm._plan import ToolCallPart
-from mockllm._wire.reading import DeclaredTools
+from mockllm._plan import ReplyPlan, ToolCallPart
+from mockllm._wire.base import WireCodec
+from mockllm._wire.reading import ANY_TOOL, DeclaredTools, ToolChoice
 
-__all__ = ["undeclared_tool_calls"]
+__all__ = ["scripted_tool_problems", "undeclared_tool_calls"]
 
 
-def undeclared_tool_calls(calls: Iterable[ToolCallPart], declared: DeclaredTools) -> list[UndeclaredToolCall]:
-    """The calls of ``calls`` the request's ``declared`` tools do not allow."""
+def scripted_tool_problems(plan: ReplyPlan, codec: WireCodec, body: dict[str, Any]) -> list[UndeclaredToolCall]:
+    """What of a scripted reply's tool calls the request does not allow, and a reply
+    without one where the request requires a call (a scripted error's reply is no
+    message, so it needs none)."""
+    if plan.tool_calls:
+        return undeclared_tool_calls(plan.tool_calls, codec.declared_tools(body), codec.tool_choice(body))
+    choice = codec.tool_choice(body) if plan.error is None else ANY_TOOL
+    if not choice.required:
+        return []
+    reason = f"the request's {choice.said} requires a tool call, and the scripted reply makes none"
+    return [UndeclaredToolCall(name="", reason=reason, declared=sorted(codec.declared_tools(body)))]
+
+
+def undeclared_tool_calls(
+    calls: Iterable[ToolCallPart], declared: DeclaredTools, choice: ToolChoice = ANY_TOOL
+) -> list[UndeclaredToolCall]:
+    """The calls of ``calls`` the request's ``declared`` tools and tool ``choice`` do not
+    allow."""
     found = []
     names = sorted(declared)
+    calls = list(calls)
+    if not choice.parallel and len(calls) > 1:
+        reason = f"the request allows one tool call a turn ({choice.parallel_said}), and this turn makes {len(calls)}"
+        found.append(UndeclaredToolCall(name=calls[1].name, reason=reason, declared=names))
     for call in calls:
+        if choice.allowed is not None and call.name in declared and call.name not in choice.allowed:
+            allows = ", ".join(map(repr, sorted(choice.allowed))) or "no tool call"
+            reason = f"the request's {choice.said} allows {allows}"
+            found.append(UndeclaredToolCall(name=call.name, reason=reason, declared=names))
+            continue
         if call.name not in declared:
             offered = f"it declared {', '.join(map(repr, names))}" if names else "it declared no tools"
             found.append(

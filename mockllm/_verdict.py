@@ -140,8 +140,9 @@ class Allowances:
         return bool(getattr(self, kind.allowance))
 
 
-OptOut = Callable[[str], str]
-"""How a door says an opt-out (given its name, ``allow_fallback``...) in a failure message."""
+OptOut = Callable[[str], "str | None"]
+"""How a door says an opt-out (given its name, ``allow_fallback``...) in a failure message;
+None where the door has none (the message then gives only the fix)."""
 
 
 def constructor_opt_out(name: str) -> str:
@@ -182,7 +183,7 @@ def problems_of(entry: JournalEntry) -> list[Problem]:
         found.append(
             Problem(
                 kind=ProblemKind.UNDECLARED_TOOL,
-                summary=f"{_where(entry)}{step}: tool call {call.name!r}: {call.reason}",
+                summary=f"{_where(entry)}{step}: {f'tool call {call.name!r}: ' if call.name else ''}{call.reason}",
                 request_index=entry.index,
             )
         )
@@ -248,8 +249,9 @@ _ADVICE = {
     "with a 4xx), or script the error ({'error': {'status': ...}})",
     ProblemKind.MOCK_FAILURE: "This is a bug in mockllm; please report it with the request id",
     ProblemKind.UNUSED_STEP: "The code under test made fewer model calls than the script expects. Shorten the script",
-    ProblemKind.UNDECLARED_TOOL: "A real provider only calls a tool the request declares, with arguments that fit its "
-    "schema. Declare the tool in the request's tools, or fix the script's tool name or arguments",
+    ProblemKind.UNDECLARED_TOOL: "A real provider only calls a tool the request declares and its tool choice allows, "
+    "with arguments that fit its schema. Declare the tool in the request's tools, or fix the script's tool calls "
+    "or the request's tool_choice",
     ProblemKind.UNMOCKED_HOST: "The request was refused before any connection. Point the client at the mock "
     "(patch_env, base_url, an http_client from the fixture, or intercept())",
 }
@@ -305,7 +307,8 @@ def report(findings: Findings, allowances: Allowances = Allowances(), *, opt_out
         # One line of advice per cause shown (a replay miss is fixed by recording, not in the code).
         advice = list(dict.fromkeys(_advice(p) for p in shown)) or [_ADVICE[kind]]
         lines.extend(f"{line}." for line in advice[:-1])
-        lines.append(f"{advice[-1]}, or allow this with {opt_out(kind.allowance)}.")
+        door = opt_out(kind.allowance)
+        lines.append(f"{advice[-1]}, or allow this with {door}." if door else f"{advice[-1]}.")
         sections.append("\n".join(lines))
     return "\n".join(sections)
 

@@ -106,7 +106,10 @@ def base_settings(config: pytest.Config) -> Settings:
     for field in _FLAGGED:
         value = config.getoption("--mockllm-" + field.name.replace("_", "-"))
         if value is None:
-            value = config.getini(f"mockllm_{field.name}")
+            try:
+                value = config.getini(f"mockllm_{field.name}")
+            except (ValueError, pytest.UsageError) as exc:  # pytest's "invalid truth value 'flase'" names no option
+                raise pytest.UsageError(f"ini option mockllm_{field.name} must be true or false: {exc}") from None
             if field.type == "int":
                 try:
                     value = int(value)

@@ -104,10 +104,17 @@ class _Clients:
         return None
 
     def _client(self, library: ModuleType, *, is_async: bool) -> Any:
-        cls = library.AsyncClient if is_async else library.Client
-        client = cls(transport=self._transport(library), base_url=self.base_url, verify=tls_context())
-        if not is_async:
-            self._to_close.append(client)
+        if is_async:
+            # Teardown cannot close an async client: its sockets belong to the test's event
+            # loop, often closed by then. Kept alive, a connection to the server fixture
+            # outlives the test and fails a warnings-as-errors run with a ResourceWarning
+            # naming no cause; so an async client keeps no connection once a reply is read.
+            limits = library.Limits(max_keepalive_connections=0)
+            return library.AsyncClient(
+                transport=self._transport(library), base_url=self.base_url, verify=tls_context(), limits=limits
+            )
+        client = library.Client(transport=self._transport(library), base_url=self.base_url, verify=tls_context())
+        self._to_close.append(client)
         return client
 
     def httpx2_client(self, *, is_async: bool = False) -> Any:

@@ -58,9 +58,12 @@ class ScenarioFile(pytest.File):
         spoken = spoken_protocols(runner)
         unspoken = [p for p in scenario.protocol_list if p not in spoken]
         if unspoken and scenario.protocols != "all":
+            # Without a ``protocols:`` line the file asked for nothing: say what it defaulted to.
+            default = "" if "protocols" in scenario.model_fields_set else " (the default: the file names no protocols)"
             raise self.CollectError(
                 f"{self.path}:{field_line(self.path, 'protocols')}: protocols: runner {scenario.runner!r} does not "
-                f"speak {', '.join(unspoken)}; it speaks {', '.join(spoken)}"
+                f"speak {', '.join(unspoken)}{default}; it speaks {', '.join(spoken)}. Name them with "
+                f"`protocols: [{', '.join(spoken)}]`, or `protocols: all` for every protocol it speaks"
             )
         only = self.config.getoption("--mockllm-protocol")
         # ``protocols: all`` is every protocol the runner speaks: a runner is never handed
@@ -115,13 +118,14 @@ def _differs_across_protocols(
     return f"{protocol} behaves differently from {first[0]}:\n{diff}"
 
 
-def _scenario_opt_out(name: str) -> str:
-    """An opt-out as a scenario file says it."""
+def _scenario_opt_out(name: str) -> str | None:
+    """An opt-out as a scenario file says it; None where a scenario has none (undeclared
+    tool calls: the script or the runner is what to fix)."""
     if name in ("allow_fallback", "allow_unused_steps"):
         return f"{name}: true in the scenario file"
     if name == "allow_real_providers":
         return "the flag --mockllm-allow-real-providers (or the ini option mockllm_allow_real_providers)"
-    return f"no scenario field allows this ({name} exists for the pytest fixtures): fix the script or the runner"
+    return None
 
 
 def unscripted_play(

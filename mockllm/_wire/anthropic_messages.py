@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 from mockllm._wire.anthropic_requests import checked_messages, read_messages
 from mockllm._wire.deltas import DeltaRun, StreamItems, expanded, joined
 from mockllm._wire.encoding import dumps, sse_event
-from mockllm._wire.reading import DeclaredTools, tools_declared
+from mockllm._wire.reading import DeclaredTools, ToolChoice, tool_choice, tools_declared
 from mockllm._wire.rendering import EventBatches, StreamRenderer, first_events
 
 __all__ = [
@@ -300,6 +300,23 @@ class AnthropicMessagesCodec(StreamRenderer):
     def declared_tools(self, body: dict[str, Any]) -> DeclaredTools:
         """``tools[]`` by ``name``, with ``input_schema`` (server tools have none)."""
         return tools_declared(body.get("tools"), "input_schema")
+
+    def tool_choice(self, body: dict[str, Any]) -> ToolChoice:
+        """``tool_choice``: ``{"type": "none"}``, ``{"type": "tool", "name": ...}``, and
+        ``disable_parallel_tool_use``."""
+        value = body.get("tool_choice")
+        if not isinstance(value, dict):
+            return tool_choice(None, "tool_choice", value)
+        name = value.get("name")
+        allowed = {"none": frozenset(), "tool": frozenset({name}) if isinstance(name, str) else None}
+        return tool_choice(
+            allowed.get(str(value.get("type"))),
+            "tool_choice",
+            value,
+            parallel=value.get("disable_parallel_tool_use") is not True,
+            parallel_said="tool_choice.disable_parallel_tool_use=true",
+            required=value.get("type") in ("any", "tool"),
+        )
 
     def render_json(self, plan: ReplyPlan, body: dict[str, Any]) -> bytes:
         """The non-streaming ``Message``."""

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from mockllm._conversation import Conversation
 from mockllm._plan import ReplyPlan
-from mockllm._wire.reading import DeclaredTools
+from mockllm._wire.reading import DeclaredTools, ToolChoice
 from mockllm._wire.rendering import EventBatches
 
 if TYPE_CHECKING:
@@ -104,6 +104,8 @@ class WireCodec(Protocol):
     def wants_stream(self, body: dict[str, Any]) -> bool: ...
 
     def declared_tools(self, body: dict[str, Any]) -> DeclaredTools: ...
+
+    def tool_choice(self, body: dict[str, Any]) -> ToolChoice: ...
 
     def render_json(self, plan: ReplyPlan, body: dict[str, Any]) -> bytes: ...
 

@@ -34,7 +34,7 @@ from mockllm._wire.bedrock_validation import check_converse_request
 from mockllm._wire.deltas import StreamItems
 from mockllm._wire.encoding import dumps
 from mockllm._wire.eventstream import event_message, framer, kept_event_message
-from mockllm._wire.reading import DeclaredTools
+from mockllm._wire.reading import DeclaredTools, ToolChoice, tool_choice
 
 __all__ = ["BedrockConverseCodec", "bedrock_converse"]
 
@@ -138,6 +138,16 @@ class BedrockConverseCodec(BedrockRuntimeCodec):
                 schema = schema.get("json") if isinstance(schema, dict) else None
                 declared[spec["name"]] = schema if isinstance(schema, dict) else None
         return declared
+
+    def tool_choice(self, body: dict[str, Any]) -> ToolChoice:
+        """``toolConfig.toolChoice``: ``{"tool": {"name": ...}}`` allows that tool only."""
+        config = body.get("toolConfig")
+        value = config.get("toolChoice") if isinstance(config, dict) else None
+        forced = value.get("tool") if isinstance(value, dict) else None
+        name = forced.get("name") if isinstance(forced, dict) else None
+        allowed = frozenset({name}) if isinstance(name, str) else None
+        required = isinstance(value, dict) and ("any" in value or "tool" in value)
+        return tool_choice(allowed, "toolConfig.toolChoice", value, required=required)
 
     def _content(self, plan: ReplyPlan, body: dict[str, Any]) -> list[dict[str, Any]]:
         content: list[dict[str, Any]] = []

@@ -28,7 +28,7 @@ from mockllm._wire.bedrock_runtime import BedrockRuntimeCodec
 from mockllm._wire.deltas import StreamItems
 from mockllm._wire.encoding import dumps
 from mockllm._wire.eventstream import FramedRun, framer
-from mockllm._wire.reading import DeclaredTools
+from mockllm._wire.reading import DeclaredTools, ToolChoice
 
 __all__ = ["BedrockInvokeCodec", "bedrock_invoke", "decode_chunk"]
 
@@ -121,6 +121,9 @@ class BedrockInvokeCodec(BedrockRuntimeCodec):
 
     def declared_tools(self, body: dict[str, Any]) -> DeclaredTools:
         return anthropic_messages.declared_tools(body)
+
+    def tool_choice(self, body: dict[str, Any]) -> ToolChoice:
+        return anthropic_messages.tool_choice(body)
 
     def render_json(self, plan: ReplyPlan, body: dict[str, Any]) -> bytes:
         """The Anthropic ``Message``, its ``model`` the path's model id."""

@@ -35,7 +35,7 @@ from mockllm._exceptions import RequestRejected
 from mockllm._plan import ReplyPlan, TextPart
 from mockllm._wire.deltas import DeltaRun, StreamItems, expanded, joined
 from mockllm._wire.encoding import SSE_MEDIA_TYPE, dumps
-from mockllm._wire.reading import DeclaredTools
+from mockllm._wire.reading import DeclaredTools, ToolChoice, gemini_tool_choice
 from mockllm._wire.rendering import EventBatches, StreamRenderer, first_events
 
 __all__ = ["GEMINI_PATH", "GeminiCodec", "gemini", "gemini_error_body"]
@@ -230,6 +230,11 @@ class GeminiCodec(StreamRenderer):
                     schema = _json_schema(field(function, "parameters"))
                 declared[function["name"]] = schema if isinstance(schema, dict) else None
         return declared
+
+    def tool_choice(self, body: dict[str, Any]) -> ToolChoice:
+        """``toolConfig.functionCallingConfig``: ``mode: NONE``, or ``allowedFunctionNames``."""
+        config = field(body, "toolConfig")
+        return gemini_tool_choice(field(config, "functionCallingConfig") if isinstance(config, dict) else None)
 
     def read_request(self, body: Any, *, lenient: bool) -> Conversation:
         """Reject what Gemini answers with a 400 ``INVALID_ARGUMENT``; else ``read(body)``.

@@ -36,7 +36,7 @@ from mockllm._wire.openai_chat_chunks import (
 )
 from mockllm._wire.openai_errors import check_openai_types, openai_error_body, openai_error_fields
 from mockllm._wire.parameter_types import Kind, json_type
-from mockllm._wire.reading import DeclaredTools, tools_declared
+from mockllm._wire.reading import DeclaredTools, ToolChoice, openai_tool_choice, tools_declared
 from mockllm._wire.rendering import EventBatches, StreamRenderer, first_events
 
 __all__ = ["ARGUMENT_SLICE", "SYSTEM_FINGERPRINT", "OpenAIChatCodec", "openai_chat"]
@@ -196,6 +196,10 @@ class OpenAIChatCodec(StreamRenderer):
         declared.update(tools_declared(body.get("tools"), "parameters", nested="function"))
         declared.update(tools_declared(body.get("tools"), "parameters", nested="custom"))
         return declared
+
+    def tool_choice(self, body: dict[str, Any]) -> ToolChoice:
+        """``tool_choice`` (or the legacy ``function_call``) and ``parallel_tool_calls``."""
+        return openai_tool_choice(body)
 
     def render_json(self, plan: ReplyPlan, body: dict[str, Any]) -> bytes:
         """The ``chat.completion`` object."""

@@ -24,7 +24,7 @@ from mockllm._wire.encoding import dumps, sse_event
 from mockllm._wire.openai_errors import openai_error_body, openai_error_fields
 from mockllm._wire.openai_responses_requests import checked_input, read_input
 from mockllm._wire.openai_responses_state import ResponseStore
-from mockllm._wire.reading import DeclaredTools, tools_declared
+from mockllm._wire.reading import DeclaredTools, ToolChoice, openai_tool_choice, tools_declared
 from mockllm._wire.rendering import EventBatches, StreamRenderer, first_events
 
 if TYPE_CHECKING:
@@ -98,6 +98,10 @@ class OpenAIResponsesCodec(StreamRenderer):
     def declared_tools(self, body: dict[str, Any]) -> DeclaredTools:
         """Function and custom tools of ``tools[]`` by ``name``, with ``parameters``."""
         return tools_declared(body.get("tools"), "parameters")
+
+    def tool_choice(self, body: dict[str, Any]) -> ToolChoice:
+        """``tool_choice`` and ``parallel_tool_calls``, spelled as Chat Completions does."""
+        return openai_tool_choice(body)
 
     # -- replies ------------------------------------------------------------------
 

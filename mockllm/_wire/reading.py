@@ -1,11 +1,23 @@
-"""What the codecs share for reading a request: its URL query, the tools it declares."""
+"""What the codecs share for reading a request: its URL query, the tools it declares and
+which of them it lets the model call (``tool_choice`` and its kin)."""
 
 from __future__ import annotations
 
+import json
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl
 
-__all__ = ["DeclaredTools", "query_params", "tools_declared"]
+__all__ = [
+    "ANY_TOOL",
+    "DeclaredTools",
+    "ToolChoice",
+    "gemini_tool_choice",
+    "openai_tool_choice",
+    "query_params",
+    "tool_choice",
+    "tools_declared",
+]
 
 
 def query_params(query: str) -> dict[str, str]:
@@ -33,3 +45,90 @@ def tools_declared(items: Any, schema_field: str, *, nested: str | None = None) 
             schema = item.get(schema_field)
             declared[name] = schema if isinstance(schema, dict) else None
     return declared
+
+
+@dataclass(frozen=True)
+class ToolChoice:
+    """Which declared tools a request lets the model call. ``allowed``: their names (None:
+    any declared tool; empty: none, as ``tool_choice: "none"`` says); ``parallel``: whether
+    one turn may carry several calls; ``required``: whether every reply calls a tool
+    (``"required"``, a forced tool). ``said`` and ``parallel_said`` quote the request's
+    fields, for the reason a scripted reply breaks them."""
+
+    allowed: frozenset[str] | None = None
+    said: str = ""
+    parallel: bool = True
+    parallel_said: str = ""
+    required: bool = False
+
+
+ANY_TOOL = ToolChoice()
+"""A request that says nothing of tool choice: the model may call any declared tool."""
+
+
+def tool_choice(
+    allowed: frozenset[str] | None,
+    field: str,
+    value: Any,
+    *,
+    parallel: bool = True,
+    parallel_said: str = "",
+    required: bool = False,
+) -> ToolChoice:
+    """A ``ToolChoice`` quoting ``field=value`` as the request spelled it."""
+    quoted = allowed is not None or required
+    said = f"{field}={json.dumps(value, separators=(',', ':'), default=str)[:200]}" if quoted else ""
+    return ToolChoice(allowed, said, parallel, parallel_said, required)
+
+
+def _named(item: Any) -> str | None:
+    """The tool an OpenAI choice item names: ``name``, or ``function.name`` / ``custom.name``."""
+    if not isinstance(item, dict):
+        return None
+    for nested in ("function", "custom"):
+        if isinstance(item.get(nested), dict):
+            item = item[nested]
+            break
+    name = item.get("name")
+    return name if isinstance(name, str) else None
+
+
+def openai_tool_choice(body: dict[str, Any]) -> ToolChoice:
+    """Chat Completions' and Responses' ``tool_choice`` (``"none"``, a function or custom
+    tool by name, ``allowed_tools``; Chat's legacy ``function_call``) and
+    ``parallel_tool_calls``. A hosted tool's choice (``file_search``…) restricts nothing
+    here: the mock does not script hosted tools."""
+    field = "tool_choice" if "tool_choice" in body else "function_call"
+    value = body.get(field)
+    allowed: frozenset[str] | None = None
+    required = value == "required"
+    if value == "none":
+        allowed = frozenset()
+    elif isinstance(value, dict) and value.get("type") == "allowed_tools":
+        listed = value.get("allowed_tools", value)
+        tools = listed.get("tools") if isinstance(listed, dict) else None
+        names = [_named(tool) for tool in tools] if isinstance(tools, list) else []
+        allowed = frozenset(name for name in names if name is not None)
+        required = isinstance(listed, dict) and listed.get("mode") == "required"
+    elif isinstance(value, dict) and value.get("type", "function") in ("function", "custom"):
+        name = _named(value)
+        allowed = frozenset({name}) if name is not None else None
+        required = allowed is not None
+    parallel = body.get("parallel_tool_calls") is not False
+    return tool_choice(
+        allowed, field, value, parallel=parallel, parallel_said="parallel_tool_calls=false", required=required
+    )
+
+
+def gemini_tool_choice(calling: Any) -> ToolChoice:
+    """Gemini's ``functionCallingConfig`` (either spelling): ``mode: NONE`` allows no call,
+    ``allowedFunctionNames`` those functions only."""
+    if not isinstance(calling, dict):
+        return ANY_TOOL
+    mode = calling.get("mode")
+    mode = mode.upper() if isinstance(mode, str) else None
+    names = calling.get("allowedFunctionNames", calling.get("allowed_function_names"))
+    allowed = frozenset(name for name in names if isinstance(name, str)) if isinstance(names, list) else None
+    if mode == "NONE":
+        allowed = frozenset()
+    return tool_choice(allowed, "toolConfig.functionCallingConfig", calling, required=mode == "ANY")

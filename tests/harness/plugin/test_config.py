@@ -46,6 +46,14 @@ def test_ini_options_configure_the_mock_and_flags_override_them(pytester: pytest
     assert "ini option mockllm_seed must be a whole number, got 'many'" in result.stdout.str()
 
 
+def test_a_misspelt_boolean_ini_option_is_named(pytester: pytest.Pytester) -> None:
+    # pytest's own message, "invalid truth value 'flase'", names no option.
+    _ini(pytester, 'mockllm_allow_fallback = "flase"')
+    pytester.makepyfile(test_seed=SEED_TEST)
+    result = pytester.runpytest()
+    assert "ini option mockllm_allow_fallback must be true or false: invalid truth value 'flase'" in result.stdout.str()
+
+
 def test_the_golden_dir_comes_from_the_ini(pytester: pytest.Pytester) -> None:
     _ini(pytester, 'mockllm_golden_dir = "snapshots/llm"')
     pytester.makepyfile(test_golden="def test_flow(golden):\n    assert [{'type': 'x'}] == golden\n")

@@ -47,7 +47,7 @@ def test_each_test_sees_only_its_own_requests_and_settings(strict_pytester: pyte
     result.stdout.fnmatch_lines(
         [
             "E*harness.plugin.strict.UnusedStepsError: 1 scripted instruction step(s) were never used:",
-            "E*  - chain * step 0 ?'never'?",
+            "E*  - chain * step 0 ?'never'? of script-1",
         ]
     )
 

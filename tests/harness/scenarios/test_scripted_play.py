@@ -169,3 +169,25 @@ def test_a_runner_aimed_at_a_real_provider_fails_the_item(project: pytest.Pytest
         ["*went to hosts the mock does not serve:*", "*POST https://api.openai.com/v1/chat/completions*"]
     )
     assert goldens(project) == []
+
+
+def test_a_tool_call_the_runner_never_declared_fails_the_item_with_a_sentence_that_says_what_to_fix(
+    project: pytest.Pytester,
+) -> None:
+    # A scenario file has no field that allows undeclared tool calls, so the failure ends
+    # with the fix alone; it once read "or allow this with no scenario field allows this".
+    (project.path / "scenarios" / "hello.yaml").write_text(
+        "runner: my_runner:once\nprotocols: [openai-chat]\nprompt: Say hello\n"
+        "script:\n  - messages: [{tool_call: [{name: weather, args: {city: Oslo}}]}]\n"
+    )
+    advice = (
+        "A real provider only calls a tool the request declares and its tool choice allows, with arguments that "
+        "fit its schema. Declare the tool in the request's tools, or fix the script's tool calls or the request's "
+        "tool_choice."
+    )
+    result = project.runpytest("scenarios")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        ["*tool call 'weather': the request did not declare a tool named 'weather' (it declared no tools)", advice]
+    )
+    assert "allow this with" not in result.stdout.str()

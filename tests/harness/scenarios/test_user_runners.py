@@ -105,6 +105,21 @@ def test_a_runner_says_which_protocols_it_speaks(project: pytest.Pytester) -> No
     )
 
 
+def test_a_file_without_protocols_says_it_defaulted_and_how_to_name_them(project: pytest.Pytester) -> None:
+    # A file that names no protocols asked for none: the error says which one it got by
+    # default and the line that fixes it, not only what the runner does not speak.
+    scenario(project, "chat", "my_runners:chat_only")
+    path = project.path / "scenarios" / "chat.yaml"
+    path.write_text(path.read_text().replace("protocols: all\n", ""))
+    result = project.runpytest("scenarios")
+    result.assert_outcomes(errors=1)
+    assert (
+        "protocols: runner 'my_runners:chat_only' does not speak anthropic-messages (the default: the file names "
+        "no protocols); it speaks openai-chat. Name them with `protocols: [openai-chat]`, or `protocols: all` for "
+        "every protocol it speaks"
+    ) in result.stdout.str()
+
+
 def test_a_runner_path_that_does_not_import_is_named(project: pytest.Pytester) -> None:
     scenario(project, "lost", "my_runners:nowhere")
     scenario(project, "gone", "no_such_package.agent:run")
