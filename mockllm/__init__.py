@@ -94,7 +94,7 @@ if _TYPE_CHECKING:
     from mockllm._verdict import Problem as Problem
     from mockllm._verdict import ProblemKind as ProblemKind
     from mockllm._verdict import verify_findings as verify_findings
-    from mockllm._wire.ids import MintedIds as MintedIds
+    from mockllm._wire.minted import MintedIds as MintedIds
     from mockllm._wire.registry import PROTOCOLS as PROTOCOLS
 
 

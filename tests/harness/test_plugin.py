@@ -258,4 +258,6 @@ def test_the_agent_runner_fixture_and_golden_together(project: pytest.Pytester) 
     project.runpytest("--snapshot-update").assert_outcomes(passed=1)
     table = (project.path / "golden" / "test_inner_agent" / "test_tool_flow.golden").read_text()
     assert 'content="One entity."' in table and "tool_result" in table
+    # The ids the runner's mock minted (reached through mockllm_agent) are normalised.
+    assert 'messageId="<id:1>"' in table and 'toolUseId="<tool:1>"' in table
     project.runpytest().assert_outcomes(passed=1)
