@@ -9,6 +9,7 @@ The doors, all importable from here::
     MockLLM, JournalEntry, UnusedStep, Limits       the engine, its journal and its caps
     Journal, Outcome, Recorded{Request,Reply,ToolCall}, UndeclaredToolCall
                                                     the journal's typed record and queries
+    MintedIds                                       the ids a mock minted (from its journal)
     Findings, Problem, ProblemKind, Allowances,     the verdict: one rule at every door
     verify_findings, StrictnessError                (docs/strictness.md)
     InstructionChain, Instruction, ...Spec          the scripting models
@@ -93,6 +94,7 @@ if _TYPE_CHECKING:
     from mockllm._verdict import Problem as Problem
     from mockllm._verdict import ProblemKind as ProblemKind
     from mockllm._verdict import verify_findings as verify_findings
+    from mockllm._wire.minted import MintedIds as MintedIds
     from mockllm._wire.registry import PROTOCOLS as PROTOCOLS
 
 

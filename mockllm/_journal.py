@@ -193,6 +193,8 @@ class JournalEntry(BaseModel):
     """The parsed request, for a model call whose body was JSON."""
     reply: RecordedReply | None = None
     """The reply's text and tool calls, for a reply that was not an error."""
+    response_id: str | None = None
+    """The reply's id, whence its wire ids (``mockllm._wire.ids``); None with no reply."""
     undeclared_tool_calls: list[UndeclaredToolCall] = []
     """Scripted tool calls the request did not declare or whose arguments break the schema."""
     _weight: int = PrivateAttr(default=0)
@@ -373,7 +375,7 @@ class PlannedEntry(NamedTuple):
         sent, raw, plan = made.pop("sent"), made.pop("raw"), made.pop("plan")
         made["request"] = recorded_request(sent, raw)
         if plan is not None:
-            made["reply"] = recorded_reply(plan, text_max)
+            made["reply"], made["response_id"] = recorded_reply(plan, text_max), plan.response_id
         return made
 
     def weight(self, text_max: int, body_bytes: int) -> int:

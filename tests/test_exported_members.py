@@ -39,6 +39,7 @@ MOCKLLM_EXPORTS = [
     "Journal",
     "JournalEntry",
     "Limits",
+    "MintedIds",
     "MockLLM",
     "MockLLMError",
     "MockResponse",

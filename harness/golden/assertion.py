@@ -20,12 +20,14 @@ from typing import Any
 from syrupy.assertion import SnapshotAssertion
 
 from harness.exceptions import HarnessError
-from mockllm import Findings, JournalEntry, Outcome, ProblemKind
+from harness.golden.extension import GoldenExtension
+from mockllm import Findings, JournalEntry, MintedIds, Outcome, ProblemKind
 
 __all__ = ["FallbackRefusal", "FallbackRefused", "GoldenAssertion", "fallback_evidence", "moved_golden"]
 
 Journal = Callable[[], Sequence[JournalEntry]]
 FindingsSource = Callable[[], "Findings | None"]
+MintedSource = Callable[[], MintedIds]
 
 
 class FallbackRefused(HarnessError, AssertionError):
@@ -97,13 +99,23 @@ class FallbackRefusal:
 
 @dataclass(eq=False, order=False, repr=False)
 class GoldenAssertion(SnapshotAssertion):
-    """``SnapshotAssertion`` plus the fallback refusal (see the module docstring)."""
+    """``SnapshotAssertion`` plus the fallback refusal (see the module docstring), and
+    the ids the test's mock minted (``minted``, read when a golden is made: the mock's
+    journal then; None: the test has no mock, nothing was minted)."""
 
     refusal: FallbackRefusal = FallbackRefusal()
+    minted: MintedSource | None = None
 
     @classmethod
-    def wrap(cls, snapshot: SnapshotAssertion, extension_class: type, refusal: FallbackRefusal) -> GoldenAssertion:
-        """``snapshot`` (syrupy's fixture) with ``extension_class`` and the ``refusal``."""
+    def wrap(
+        cls,
+        snapshot: SnapshotAssertion,
+        extension_class: type,
+        refusal: FallbackRefusal,
+        minted: MintedSource | None = None,
+    ) -> GoldenAssertion:
+        """``snapshot`` (syrupy's fixture) with ``extension_class``, the ``refusal`` and
+        where the test's ``minted`` ids are read."""
         return cls(
             session=snapshot.session,
             test_location=snapshot.test_location,
@@ -111,13 +123,21 @@ class GoldenAssertion(SnapshotAssertion):
             update_new_snapshots_only=snapshot.update_new_snapshots_only,
             extension_class=extension_class,
             refusal=refusal,
+            minted=minted,
         )
 
     def with_defaults(self, **options: Any) -> SnapshotAssertion:
         made = super().with_defaults(**options)
         if isinstance(made, GoldenAssertion):
-            made.refusal = self.refusal
+            made.refusal, made.minted = self.refusal, self.minted
         return made
+
+    def serialized(self, data: Any) -> Any:
+        """``data`` as its golden holds it, the test's minted ids normalised."""
+        extension = self.extension
+        if isinstance(extension, GoldenExtension):
+            extension.minted = self.minted() if self.minted is not None else MintedIds()
+        return super()._serialize(data)
 
     def get_assert_diff(self, **options: Any) -> list[str]:
         result = self.executions.get(self.num_executions - 1)
@@ -130,4 +150,4 @@ class GoldenAssertion(SnapshotAssertion):
 
     def _serialize(self, data: Any) -> Any:
         self.refusal.check()
-        return super()._serialize(data)
+        return self.serialized(data)

@@ -36,6 +36,7 @@ from syrupy.location import PyTestLocation
 
 from harness.golden.records import VolatileRules
 from harness.golden.table import event_rows, render_rows
+from mockllm import MintedIds
 
 __all__ = ["GOLDEN_SUFFIX", "GoldenExtension", "ScenarioGoldenExtension", "golden_text"]
 
@@ -70,9 +71,13 @@ class GoldenExtension(SingleFileSnapshotExtension):
     rootdir (None: the working directory)."""
     volatile_rules: type[VolatileRules] = VolatileRules
     """What counts as a volatile value; override in a subclass to change the rules."""
+    minted: MintedIds = MintedIds()
+    """The ids the test's mock minted, which its golden normalises: set per test by the
+    ``golden`` assertion (``GoldenAssertion``) from the mock's journal; none without one."""
 
     def serialize(self, data: Any, *, exclude: Any = None, include: Any = None, matcher: Any = None) -> str:
-        return golden_text(data, exclude=exclude, include=include, matcher=matcher, rules=self.volatile_rules())
+        rules = self.volatile_rules(minted=self.minted)
+        return golden_text(data, exclude=exclude, include=include, matcher=matcher, rules=rules)
 
     @classmethod
     def relative_path(cls, test_location: PyTestLocation) -> Path:

@@ -7,17 +7,21 @@ included — by one walk that also applies syrupy's own property filters and mat
 ``path_value``) at every level, with the path syrupy users know: ``"0.data.messageId"``
 is the ``messageId`` key of the first event's ``data``.
 
-After the user's matcher, the values the mock minted are normalised by
-``VolatileRules``, wherever they are: an id the mock generated (a response id such as
-``chatcmpl-…``, ``msg_…``, ``resp_…``, ``fc_…``; a tool-call id ``call_mk…``/``toolu_mk…``),
-or an id made from one (``approval-toolu_mk…``), becomes ``<label:n>``, the label from
+After the user's matcher, the values the test's mock minted are normalised by
+``VolatileRules``, wherever they are: an id that mock generated for this test (its
+``MintedIds``, read from its journal: a response id such as ``chatcmpl-…``, ``msg_…``,
+``resp_…``, ``fc_…``; a tool-call id ``call_mk…``/``toolu_mk…``), or an id made from one
+(``approval-toolu_mk…``), becomes ``<label:n>``, the label from
 its key (``messageId`` → ``id``, ``toolUseId`` → ``tool``, ``call_id`` → ``call``),
 numbered in order of first appearance across the whole golden, so a tool_use and its
 tool_result show the same ``<tool:1>`` and every protocol gives the same table. The
 envelope the harness stamps on its ``Event`` (``timestamp``, ``sessionId``) is left out
 by the table (``harness.golden.table``).
 
-Nothing else is normalised: a field of the user's is shown as it is whatever its name
+Whether a value was minted is decided by what the mock recorded, never by its form: a
+user's own value of the same form (a database's 24-hex object id under ``messageId``, an
+id ``msg_<24 hex>`` of the user's) is shown as it is, and a golden with no mock minted
+nothing. Nothing else is normalised: a field of the user's is shown as it is whatever its name
 (``order_id``, ``shipped_time``, ``elapsed_ms``); a ``datetime`` is shown in ISO form. A
 value that varies from run to run is opted in per field, with syrupy's ``exclude`` /
 ``matcher`` or with ``volatile(ids=…, timestamps=…, durations=…)``, a matcher that shows
@@ -33,7 +37,6 @@ import dataclasses
 import datetime
 import enum
 import json
-import re
 import uuid
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -42,8 +45,9 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from harness.events import Event
+from mockllm import MintedIds
 
-__all__ = ["MINTED_ID", "Shown", "Volatile", "VolatileRules", "plain_records", "volatile"]
+__all__ = ["Shown", "Volatile", "VolatileRules", "plain_records", "volatile"]
 
 PropertyPath = tuple[tuple[Hashable, type], ...]
 Matcher = Callable[..., Any]
@@ -65,18 +69,9 @@ _ID_LABELS = {
     "planId": "plan",
     "fileId": "file",
 }
-MINTED_ID = re.compile(
-    # The forms of mockllm's wire codecs: response ids derive from a 24-hex-digit
-    # ``response_id`` (``chatcmpl-``, ``msg_``, ``resp_``; ``rs_``/``msg_``/``fc_`` items
-    # with an index), tool-call ids encode the chain and the turn (``<prefix>_mk…_t<turn>_<n>``).
-    r"(?:chatcmpl-|msg_|resp_|rs_|fc_)[0-9a-f]{24}(?:_\d+)?|[A-Za-z]+_mk[0-9a-f]{8}_t\d+_\d+"
-)
-_MINTED_TOKEN = re.compile(rf"[\w.:-]*?(?:{MINTED_ID.pattern})[\w.:-]*")
-_BARE_RESPONSE_ID = re.compile(r"[0-9a-f]{24}")
 _RESPONSE_ID_KEYS = frozenset({"messageId", "responseId", "response_id"})
-"""Gemini's ``responseId`` is the bare ``response_id``, with no prefix: minted only under
-a response-id key, where a bare 24-hex-digit value is the mock's (elsewhere it may be a
-user's own id, a database's object id)."""
+"""Gemini's ``responseId`` is the bare ``response_id``, with no prefix: normalised only
+under a response-id key, where the user's events carry the reply's id."""
 
 
 @dataclass(frozen=True)
@@ -91,18 +86,20 @@ class Volatile:
 
 @dataclass
 class VolatileRules:
-    """Which values the mock minted, and the ids seen so far in one golden.
+    """Which values the test's mock minted (``minted``, from its journal; empty: none),
+    and the ids seen so far in one golden.
 
     Subclass and override ``is_minted``/``id_label`` (or set
     ``GoldenExtension.volatile_rules``) to change what counts as minted.
     """
 
+    minted: MintedIds = field(default_factory=MintedIds)
     _names: dict[tuple[str, str], str] = field(default_factory=dict)
     _counts: dict[str, int] = field(default_factory=dict)
 
     def is_minted(self, value: str) -> bool:
-        """Whether ``value`` is an id the mock minted, or one token made from one."""
-        return _MINTED_TOKEN.fullmatch(value) is not None
+        """Whether ``value`` is an id the test's mock minted, or one token made from one."""
+        return self.minted.made_from(value) is not None
 
     def id_label(self, key: str) -> str:
         """The label ids under ``key`` are numbered with."""
@@ -127,7 +124,7 @@ class VolatileRules:
         if isinstance(value, Volatile):
             return self.number(value.key, value.value) if value.kind == "id" else f"<{value.kind}>"
         if isinstance(value, str) and (
-            self.is_minted(value) or (key in _RESPONSE_ID_KEYS and _BARE_RESPONSE_ID.fullmatch(value))
+            self.is_minted(value) or (key in _RESPONSE_ID_KEYS and value in self.minted.response_ids)
         ):
             return self.number(key, value)
         return value

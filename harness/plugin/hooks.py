@@ -199,7 +199,8 @@ def mockllm_agent(mockllm: MockLLMFixture) -> Iterator[Callable[..., AgentRunner
 def golden(request: pytest.FixtureRequest) -> GoldenAssertion:
     """syrupy's ``snapshot`` storing event tables under ``golden/``; it refuses a run
     that got the mock's fallback reply (the findings of this test's ``mockllm`` or
-    ``mockllm_server``) unless ``@pytest.mark.mockllm(allow_fallback=True)``. Needs the ``golden``
+    ``mockllm_server``) unless ``@pytest.mark.mockllm(allow_fallback=True)``, and
+    normalises the ids that mock minted (none in a test without one). Needs the ``golden``
     extra (syrupy); without it the test errors with the install command."""
     __tracebackhide__ = True  # the message says it all; the fixture's source would not
     try:
@@ -213,11 +214,21 @@ def golden(request: pytest.FixtureRequest) -> GoldenAssertion:
 
     snapshot = request.getfixturevalue("snapshot")  # syrupy's, asked for once syrupy is known
 
-    def findings() -> Any:
-        # The mock's typed findings, which never forget a fallback (the journal's ring may).
+    from mockllm import MintedIds
+
+    def test_mock() -> MockLLMFixture | MockLLMServer | None:
         funcargs = getattr(request.node, "funcargs", {})
         mock = funcargs.get("mockllm") or funcargs.get("mockllm_server")
-        return mock.findings() if isinstance(mock, (MockLLMFixture, MockLLMServer)) else None
+        return mock if isinstance(mock, (MockLLMFixture, MockLLMServer)) else None
+
+    def findings() -> Any:
+        # The mock's typed findings, which never forget a fallback (the journal's ring may).
+        mock = test_mock()
+        return mock.findings() if mock is not None else None
+
+    def minted() -> MintedIds:
+        mock = test_mock()
+        return MintedIds.of(mock.journal) if mock is not None else MintedIds()
 
     refusal = FallbackRefusal(findings=findings, allow_fallback=settings_for(request.node).allow_fallback)
-    return GoldenAssertion.wrap(snapshot, golden_extension(request.config), refusal)
+    return GoldenAssertion.wrap(snapshot, golden_extension(request.config), refusal, minted)

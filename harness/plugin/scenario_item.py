@@ -29,7 +29,7 @@ from harness.scenarios.contract import ScenarioRunner, spoken_protocols
 from harness.scenarios.model import Scenario, ScenarioError, field_line, load_scenario
 from harness.scenarios.playback import check_expectations, run_scenario, scenario_golden
 from harness.scenarios.registry import RunnerNotFound, resolve_runner
-from mockllm import Allowances, MockLLM, Problem, ProblemKind, StrictnessError, refuse_hosts, verify_findings
+from mockllm import Allowances, MintedIds, MockLLM, Problem, ProblemKind, StrictnessError, refuse_hosts, verify_findings
 from mockllm.testing import MissingExtraError
 
 __all__ = ["ScenarioFile", "ScenarioItem", "replay_scenario", "unscripted_play"]
@@ -209,9 +209,10 @@ def replay_scenario(snapshot: Any, request: pytest.FixtureRequest) -> None:
         refusal = FallbackRefusal(
             journal=lambda: mock.journal, findings=mock.findings, allow_fallback=scenario.allow_fallback
         )
-        golden = GoldenAssertion.wrap(snapshot, extension, refusal)
+        minted = MintedIds.of(mock.journal)  # read once: the play is over
+        golden = GoldenAssertion.wrap(snapshot, extension, refusal, lambda: minted)
         data = scenario_golden(scenario, run)
-        serialized = golden.extension.serialize(data)  # text, though syrupy's type allows bytes
+        serialized = golden.serialized(data)  # text, though syrupy's type allows bytes
         text = serialized if isinstance(serialized, str) else serialized.decode("utf-8")
         mismatch = _differs_across_protocols(request, golden, text, protocol)
         if mismatch is not None:

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 from mockllm._wire.anthropic_requests import checked_messages, read_messages
 from mockllm._wire.deltas import DeltaRun, StreamItems, expanded, joined
 from mockllm._wire.encoding import dumps, sse_event
+from mockllm._wire.ids import MESSAGE_PREFIX
 from mockllm._wire.reading import DeclaredTools, ToolChoice, tool_choice, tools_declared
 from mockllm._wire.rendering import EventBatches, StreamRenderer, first_events
 
@@ -119,7 +120,7 @@ def _message(
 ) -> dict[str, Any]:
     """A ``Message``: the whole reply, or (no content, no stop reason) the one ``message_start`` opens."""
     return {
-        "id": f"msg_{plan.response_id}",
+        "id": MESSAGE_PREFIX + plan.response_id,
         "type": "message",
         "role": "assistant",
         "model": body.get("model"),
@@ -136,7 +137,7 @@ def message_start(plan: ReplyPlan, body: dict[str, Any]) -> str:
     once a stream, it was a tenth of a short stream's rendering)."""
     usage = plan.usage
     return (
-        f'{{"type":"message_start","message":{{"id":{dumps(f"msg_{plan.response_id}")},"type":"message",'
+        f'{{"type":"message_start","message":{{"id":{dumps(MESSAGE_PREFIX + plan.response_id)},"type":"message",'
         f'"role":"assistant","model":{dumps(body.get("model"))},"content":[],"stop_reason":null,'
         f'"stop_sequence":null,"usage":{{"input_tokens":{max(1, usage.input_tokens)},'
         f'"cache_creation_input_tokens":0,"cache_read_input_tokens":0,'

@@ -25,6 +25,7 @@ from mockllm._pairing import PairingProblem, find_pairing_problem
 from mockllm._plan import ReplyPlan, TextPart
 from mockllm._wire.deltas import expanded, joined
 from mockllm._wire.encoding import dumps, sse_event
+from mockllm._wire.ids import CHAT_COMPLETION_PREFIX
 from mockllm._wire.openai_chat_chunks import (
     ARGUMENT_SLICE,
     DONE,
@@ -217,7 +218,7 @@ class OpenAIChatCodec(StreamRenderer):
         if plan.reasoning:
             message["reasoning_content"] = plan.reasoning
         completion = {
-            "id": f"chatcmpl-{plan.response_id}",
+            "id": CHAT_COMPLETION_PREFIX + plan.response_id,
             "object": "chat.completion",
             "created": plan.created,
             "model": body.get("model"),

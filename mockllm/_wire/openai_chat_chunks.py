@@ -14,6 +14,7 @@ from mockllm._cutting import argument_batches
 from mockllm._plan import ReplyPlan, ToolCallPart, Usage
 from mockllm._wire.deltas import DeltaRun, StreamItems
 from mockllm._wire.encoding import dumps, sse_event
+from mockllm._wire.ids import CHAT_COMPLETION_PREFIX
 
 __all__ = [
     "ARGUMENT_SLICE",
@@ -116,7 +117,7 @@ class _Frame:
             include_usage = True
         self.include_usage = include_usage
         self.base = (
-            f'data: {{"id":{dumps(f"chatcmpl-{plan.response_id}")},"object":"chat.completion.chunk",'
+            f'data: {{"id":{dumps(CHAT_COMPLETION_PREFIX + plan.response_id)},"object":"chat.completion.chunk",'
             f'"created":{plan.created},"model":{dumps(body.get("model"))},'
             f'"system_fingerprint":{_FINGERPRINT_JSON},'
         )

@@ -21,6 +21,7 @@ from mockllm._cutting import argument_batches, text_batches
 from mockllm._held import HeldConversations
 from mockllm._plan import ReplyPlan, TextPart, count_words
 from mockllm._wire.encoding import dumps, sse_event
+from mockllm._wire.ids import RESPONSE_PREFIX, output_item_id
 from mockllm._wire.openai_errors import openai_error_body, openai_error_fields
 from mockllm._wire.openai_responses_requests import checked_input, read_input
 from mockllm._wire.openai_responses_state import ResponseStore
@@ -187,7 +188,7 @@ class OpenAIResponsesCodec(StreamRenderer):
         instructions = body.get("instructions")
         tools = body.get("tools")
         return {
-            "id": f"resp_{plan.response_id}",
+            "id": RESPONSE_PREFIX + plan.response_id,
             "object": "response",
             "created_at": plan.created,
             "status": status,
@@ -235,7 +236,7 @@ def _output_items(plan: ReplyPlan) -> list[dict[str, Any]]:
     if plan.reasoning:
         items.append(
             {
-                "id": f"rs_{rid}_0",
+                "id": output_item_id("reasoning", rid, 0),
                 "type": "reasoning",
                 "summary": [{"type": "summary_text", "text": plan.reasoning}],
             }
@@ -250,7 +251,7 @@ def _output_items(plan: ReplyPlan) -> list[dict[str, Any]]:
                 content = {"type": "output_text", "annotations": [], "logprobs": [], "text": part.text}
             items.append(
                 {
-                    "id": f"msg_{rid}_{index}",
+                    "id": output_item_id("message", rid, index),
                     "type": "message",
                     "status": "completed",
                     "content": [content],
@@ -260,7 +261,7 @@ def _output_items(plan: ReplyPlan) -> list[dict[str, Any]]:
         else:
             items.append(
                 {
-                    "id": f"fc_{rid}_{index}",
+                    "id": output_item_id("function_call", rid, index),
                     "type": "function_call",
                     "status": "completed",
                     "arguments": part.arguments,

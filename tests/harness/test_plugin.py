@@ -179,22 +179,30 @@ def test_the_session_server_fixture_streams_over_loopback(project: pytest.Pytest
 
 
 GOLDEN_TEST = """
-EVENTS = [
-    {"type": "user_message_sent", "persistence": "persisted", "sequenceNumber": 0, "eventIndex": 0,
-     "data": {"content": "Hello"}},
-    {"type": "message_chunk", "persistence": "transient", "eventIndex": 1, "data": {"content": "Hi ", "blockIndex": 0}},
-    {"type": "message_chunk", "persistence": "transient", "eventIndex": 2, "data": {"content": "there", "blockIndex": 0}},
-    {"type": "message", "persistence": "persisted", "sequenceNumber": 1, "eventIndex": 3,
-     "data": {"content": "Hi there", "messageId": "msg_%s", "stopReason": "end_turn"}},
-]
+import pytest
+from mockllm import InstructionChain
 
-def test_flow(golden):
-    assert EVENTS == golden
+PROMPT = InstructionChain(instruction_chain=[{"messages": [{"text_message": {"text": "Hi there"}}]}]).tagged("Hello")
+
+@pytest.mark.mockllm(seed=%d)
+def test_flow(mockllm, golden):
+    reply = mockllm.anthropic().messages.create(
+        model="m", max_tokens=64, messages=[{"role": "user", "content": PROMPT}])
+    assert [
+        {"type": "user_message_sent", "persistence": "persisted", "sequenceNumber": 0, "eventIndex": 0,
+         "data": {"content": "Hello"}},
+        {"type": "message_chunk", "persistence": "transient", "eventIndex": 1,
+         "data": {"content": "Hi ", "blockIndex": 0}},
+        {"type": "message_chunk", "persistence": "transient", "eventIndex": 2,
+         "data": {"content": "there", "blockIndex": 0}},
+        {"type": "message", "persistence": "persisted", "sequenceNumber": 1, "eventIndex": 3,
+         "data": {"content": reply.content[0].text, "messageId": reply.id, "stopReason": "end_turn"}},
+    ] == golden
 """
 
 
 def test_goldens_are_written_under_golden_and_compared(project: pytest.Pytester) -> None:
-    project.makepyfile(test_golden=GOLDEN_TEST % ("a1" * 12))
+    project.makepyfile(test_golden=GOLDEN_TEST % 1)
     result = project.runpytest("--snapshot-update")
     result.assert_outcomes(passed=1)
     golden_file = project.path / "golden" / "test_golden" / "test_flow.golden"
@@ -202,19 +210,19 @@ def test_goldens_are_written_under_golden_and_compared(project: pytest.Pytester)
     assert 'message_chunk ×2         transient    content="Hi there" blockIndex=0' in text
     assert 'messageId="<id:1>"' in text  # the id the mock minted is normalised
 
-    # Another id the mock minted is the same behaviour: still passes.
-    project.makepyfile(test_golden=GOLDEN_TEST % ("b2" * 12))
+    # Another id the mock minted (another seed) is the same behaviour: still passes.
+    project.makepyfile(test_golden=GOLDEN_TEST % 2)
     project.runpytest().assert_outcomes(passed=1)
 
     # A change of behaviour fails with a readable diff of the table.
-    project.makepyfile(test_golden=(GOLDEN_TEST % ("c3" * 12)).replace('"end_turn"', '"max_tokens"'))
+    project.makepyfile(test_golden=(GOLDEN_TEST % 3).replace('"end_turn"', '"max_tokens"'))
     result = project.runpytest()
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(['*- *stopReason="end_turn"*', '*+ *stopReason="max_tokens"*'])
 
 
 def test_unused_goldens_are_reported(project: pytest.Pytester) -> None:
-    project.makepyfile(test_golden=GOLDEN_TEST % "a")
+    project.makepyfile(test_golden=GOLDEN_TEST % 1)
     project.runpytest("--snapshot-update").assert_outcomes(passed=1)
     stale = project.path / "golden" / "test_golden" / "test_removed.golden"
     stale.write_text("old\n")
@@ -223,7 +231,7 @@ def test_unused_goldens_are_reported(project: pytest.Pytester) -> None:
 
 
 def test_golden_dir_option(project: pytest.Pytester) -> None:
-    project.makepyfile(test_golden=GOLDEN_TEST % "a")
+    project.makepyfile(test_golden=GOLDEN_TEST % 1)
     project.runpytest("--snapshot-update", "--mockllm-golden-dir", "elsewhere").assert_outcomes(passed=1)
     assert (project.path / "elsewhere" / "test_golden" / "test_flow.golden").is_file()
 
@@ -250,4 +258,6 @@ def test_the_agent_runner_fixture_and_golden_together(project: pytest.Pytester) 
     project.runpytest("--snapshot-update").assert_outcomes(passed=1)
     table = (project.path / "golden" / "test_inner_agent" / "test_tool_flow.golden").read_text()
     assert 'content="One entity."' in table and "tool_result" in table
+    # The ids the runner's mock minted (reached through mockllm_agent) are normalised.
+    assert 'messageId="<id:1>"' in table and 'toolUseId="<tool:1>"' in table
     project.runpytest().assert_outcomes(passed=1)

@@ -13,11 +13,12 @@ from pathlib import Path
 import pytest
 
 from harness.golden.extension import golden_text
+from harness.golden.records import VolatileRules
 from harness.plugin.fixtures import MockLLMFixture, MockLLMServer
 from harness.scenarios.model import load_scenario
 from harness.scenarios.playback import run_scenario, scenario_golden
 from harness.scenarios.runners import MODEL_CLIENT_PROTOCOLS
-from mockllm import PROTOCOLS
+from mockllm import PROTOCOLS, MintedIds
 from mockllm._engine import MockLLM
 from tests.harness.cli_support import run_harness
 
@@ -203,10 +204,11 @@ def test_replay_is_byte_identical_in_process_and_over_the_server(mock_server_url
     expected = (ROOT / "golden" / "scenarios" / "tool_loop_with_thinking.golden").read_text()
     for protocol in ("anthropic-messages", "openai-chat"):
         mocks = [MockLLMFixture(MockLLM()), MockLLMFixture(MockLLM()), MockLLMServer(mock_server_url)]
-        texts = {
-            golden_text(scenario_golden(scenario, asyncio.run(run_scenario(scenario, protocol, mock))))
-            for mock in mocks
-        }
+        texts = set()
+        for mock in mocks:
+            run = asyncio.run(run_scenario(scenario, protocol, mock))
+            rules = VolatileRules(minted=MintedIds.of(mock.journal))
+            texts.add(golden_text(scenario_golden(scenario, run), rules=rules))
         assert texts == {expected}
 
 

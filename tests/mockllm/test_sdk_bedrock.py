@@ -16,7 +16,9 @@ from typing import Any
 import pytest
 
 from harness.golden.extension import golden_text
+from harness.golden.records import VolatileRules
 from harness.plugin.fixtures import MockLLMServer
+from mockllm import MintedIds
 from tests.mockllm.sdk_support import script
 
 boto3 = pytest.importorskip("boto3", reason="boto3 is not installed (the test extra)")
@@ -330,11 +332,13 @@ def anthropic_agent(server: MockLLMServer) -> list[dict[str, Any]]:
 
 
 def test_a_golden_is_byte_identical_over_bedrock_and_anthropic(server: MockLLMServer) -> None:
-    goldens = {
-        "bedrock converse": golden_text(bedrock_agent(server, stream=False)),
-        "bedrock converse_stream": golden_text(bedrock_agent(server, stream=True)),
-        "anthropic messages": golden_text(anthropic_agent(server)),
+    runs = {
+        "bedrock converse": bedrock_agent(server, stream=False),
+        "bedrock converse_stream": bedrock_agent(server, stream=True),
+        "anthropic messages": anthropic_agent(server),
     }
+    minted = MintedIds.of(server.journal)  # a golden normalises the ids this mock minted
+    goldens = {name: golden_text(events, rules=VolatileRules(minted=minted)) for name, events in runs.items()}
     assert len(set(goldens.values())) == 1, goldens
     golden = goldens["anthropic messages"]
     assert "tool_call" in golden and 'toolUseId="<tool:1>"' in golden and golden.count("answer") == 2

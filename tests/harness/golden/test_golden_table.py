@@ -13,6 +13,8 @@ from syrupy.matchers import path_type
 
 from harness.events import Event, Persistence
 from harness.golden.extension import golden_text
+from harness.golden.records import VolatileRules
+from mockllm import MintedIds
 
 
 @dataclasses.dataclass
@@ -57,7 +59,8 @@ def test_ids_the_mock_minted_are_numbered_wherever_they_are() -> None:
         {"type": "result", "call_id": MINTED, "nested": {"ids": [MINTED, "approval-" + MINTED]}, "seq": 1},
         {"type": "call", "id": "chatcmpl-" + "b2" * 12, "note": f"called {MINTED} once", "seq": 2},
     ]
-    assert table_lines(events) == [
+    minted = MintedIds(response_ids=frozenset({"a1" * 12, "b2" * 12}), tool_call_ids=frozenset({MINTED}))
+    assert table_lines(events, rules=VolatileRules(minted=minted)) == [
         '0    call                     -            call_id="<call:1>" id="<id:1>"',
         '1    result                   -            call_id="<call:1>" nested={"ids":["<id:2>","<id:3>"]}',
         f'2    call                     -            id="<id:4>" note="called {MINTED} once"',
@@ -100,7 +103,10 @@ def test_harness_events_show_their_data_and_leave_the_envelope_out() -> None:
         timestamp=99,
         data={"content": "x", "messageId": "msg_" + "c3" * 12},
     )
-    assert table_lines([event]) == ['3    message                  persisted    content="x" messageId="<id:1>"']
+    rules = VolatileRules(minted=MintedIds(response_ids=frozenset({"c3" * 12})))
+    assert table_lines([event], rules=rules) == [
+        '3    message                  persisted    content="x" messageId="<id:1>"'
+    ]
 
 
 def test_chunk_runs_fold_only_when_their_other_fields_agree() -> None:

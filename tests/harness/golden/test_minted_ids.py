@@ -1,5 +1,5 @@
-"""Every id the mock mints, under each protocol, is one a golden normalises — so one
-golden serves every protocol — and nothing a user wrote is."""
+"""Every id the mock mints, under each protocol, is one a golden normalises (given the
+mock's ``MintedIds``) — so one golden serves every protocol — and nothing a user wrote is."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 
 from harness.golden.records import VolatileRules
 from harness.plugin.fixtures import MockLLMFixture
-from mockllm import InstructionChain
+from mockllm import InstructionChain, MintedIds
 from mockllm._engine import MockLLM
 
 CHAIN = InstructionChain(
@@ -45,11 +45,15 @@ def minted_ids(mock: MockLLMFixture) -> list[str]:
 def test_every_id_the_mock_mints_is_normalised(mock: MockLLMFixture) -> None:
     ids = minted_ids(mock)
     assert len(ids) == 9
-    rules = VolatileRules()
+    rules = VolatileRules(minted=MintedIds.of(mock.journal))
     assert [i for i in ids if not rules.is_minted(i)] == []
     assert rules.is_minted("approval-" + ids[1])  # an id the harness makes from one
 
 
-@pytest.mark.parametrize("value", ["A-1", "C-9", "never", "msg_1", "call_1", "chatcmpl-123", "a call_mk0123abcd_t0_0"])
-def test_a_users_values_are_not_minted_ids(value: str) -> None:
-    assert not VolatileRules().is_minted(value)
+@pytest.mark.parametrize(
+    "value",
+    ["A-1", "never", "msg_1", "chatcmpl-123", "a call_mk0123abcd_t0_0", "msg_" + "5f" * 12, "call_mk0123abcd_t0_0"],
+)
+def test_a_users_values_are_not_minted_ids(mock: MockLLMFixture, value: str) -> None:
+    minted_ids(mock)  # the mock has minted ids of every form: a user's value is none of them
+    assert not VolatileRules(minted=MintedIds.of(mock.journal)).is_minted(value)
