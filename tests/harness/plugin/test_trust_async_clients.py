@@ -45,7 +45,7 @@ def test_async_clients_of_the_server_fixture_leave_no_socket_behind(
 ) -> None:
     strict_pytester.makeconftest(shared_server_conftest)
     strict_pytester.makepyfile(test_async=ASYNC_TEST)
-    result = strict_pytester.runpytest_subprocess()
+    result = strict_pytester.runpytest()
     assert "ResourceWarning" not in result.stdout.str() + result.stderr.str()
     result.assert_outcomes(passed=2)
     assert result.ret == 0
