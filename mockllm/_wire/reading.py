@@ -75,7 +75,10 @@ def tool_choice(
     parallel_said: str = "",
     required: bool = False,
 ) -> ToolChoice:
-    """A ``ToolChoice`` quoting ``field=value`` as the request spelled it."""
+    """A ``ToolChoice`` quoting ``field=value`` as the request spelled it; ``ANY_TOOL``
+    itself for a request that restricts nothing (most do: nothing made per request)."""
+    if allowed is None and parallel and not required:
+        return ANY_TOOL
     quoted = allowed is not None or required
     said = f"{field}={json.dumps(value, separators=(',', ':'), default=str)[:200]}" if quoted else ""
     return ToolChoice(allowed, said, parallel, parallel_said, required)
