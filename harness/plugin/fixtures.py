@@ -42,6 +42,7 @@ from mockllm import (
 from mockllm.testing import as_chain, as_match, import_httpx2, with_stream
 
 if TYPE_CHECKING:
+    from harness.plugin.late_requests import TestScope
     from mockllm.testing import Selection
 
 __all__ = ["MockLLMFixture", "MockLLMServer", "UnusedStepsError", "refusing_provider_hosts", "start_server"]
@@ -167,13 +168,15 @@ class MockLLMFixture(_Clients):
     host = "mockllm.test"
     base_url = f"http://{host}"
 
-    def __init__(self, mock: MockLLM) -> None:
+    def __init__(self, mock: MockLLM, scope: TestScope | None = None) -> None:
         super().__init__()
-        self.mock = mock
+        self.mock, self.scope = mock, scope
         self._interception: contextlib.ExitStack | None = None
 
     def _transport(self, module: Any) -> Any:
-        return HTTPXTransport(self.mock) if module is httpx else HTTPX2Transport(self.mock)
+        if self.scope is None:
+            return HTTPXTransport(self.mock) if module is httpx else HTTPX2Transport(self.mock)
+        return self.scope.transport(self.mock, module)  # refuses, and reports, a request after the test
 
     @property
     def journal(self) -> Journal:
@@ -224,6 +227,8 @@ class MockLLMFixture(_Clients):
         super().patch_env(monkeypatch)
 
     def close(self) -> None:
+        if self.scope is not None:  # no socket to release; a closed client would hide a late request
+            self._to_close.clear()
         super().close()
         if self._interception is not None:
             self._interception.close()
@@ -242,6 +247,7 @@ class MockLLMServer(_Clients):
         super().__init__()
         self.base_url = base_url
         self.pid = pid
+        self.deleted: httpx.Response | None = None  # a session's DELETE reply: the server's late requests
 
     def patch_env(self, monkeypatch: Any) -> None:
         """As on both fixtures, and for boto3 (which only a URL reaches):
@@ -269,8 +275,7 @@ class MockLLMServer(_Clients):
 
     def unused_steps(self) -> list[UnusedStep]:
         with httpx.Client(verify=tls_context()) as client:
-            steps = client.get(f"{self.base_url}/_mockllm/unused").raise_for_status().json()
-        return [UnusedStep(**step) for step in steps]
+            return [UnusedStep(**s) for s in client.get(f"{self.base_url}/_mockllm/unused").raise_for_status().json()]
 
     def script(self, chain: Any, match: Any = None, *, stream: Any = None, stream_faults: Any = None) -> str:
         """Register ``chain`` on the server (``POST /_mockllm/scripts``) for requests
@@ -313,7 +318,7 @@ class MockLLMServer(_Clients):
         finally:
             session.close()
             with httpx.Client(verify=tls_context()) as client:
-                client.delete(session.base_url)
+                session.deleted = client.delete(session.base_url)
 
 
 @functools.cache
