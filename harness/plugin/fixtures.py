@@ -60,6 +60,7 @@ class _Clients:
 
     def __init__(self) -> None:
         self._to_close: list[Any] = []
+        self.scope: TestScope | None = None  # set by the plugin: see harness.plugin.late_requests
 
     @property
     def openai_base_url(self) -> str:
@@ -105,18 +106,22 @@ class _Clients:
         return None
 
     def _client(self, library: ModuleType, *, is_async: bool) -> Any:
+        transport = self._transport(library)
         if is_async:
             # Teardown cannot close an async client: its sockets belong to the test's event
             # loop, often closed by then. Kept alive, a connection to the server fixture
             # outlives the test and fails a warnings-as-errors run with a ResourceWarning
             # naming no cause; so an async client keeps no connection once a reply is read.
             limits = library.Limits(max_keepalive_connections=0)
-            return library.AsyncClient(
-                transport=self._transport(library), base_url=self.base_url, verify=tls_context(), limits=limits
-            )
-        client = library.Client(transport=self._transport(library), base_url=self.base_url, verify=tls_context())
-        self._to_close.append(client)
-        return client
+            guarded = self.scope.guard(library, transport) if self.scope else transport  # None: the server's
+            return library.AsyncClient(transport=guarded, base_url=self.base_url, verify=tls_context(), limits=limits)
+        if self.scope is None:
+            client = library.Client(transport=transport, base_url=self.base_url, verify=tls_context())
+            self._to_close.append(client)
+            return client
+        guarded = self.scope.guard(library, transport or library.HTTPTransport(verify=tls_context()))
+        self._to_close.append(guarded)
+        return library.Client(transport=guarded, base_url=self.base_url)
 
     def httpx2_client(self, *, is_async: bool = False) -> Any:
         """An ``httpx2`` client reaching the mock (closed at teardown if sync); needs httpx2."""
@@ -168,15 +173,13 @@ class MockLLMFixture(_Clients):
     host = "mockllm.test"
     base_url = f"http://{host}"
 
-    def __init__(self, mock: MockLLM, scope: TestScope | None = None) -> None:
+    def __init__(self, mock: MockLLM) -> None:
         super().__init__()
-        self.mock, self.scope = mock, scope
+        self.mock = mock
         self._interception: contextlib.ExitStack | None = None
 
     def _transport(self, module: Any) -> Any:
-        if self.scope is None:
-            return HTTPXTransport(self.mock) if module is httpx else HTTPX2Transport(self.mock)
-        return self.scope.transport(self.mock, module)  # refuses, and reports, a request after the test
+        return HTTPXTransport(self.mock) if module is httpx else HTTPX2Transport(self.mock)
 
     @property
     def journal(self) -> Journal:
@@ -227,8 +230,6 @@ class MockLLMFixture(_Clients):
         super().patch_env(monkeypatch)
 
     def close(self) -> None:
-        if self.scope is not None:  # no socket to release; a closed client would hide a late request
-            self._to_close.clear()
         super().close()
         if self._interception is not None:
             self._interception.close()

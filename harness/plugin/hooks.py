@@ -115,8 +115,8 @@ def mockllm(request: pytest.FixtureRequest) -> Iterator[MockLLMFixture]:
     settings = settings_for(request.node)
     recording = recording_session(request, settings.record)
     late: LateRequests = request.getfixturevalue("mockllm_late_requests")
-    scope = TestScope(late, request.node.nodeid)
-    fixture = MockLLMFixture(mock_for(settings, recording), scope)
+    fixture = MockLLMFixture(mock_for(settings, recording))
+    fixture.scope = scope = TestScope(late, request.node.nodeid)
     # A test that records reaches its upstream on purpose: the recording session is the
     # one door to it, and it writes nothing a real key could leak into.
     guard = (
@@ -180,6 +180,7 @@ def mockllm_server(request: pytest.FixtureRequest) -> Iterator[MockLLMServer]:
     A test marked ``record=True`` gets a loopback server of its own instead, answered by
     its recording file in the record mode (``harness.plugin.recording``)."""
     from harness.plugin.fixtures import refusing_provider_hosts
+    from harness.plugin.late_requests import TestScope
 
     settings = settings_for(request.node)
     recording = recording_session(request, settings.record)
@@ -191,6 +192,7 @@ def mockllm_server(request: pytest.FixtureRequest) -> Iterator[MockLLMServer]:
         serving = recording_server(recording, settings)
     late: LateRequests = request.getfixturevalue("mockllm_late_requests")  # after the server: checked before it stops
     with serving as server:
+        server.scope = scope = TestScope(late, request.node.nodeid, server.base_url)
         if process is not None:  # once the session is deleted (after this teardown), its model calls are late
             request.addfinalizer(functools.partial(late.session_closed, process, server, request.node.nodeid))
         guard = (
@@ -200,6 +202,7 @@ def mockllm_server(request: pytest.FixtureRequest) -> Iterator[MockLLMServer]:
         )
         with refusing_provider_hosts(guard, "mockllm_server") as refused:
             yield server
+        scope.end()
         if recording is not None:
             recording.save()
         server.verify(settings, refused)

@@ -5,8 +5,10 @@ it finishes, passes its test: the fixture's teardown checked the mock, and the r
 came after. Nothing checks what such a request got, so the plugin fails the run instead,
 naming the test the request belonged to:
 
-- the ``mockllm`` fixture's clients reach the mock through a transport that, once the
-  test has ended, refuses the request (a 404 saying why) and records it here;
+- the clients the fixtures build (``mockllm.openai()`` …) send through a transport that,
+  once the test has ended, refuses the request (a 404 saying why) and records it here;
+  a sync one is not closed at teardown (its transport is), or the app would get a
+  "client has been closed" error that nobody sees;
 - the ``mockllm_server`` fixture's server refuses a model call to a deleted session the
   same way and keeps it (``GET /_mockllm/late``, and the reply to each session's
   ``DELETE``); the fixture reads them there and attributes them by session.
@@ -22,6 +24,7 @@ from __future__ import annotations
 import functools
 import threading
 import time
+import urllib.parse
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
@@ -32,7 +35,6 @@ from harness.plugin.strict import UnscriptedRequestsError
 
 if TYPE_CHECKING:
     from harness.plugin.fixtures import MockLLMServer
-    from mockllm import MockLLM
 
 __all__ = ["LateRequest", "LateRequests", "TestScope", "late_requests"]
 
@@ -68,20 +70,24 @@ class TestScope:
 
     ledger: LateRequests
     test: str
+    base_url: str = ""
+    """The mock's URL (a server session's path is taken off the paths shown)."""
     ended_at: float | None = None
 
     def end(self) -> None:
         if self.ended_at is None:
             self.ended_at = time.time()
 
-    def transport(self, mock: MockLLM, library: ModuleType) -> Any:
-        """The in-process transport for ``library`` (httpx or httpx2), refusing once the test ended."""
-        return _scoped_class(library.__name__)(mock, self)
+    def guard(self, library: ModuleType, transport: Any) -> Any:
+        """``transport`` (of ``library``: httpx or httpx2), refusing a request once the test
+        ended; None (the client's default, reaching the server, which refuses it) as it is."""
+        return None if transport is None else _guard_class(library)(transport, self)
 
     def refuse(self, library: ModuleType, request: Any) -> Any:
         """Record a late ``request`` and answer it with a 404 that says why."""
         assert self.ended_at is not None
-        late = self.ledger.add(self.test, request.method, request.url.path, time.time() - self.ended_at)
+        path = request.url.path.removeprefix(urllib.parse.urlsplit(self.base_url).path)
+        late = self.ledger.add(self.test, request.method, path, time.time() - self.ended_at)
         message = (
             f"The mock of {self.test} is gone: this request ({late.method} {late.path}) came after the "
             f"test ended, so nothing checks what it gets. To fix it, {FIX}. The pytest plugin fails the run."
@@ -90,29 +96,30 @@ class TestScope:
 
 
 @functools.cache
-def _scoped_class(library: str) -> type:
-    from mockllm import HTTPX2Transport, HTTPXTransport
+def _guard_class(library: ModuleType) -> type:
+    class LateGuard(library.BaseTransport, library.AsyncBaseTransport):  # type: ignore[name-defined]
+        """A client's transport, refusing a request once its test has ended."""
 
-    base: type = HTTPXTransport if library == "httpx" else HTTPX2Transport
-
-    class ScopedTransport(base):
-        """The in-process transport, refusing a request once its test has ended."""
-
-        def __init__(self, mock: MockLLM, scope: TestScope) -> None:
-            super().__init__(mock)
-            self.scope = scope
+        def __init__(self, transport: Any, scope: TestScope) -> None:
+            self.transport, self.scope = transport, scope
 
         def handle_request(self, request: Any) -> Any:
             if self.scope.ended_at is not None:
-                return self.scope.refuse(self._module, request)
-            return super().handle_request(request)
+                return self.scope.refuse(library, request)
+            return self.transport.handle_request(request)
 
         async def handle_async_request(self, request: Any) -> Any:
             if self.scope.ended_at is not None:
-                return self.scope.refuse(self._module, request)
-            return await super().handle_async_request(request)
+                return self.scope.refuse(library, request)
+            return await self.transport.handle_async_request(request)
 
-    return ScopedTransport
+        def close(self) -> None:
+            self.transport.close()
+
+        async def aclose(self) -> None:
+            await self.transport.aclose()
+
+    return LateGuard
 
 
 @dataclass(frozen=True)

@@ -179,6 +179,7 @@ def test_a_late_request_to_the_in_process_mock_fails_the_run_naming_its_test(
     ("fixture", "client"),
     [
         ("mockllm", "client = mockllm.openai()"),
+        ("mockllm_server", "client = mockllm_server.openai()"),
         (
             "mockllm_server",
             "client = openai.OpenAI(api_key='k', base_url=mockllm_server.openai_base_url, max_retries=0)",
@@ -202,3 +203,19 @@ def test_a_correct_app_stays_green(strict_pytester: pytest.Pytester, shared_serv
     result = strict_pytester.runpytest()
     result.assert_outcomes(passed=7)
     assert result.ret == 0
+
+
+def test_under_xdist_a_late_request_fails_the_run_and_a_shared_server_raises_no_false_alarm(
+    strict_pytester: pytest.Pytester, shared_server_conftest: str
+) -> None:
+    # Both workers' tests open sessions on one server; each worker hears only of its own.
+    strict_pytester.makeconftest(shared_server_conftest)
+    strict_pytester.makepyfile(app=APP, test_server=SERVER_LATE, test_in_process=IN_PROCESS_LATE)
+    strict_pytester.makepyfile(test_correct=CORRECT_APP)
+    result = strict_pytester.runpytest("-n", "2", "--dist", "loadfile")
+    assert result.ret != 0
+    result.assert_outcomes(passed=11, errors=2)
+    out = result.stdout.str()
+    assert "test_server.py::test_returns_before_its_job_ends: 1 request(s) reached its mock" in out, out
+    assert "test_in_process.py::test_returns_before_its_job_ends: 1 request(s) reached its mock" in out, out
+    assert "test_correct.py" not in out.split("short test summary info")[-1], out
