@@ -139,8 +139,8 @@ def create_app(mock: MockLLM | None = None, *, metrics: bool = True) -> Starlett
             return None
         return refused(
             404,
-            f"The mock session {session!r} was deleted before this request ({method} {path}) came: "
-            "its test had ended, so nothing checks what it gets (late request "
+            f"There is no mock session {session!r} on this server any more: it was deleted before this "
+            f"request ({method} {path}) came, as its test had ended, so nothing checks what it gets (late request "
             f"{record['index'] + 1} to this server). Join the thread or await the task that sends it "
             "before the test returns; the pytest plugin fails the run naming the test.",
         )

@@ -14,6 +14,9 @@ Fixtures:
 - ``mockllm_server`` — the same over sockets: one loopback server (``python -m mockllm
   serve``) per session, a server-side session per test; ``mockllm_server_process`` is
   the shared server itself.
+- ``mockllm_late_requests`` — (session) the requests that reached a test's mock after
+  the test ended (``harness.plugin.late_requests``): each fails the run at the next
+  check (the next test using either fixture, or the session's end), naming its test.
 - ``mockllm_agent`` — builds agent runners (``harness.systems.agent``) on the ``mockllm`` mock.
 - ``golden`` — syrupy's ``snapshot`` storing event tables under ``golden/`` (events as
   dicts, pydantic models, dataclasses or ``Event``s; see docs/goldens.md). It refuses
@@ -143,11 +146,12 @@ def mockllm_late_requests(pytestconfig: pytest.Config) -> Iterator[LateRequests]
     (``harness.plugin.late_requests``): each test using ``mockllm`` or ``mockllm_server``
     fails at teardown on those of the tests before it, and this fixture's teardown on
     those that came after the last."""
+    from harness.plugin.fixtures import tls_context
     from harness.plugin.late_requests import late_requests
 
     late = late_requests(pytestconfig)
     yield late
-    late.collect()
+    late.collect(tls_context())
     late.check()
 
 
@@ -160,7 +164,7 @@ def mockllm_server_process(
     Shared by every test and unchecked; tests use ``mockllm_server``, which is scoped
     to the test. This one is for session-scoped fixtures of your own.
     """
-    from harness.plugin.fixtures import start_server
+    from harness.plugin.fixtures import start_server, tls_context
     from harness.plugin.late_requests import late_requests
 
     settings = base_settings(pytestconfig)
@@ -169,7 +173,7 @@ def mockllm_server_process(
     ) as server:
         yield server
         late = late_requests(pytestconfig)  # before the server stops with what it holds
-        late.collect()
+        late.collect(tls_context())
         late.check()
 
 

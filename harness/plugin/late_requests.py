@@ -9,6 +9,8 @@ naming the test the request belonged to:
   once the test has ended, refuses the request (a 404 saying why) and records it here;
   a sync one is not closed at teardown (its transport is), or the app would get a
   "client has been closed" error that nobody sees;
+- a request to the in-process fixture's host (``patch_env``) once its interception has
+  ended is refused and recorded the same way, until the session ends;
 - the ``mockllm_server`` fixture's server refuses a model call to a deleted session the
   same way and keeps it (``GET /_mockllm/late``, and the reply to each session's
   ``DELETE``); the fixture reads them there and attributes them by session.
@@ -21,20 +23,23 @@ controller). A request that comes after the session's last check is not seen.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import threading
 import time
 import urllib.parse
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import pytest
 
 from harness.plugin.strict import UnscriptedRequestsError
 
 if TYPE_CHECKING:
-    from harness.plugin.fixtures import MockLLMServer
+    import ssl
+
+    import httpx
 
 __all__ = ["LateRequest", "LateRequests", "TestScope", "late_requests"]
 
@@ -63,20 +68,29 @@ class LateRequest:
 
 @dataclass(eq=False)
 class TestScope:
-    """A test's in-process mock, as the late-request check sees it: its test, and when
-    the test ended (None while it runs)."""
+    """A test's mock (either fixture), as the late-request check sees it: its test, and
+    when the test ended (None while it runs)."""
 
     __test__ = False
 
     ledger: LateRequests
     test: str
-    base_url: str = ""
-    """The mock's URL (a server session's path is taken off the paths shown)."""
+    base_url: str = ""  # the mock's URL: a server session's path is taken off the paths shown
     ended_at: float | None = None
+    host: str | None = None  # the host its patch_env serves in process while it runs
 
     def end(self) -> None:
         if self.ended_at is None:
             self.ended_at = time.time()
+            if self.host is not None:
+                self.ledger.host_owner = (self.test, self.ended_at)
+
+    def serve_host(self, host: str) -> None:
+        """The test's ``patch_env`` serves ``host`` in process (``intercept``) until it
+        ends; from then until the session ends, a request to it is refused and reported
+        (the interception of the next test to serve it, entered later, wins meanwhile)."""
+        self.host = host
+        self.ledger.refuse_after_tests(host)
 
     def guard(self, library: ModuleType, transport: Any) -> Any:
         """``transport`` (of ``library``: httpx or httpx2), refusing a request once the test
@@ -88,11 +102,15 @@ class TestScope:
         assert self.ended_at is not None
         path = request.url.path.removeprefix(urllib.parse.urlsplit(self.base_url).path)
         late = self.ledger.add(self.test, request.method, path, time.time() - self.ended_at)
-        message = (
-            f"The mock of {self.test} is gone: this request ({late.method} {late.path}) came after the "
-            f"test ended, so nothing checks what it gets. To fix it, {FIX}. The pytest plugin fails the run."
-        )
-        return library.Response(404, json={"error": {"message": message}}, request=request)
+        return library.Response(404, json={"error": {"message": _refusal(late)}}, request=request)
+
+
+def _refusal(late: LateRequest) -> str:
+    """What the app gets for a late request: why, and how to fix it."""
+    return (
+        f"The mock of {late.test} is gone: this request ({late.method} {late.path}) came after the "
+        f"test ended, so nothing checks what it gets. To fix it, {FIX}. The pytest plugin fails the run."
+    )
 
 
 @functools.cache
@@ -122,10 +140,11 @@ def _guard_class(library: ModuleType) -> type:
     return LateGuard
 
 
-@dataclass(frozen=True)
-class _Session:
-    test: str
-    ended_at: float
+class _Server(Protocol):
+    """A server fixture (``harness.plugin.fixtures.MockLLMServer``), as read here."""
+
+    base_url: str
+    deleted: httpx.Response | None
 
 
 @dataclass(eq=False)
@@ -135,10 +154,15 @@ class LateRequests:
 
     lock: threading.Lock = field(default_factory=threading.Lock)
     pending: list[LateRequest] = field(default_factory=list)
-    sessions: dict[tuple[str, str], _Session] = field(default_factory=dict)
+    sessions: dict[tuple[str, str], tuple[str, float]] = field(default_factory=dict)
+    """(server, session id) -> the test that owned the session, and when it was deleted."""
     servers: set[str] = field(default_factory=set)
     seen: set[tuple[str, int]] = field(default_factory=set)
     counts: dict[str, int] = field(default_factory=dict)
+    host_owner: tuple[str, float] | None = None
+    """The last test that served the in-process host, and when it ended."""
+    refusing: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)
+    refused_host: str | None = None
 
     def add(self, test: str, method: str, path: str, after_s: float) -> LateRequest:
         """Record a late request to ``test``'s mock."""
@@ -148,13 +172,27 @@ class LateRequests:
             self.pending.append(late)
         return late
 
-    def session_closed(self, process: MockLLMServer, session: MockLLMServer, test: str) -> None:
+    def refuse_after_tests(self, host: str) -> None:
+        """Refuse ``host`` (and report each request) from now until the session ends; the
+        interceptions of the tests that serve it, entered later, serve it while they run."""
+        if self.refused_host is None:
+            from mockllm import refuse_hosts
+
+            self.refused_host = host
+            self.refusing.enter_context(refuse_hosts(self._refused, hosts=(host,)))
+
+    def _refused(self, shown: str) -> str:
+        method, _, url = shown.partition(" ")
+        test, ended_at = self.host_owner or ("an earlier test", time.time())
+        return _refusal(self.add(test, method, urllib.parse.urlsplit(url).path, time.time() - ended_at))
+
+    def session_closed(self, process: _Server, session: _Server, test: str) -> None:
         """``test``'s session on ``process`` is deleted: later model calls to it are late.
         Fails with the late requests so far (the server lists them in the ``DELETE``'s reply)."""
         self.servers.add(process.base_url)
         session_id = session.base_url.rsplit("/", 1)[-1]
-        self.sessions[process.base_url, session_id] = _Session(test, time.time())
-        reply = getattr(session, "deleted", None)
+        self.sessions[process.base_url, session_id] = (test, time.time())
+        reply = session.deleted
         if reply is not None and reply.status_code == 200:
             self.server_reported(process.base_url, reply.json().get("late", []))
         self.check()
@@ -166,17 +204,16 @@ class LateRequests:
             if owner is None or (server, record["index"]) in self.seen:
                 continue
             self.seen.add((server, record["index"]))
-            self.add(owner.test, record["method"], record["path"], max(0.0, record["at"] - owner.ended_at))
+            test, ended_at = owner
+            self.add(test, record["method"], record["path"], max(0.0, record["at"] - ended_at))
 
-    def collect(self) -> None:
+    def collect(self, verify: ssl.SSLContext) -> None:
         """Read the late requests of every server still running."""
         import httpx
 
-        from harness.plugin.fixtures import tls_context
-
         for url in sorted(self.servers):
             try:
-                with httpx.Client(verify=tls_context()) as client:
+                with httpx.Client(verify=verify) as client:
                     records = client.get(f"{url}/_mockllm/late").raise_for_status().json()
             except httpx.TransportError:  # stopped already: what it held was read at each test's end
                 continue
@@ -210,4 +247,5 @@ def late_requests(config: pytest.Config) -> LateRequests:
     ledger = config.stash.get(_KEY, None)
     if ledger is None:
         ledger = config.stash[_KEY] = LateRequests()
+        config.add_cleanup(ledger.refusing.close)
     return ledger

@@ -180,11 +180,13 @@ def test_a_late_request_to_the_in_process_mock_fails_the_run_naming_its_test(
     [
         ("mockllm", "client = mockllm.openai()"),
         ("mockllm_server", "client = mockllm_server.openai()"),
+        ("mockllm, monkeypatch", "mockllm.patch_env(monkeypatch)\n    client = openai.OpenAI(max_retries=0)"),
         (
             "mockllm_server",
             "client = openai.OpenAI(api_key='k', base_url=mockllm_server.openai_base_url, max_retries=0)",
         ),
     ],
+    ids=["in-process", "server-fixture-client", "in-process-patch-env", "server-app-client"],
 )
 def test_a_late_request_after_the_last_test_using_the_mock_fails_the_session(
     strict_pytester: pytest.Pytester, shared_server_conftest: str, fixture: str, client: str
