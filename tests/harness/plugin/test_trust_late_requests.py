@@ -213,11 +213,15 @@ def test_under_xdist_a_late_request_fails_the_run_and_a_shared_server_raises_no_
     # Both workers' tests open sessions on one server; each worker hears only of its own.
     strict_pytester.makeconftest(shared_server_conftest)
     strict_pytester.makepyfile(app=APP, test_server=SERVER_LATE, test_in_process=IN_PROCESS_LATE)
-    strict_pytester.makepyfile(test_correct=CORRECT_APP)
+    last = "client = openai.OpenAI(api_key='k', base_url=mockllm_server.openai_base_url, max_retries=0)"
+    strict_pytester.makepyfile(
+        test_correct=CORRECT_APP, test_last=AT_SESSION_END.format(fixture="mockllm_server", client=last)
+    )
     result = strict_pytester.runpytest("-n", "2", "--dist", "loadfile")
     assert result.ret != 0
-    result.assert_outcomes(passed=11, errors=2)
+    result.assert_outcomes(passed=13, errors=3)
     out = result.stdout.str()
+    assert "test_last.py::test_returns_before_its_job_ends: 1 request(s) reached its mock" in out, out
     assert "test_server.py::test_returns_before_its_job_ends: 1 request(s) reached its mock" in out, out
     assert "test_in_process.py::test_returns_before_its_job_ends: 1 request(s) reached its mock" in out, out
     assert "test_correct.py" not in out.split("short test summary info")[-1], out
