@@ -22,7 +22,10 @@ Routes:
   /_mockllm/sessions/{id}`` — a session is a mock of its own (journal, scripts, settings)
   served under ``/_mockllm/sessions/{id}/``, every route above included; the pytest
   plugin gives each test one, so that no test sees another's requests. At most
-  ``Limits.max_sessions`` are open at once (409 past it). Sessions live in the mock's
+  ``Limits.max_sessions`` are open at once (409 past it). A model call to a deleted
+  session is a *late request* (its test had ended): a 404 saying so, kept for ``GET
+  /_mockllm/late`` (and the ``late`` of each ``DELETE``'s reply) so that the plugin fails
+  the run naming the test. Sessions live in the mock's
   state (``mockllm._state``), so every worker of ``serve --workers`` serves each one; a
   shared state that stops answering is a JSON 503 naming it.
 
@@ -123,7 +126,24 @@ def create_app(mock: MockLLM | None = None, *, metrics: bool = True) -> Starlett
         session = request.path_params["session"]
         if not sessions.close(session):
             return refused(404, f"There is no mock session {session!r} on this server.")
-        return JSONResponse({"id": session, "status": "deleted"})
+        # The late requests so far, to any session: the plugin reads them here, no extra call.
+        return JSONResponse({"id": session, "status": "deleted", "late": sessions.late()})
+
+    async def late_requests(request: Request) -> Response:
+        return JSONResponse(sessions.late())
+
+    def late_call(request: Request) -> Response | None:
+        session, method, path = request.path_params["session"], request.method, "/" + request.path_params["path"]
+        record = sessions.record_late(session, method, path)
+        if record is None:
+            return None
+        return refused(
+            404,
+            f"There is no mock session {session!r} on this server any more: it was deleted before this "
+            f"request ({method} {path}) came, as its test had ended, so nothing checks what it gets (late request "
+            f"{record['index'] + 1} to this server). Join the thread or await the task that sends it "
+            "before the test returns; the pytest plugin fails the run naming the test.",
+        )
 
     app = _App(
         middleware=[Middleware(LastGuard)],
@@ -131,10 +151,11 @@ def create_app(mock: MockLLM | None = None, *, metrics: bool = True) -> Starlett
             Route("/_mockllm/health", health, methods=["GET"]),
             Route("/_mockllm/sessions", create_session, methods=["POST"]),
             Route("/_mockllm/sessions/{session}", delete_session, methods=["DELETE"]),
+            Route("/_mockllm/late", late_requests, methods=["GET"]),
             Route("/metrics", _metrics_endpoint(counted, why_not), methods=["GET"]),
             Mount(
                 "/_mockllm/sessions/{session}",
-                routes=engine_routes(lambda request: sessions.get(request.path_params["session"]), counted),
+                routes=engine_routes(lambda request: sessions.get(request.path_params["session"]), counted, late_call),
             ),
             *engine_routes(lambda request: engine, counted),
         ],

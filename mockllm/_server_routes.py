@@ -93,13 +93,21 @@ def is_root_model_call(scope: Scope) -> bool:
     )
 
 
-def engine_routes(engine_of: Callable[[Request], MockLLM | None], metrics: ServerMetrics | None) -> list[Route]:
-    """The routes one mock serves: its provider endpoints and its ``/_mockllm`` routes."""
+def engine_routes(
+    engine_of: Callable[[Request], MockLLM | None],
+    metrics: ServerMetrics | None,
+    late: Callable[[Request], Response | None] | None = None,
+) -> list[Route]:
+    """The routes one mock serves: its provider endpoints and its ``/_mockllm`` routes;
+    ``late`` answers (and keeps) a model call to a mock that is gone, if it was there once."""
 
     def bound(handler: EngineHandler) -> Callable[[Request], Awaitable[Response]]:
         async def endpoint(request: Request) -> Response:
             engine = engine_of(request)
             if engine is None:
+                answer = late(request) if late is not None and handler is provider else None
+                if answer is not None:
+                    return answer
                 session = request.path_params.get("session")
                 return refused(
                     404,

@@ -4,16 +4,26 @@ The sessions are kept in the server's mock's state (``mockllm._state``), each se
 data in a scope of its own beside the server's, so that with ``serve --workers`` a
 session opened through one worker is served by every worker and every replica, and a
 session deleted through one is gone for all.
+
+A model call to a session that was open once and is deleted now is a *late request*: the
+test that owned the session had ended when it came (an app's thread or task still
+running). It is refused (404) and kept in a short log (``late()``, ``GET /_mockllm/late``),
+which the pytest plugin reads to fail the run naming that test.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from typing import Any
 
 from mockllm._engine import MockLLM
 
-__all__ = ["ServerSessions"]
+__all__ = ["LATE_KEPT", "ServerSessions"]
+
+LATE_KEPT = 100
+"""How many late requests the server keeps (the newest); the plugin reads them at each
+test's end, so only a burst past this between two tests loses any."""
 
 
 class ServerSessions:
@@ -26,6 +36,7 @@ class ServerSessions:
         registry = engine.state.scope("sessions")
         self._open = registry.map("open")
         self._ids = registry.counters("ids")
+        self._late = registry.log("late", count=LATE_KEPT)
         self._built: dict[str, MockLLM] = {}
 
     def __len__(self) -> int:
@@ -65,3 +76,20 @@ class ServerSessions:
             return False
         self._engine.state.drop(f"session-{session}")
         return True
+
+    def record_late(self, session: str, method: str, path: str) -> dict[str, Any] | None:
+        """Keep a model call to ``session`` if it is a late request (the session was open
+        once and is deleted now): the record, ``index`` counting from 0; None for an id
+        this server never gave."""
+        number = session[1:]
+        if not (session.startswith("s") and number.isdigit() and 0 < int(number) <= self._ids.get("next")):
+            return None
+        at = time.time()
+        record: dict[str, Any] = self._late.append(
+            lambda index: {"index": index, "session": session, "method": method, "path": path, "at": at}
+        )
+        return record
+
+    def late(self) -> list[dict[str, Any]]:
+        """The late requests kept, oldest first."""
+        return self._late.items()

@@ -42,6 +42,7 @@ from mockllm import (
 from mockllm.testing import as_chain, as_match, import_httpx2, with_stream
 
 if TYPE_CHECKING:
+    from harness.plugin.late_requests import TestScope
     from mockllm.testing import Selection
 
 __all__ = ["MockLLMFixture", "MockLLMServer", "UnusedStepsError", "refusing_provider_hosts", "start_server"]
@@ -59,6 +60,7 @@ class _Clients:
 
     def __init__(self) -> None:
         self._to_close: list[Any] = []
+        self.scope: TestScope | None = None  # set by the plugin: see harness.plugin.late_requests
 
     @property
     def openai_base_url(self) -> str:
@@ -104,18 +106,22 @@ class _Clients:
         return None
 
     def _client(self, library: ModuleType, *, is_async: bool) -> Any:
+        transport = self._transport(library)
         if is_async:
             # Teardown cannot close an async client: its sockets belong to the test's event
             # loop, often closed by then. Kept alive, a connection to the server fixture
             # outlives the test and fails a warnings-as-errors run with a ResourceWarning
             # naming no cause; so an async client keeps no connection once a reply is read.
             limits = library.Limits(max_keepalive_connections=0)
-            return library.AsyncClient(
-                transport=self._transport(library), base_url=self.base_url, verify=tls_context(), limits=limits
-            )
-        client = library.Client(transport=self._transport(library), base_url=self.base_url, verify=tls_context())
-        self._to_close.append(client)
-        return client
+            guarded = self.scope.guard(library, transport) if self.scope else transport  # None: the server's
+            return library.AsyncClient(transport=guarded, base_url=self.base_url, verify=tls_context(), limits=limits)
+        if self.scope is None:
+            client = library.Client(transport=transport, base_url=self.base_url, verify=tls_context())
+            self._to_close.append(client)
+            return client
+        guarded = self.scope.guard(library, transport or library.HTTPTransport(verify=tls_context()))
+        self._to_close.append(guarded)
+        return library.Client(transport=guarded, base_url=self.base_url)
 
     def httpx2_client(self, *, is_async: bool = False) -> Any:
         """An ``httpx2`` client reaching the mock (closed at teardown if sync); needs httpx2."""
@@ -212,15 +218,12 @@ class MockLLMFixture(_Clients):
             self._interception = contextlib.ExitStack()
             # The verdict is the fixture's own (at teardown) or the scenario item's: the
             # interception serving its host gives none of its own, so it is said once.
-            self._interception.enter_context(
-                intercept(
-                    self.mock,
-                    hosts=(self.host,),
-                    allow_fallback=True,
-                    allow_unused_steps=True,
-                    allow_undeclared_tools=True,
-                )
+            interception = intercept(
+                self.mock, hosts=(self.host,), allow_fallback=True, allow_unused_steps=True, allow_undeclared_tools=True
             )
+            if self.scope is not None:  # after the test, a request to the host is refused and reported
+                self.scope.serve_host(self.host)
+            self._interception.enter_context(interception)
         super().patch_env(monkeypatch)
 
     def close(self) -> None:
@@ -242,6 +245,7 @@ class MockLLMServer(_Clients):
         super().__init__()
         self.base_url = base_url
         self.pid = pid
+        self.deleted: httpx.Response | None = None  # a session's DELETE reply: the server's late requests
 
     def patch_env(self, monkeypatch: Any) -> None:
         """As on both fixtures, and for boto3 (which only a URL reaches):
@@ -269,8 +273,7 @@ class MockLLMServer(_Clients):
 
     def unused_steps(self) -> list[UnusedStep]:
         with httpx.Client(verify=tls_context()) as client:
-            steps = client.get(f"{self.base_url}/_mockllm/unused").raise_for_status().json()
-        return [UnusedStep(**step) for step in steps]
+            return [UnusedStep(**s) for s in client.get(f"{self.base_url}/_mockllm/unused").raise_for_status().json()]
 
     def script(self, chain: Any, match: Any = None, *, stream: Any = None, stream_faults: Any = None) -> str:
         """Register ``chain`` on the server (``POST /_mockllm/scripts``) for requests
@@ -313,7 +316,7 @@ class MockLLMServer(_Clients):
         finally:
             session.close()
             with httpx.Client(verify=tls_context()) as client:
-                client.delete(session.base_url)
+                session.deleted = client.delete(session.base_url)
 
 
 @functools.cache

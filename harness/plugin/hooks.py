@@ -14,6 +14,9 @@ Fixtures:
 - ``mockllm_server`` — the same over sockets: one loopback server (``python -m mockllm
   serve``) per session, a server-side session per test; ``mockllm_server_process`` is
   the shared server itself.
+- ``mockllm_late_requests`` — (session) the requests that reached a test's mock after
+  the test ended (``harness.plugin.late_requests``): each fails the run at the next
+  check (the next test using either fixture, or the session's end), naming its test.
 - ``mockllm_agent`` — builds agent runners (``harness.systems.agent``) on the ``mockllm`` mock.
 - ``golden`` — syrupy's ``snapshot`` storing event tables under ``golden/`` (events as
   dicts, pydantic models, dataclasses or ``Event``s; see docs/goldens.md). It refuses
@@ -43,6 +46,7 @@ startup").
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -70,6 +74,7 @@ from harness.plugin.scenario_collection import (
 if TYPE_CHECKING:
     from harness.golden.assertion import GoldenAssertion
     from harness.plugin.fixtures import MockLLMFixture, MockLLMServer
+    from harness.plugin.late_requests import LateRequests
     from harness.systems.agent import AgentRunner
 
 __all__ = [
@@ -108,10 +113,13 @@ def mockllm(request: pytest.FixtureRequest) -> Iterator[MockLLMFixture]:
     default hosts are refused while it runs (unless it records from them), and the
     verdict's rule applies at teardown."""
     from harness.plugin.fixtures import MockLLMFixture, refusing_provider_hosts
+    from harness.plugin.late_requests import TestScope
 
     settings = settings_for(request.node)
     recording = recording_session(request, settings.record)
+    late: LateRequests = request.getfixturevalue("mockllm_late_requests")
     fixture = MockLLMFixture(mock_for(settings, recording))
+    fixture.scope = scope = TestScope(late, request.node.nodeid)
     # A test that records reaches its upstream on purpose: the recording session is the
     # one door to it, and it writes nothing a real key could leak into.
     guard = (
@@ -122,11 +130,29 @@ def mockllm(request: pytest.FixtureRequest) -> Iterator[MockLLMFixture]:
     try:
         with refusing_provider_hosts(guard, "mockllm") as refused:
             yield fixture
+        scope.end()  # what comes after this is late: the test and its fixtures are done with it
         if recording is not None:
             recording.save()
         fixture.verify(settings, refused)
     finally:
+        scope.end()
         fixture.close()
+    late.check()
+
+
+@pytest.fixture(scope="session")
+def mockllm_late_requests(pytestconfig: pytest.Config) -> Iterator[LateRequests]:
+    """The requests that reached a test's mock after the test ended
+    (``harness.plugin.late_requests``): each test using ``mockllm`` or ``mockllm_server``
+    fails at teardown on those of the tests before it, and this fixture's teardown on
+    those that came after the last."""
+    from harness.plugin.fixtures import tls_context
+    from harness.plugin.late_requests import late_requests
+
+    late = late_requests(pytestconfig)
+    yield late
+    late.collect(tls_context())
+    late.check()
 
 
 @pytest.fixture(scope="session")
@@ -138,13 +164,17 @@ def mockllm_server_process(
     Shared by every test and unchecked; tests use ``mockllm_server``, which is scoped
     to the test. This one is for session-scoped fixtures of your own.
     """
-    from harness.plugin.fixtures import start_server
+    from harness.plugin.fixtures import start_server, tls_context
+    from harness.plugin.late_requests import late_requests
 
     settings = base_settings(pytestconfig)
     with start_server(
         tmp_path_factory.mktemp("mockllm-server"), seed=settings.seed, lenient=settings.lenient
     ) as server:
         yield server
+        late = late_requests(pytestconfig)  # before the server stops with what it holds
+        late.collect(tls_context())
+        late.check()
 
 
 @pytest.fixture
@@ -154,15 +184,21 @@ def mockllm_server(request: pytest.FixtureRequest) -> Iterator[MockLLMServer]:
     A test marked ``record=True`` gets a loopback server of its own instead, answered by
     its recording file in the record mode (``harness.plugin.recording``)."""
     from harness.plugin.fixtures import refusing_provider_hosts
+    from harness.plugin.late_requests import TestScope
 
     settings = settings_for(request.node)
     recording = recording_session(request, settings.record)
+    process: MockLLMServer | None = None
     if recording is None:
-        process: MockLLMServer = request.getfixturevalue("mockllm_server_process")
+        process = request.getfixturevalue("mockllm_server_process")
         serving = process.session(seed=settings.seed, lenient=settings.lenient, stream=settings.stream)
     else:  # answered by the test's recording file: a server of its own (harness.plugin.recording)
         serving = recording_server(recording, settings)
+    late: LateRequests = request.getfixturevalue("mockllm_late_requests")  # after the server: checked before it stops
     with serving as server:
+        server.scope = scope = TestScope(late, request.node.nodeid, server.base_url)
+        if process is not None:  # once the session is deleted (after this teardown), its model calls are late
+            request.addfinalizer(functools.partial(late.session_closed, process, server, request.node.nodeid))
         guard = (
             dataclasses.replace(settings, allow_real_providers=True)
             if recording is not None and recording.records
@@ -170,6 +206,7 @@ def mockllm_server(request: pytest.FixtureRequest) -> Iterator[MockLLMServer]:
         )
         with refusing_provider_hosts(guard, "mockllm_server") as refused:
             yield server
+        scope.end()
         if recording is not None:
             recording.save()
         server.verify(settings, refused)
