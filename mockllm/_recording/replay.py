@@ -25,7 +25,7 @@ from mockllm._journal import RejectionCause
 from mockllm._mock_response import MockResponse
 from mockllm._plan import Pacing
 from mockllm._recording.format import Exchange, ExchangeResponse, Recording
-from mockllm._recording.matching import RequestMatcher, field_diff
+from mockllm._recording.matching import RequestMatcher, field_diff, signature_path
 from mockllm._recording.scrub import kept_request_headers
 from mockllm._recording.sse import event_bytes
 from mockllm._recording.store import load_directory
@@ -223,7 +223,11 @@ class RecordingLibrary:
         for entry in candidates:
             request = entry.exchange.request
             recorded = self.matcher.normalised(request.body if request.body_text is None else request.body_text)
-            scored.append((len(diff := field_diff(sent, recorded)), entry.label, entry, diff))
+            diff = field_diff(sent, recorded)
+            if signature_path(request.path) != signature_path(path):
+                # The model (Gemini, Bedrock, Azure) or streaming (Gemini, Bedrock) is in the path.
+                diff.insert(0, f"the path differs (sent: {unquote(path)}, recorded: {unquote(request.path)})")
+            scored.append((len(diff), entry.label, entry, diff))
         count, _, entry, diff = min(scored, key=lambda item: (item[0], item[1]))
         if not diff:
             diff = ["the beta headers differ (anthropic-beta or openai-beta)"]
