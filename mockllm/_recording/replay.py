@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
+from mockllm._delivery import StreamReset
 from mockllm._journal import RejectionCause
 from mockllm._mock_response import MockResponse
 from mockllm._plan import Pacing
@@ -31,7 +32,7 @@ from mockllm._recording.sse import event_bytes
 from mockllm._recording.store import load_directory
 from mockllm._wire.registry import codec_for_path
 
-__all__ = ["RecordedReply", "RecordingLibrary", "Replayed", "response_of"]
+__all__ = ["BrokenReply", "RecordedReply", "RecordingLibrary", "Replayed", "response_of"]
 
 Replayed = tuple[MockResponse, dict[str, Any]]
 """A reply and the journal fields describing it."""
@@ -53,6 +54,29 @@ class RecordedReply(MockResponse):
         return zip(self._delays, self.events, strict=True)
 
 
+class BrokenReply(MockResponse):
+    """A reply the upstream broke off while it was recorded (``interrupted``): its bytes
+    as recorded, then the connection dropped before the body's end, as the upstream did
+    (the server drops it; an in-process transport raises its library's ``ReadError``)."""
+
+    __slots__ = ("_pieces",)
+
+    def __init__(
+        self, status: int, headers: list[tuple[str, str]], pieces: list[tuple[float, bytes]], *, streamed: bool
+    ) -> None:
+        body = b"".join(piece for _, piece in pieces)
+        super().__init__(status, headers, body, events=[piece for _, piece in pieces] if streamed else None)
+        self._pieces = pieces
+
+    @property
+    def length(self) -> int | None:
+        return None  # never a Content-Length: the body does not end
+
+    def paced_chunks(self) -> Iterator[tuple[float, bytes]]:
+        yield from self._pieces
+        raise StreamReset("the recorded upstream broke this reply off here")
+
+
 def response_of(
     recorded: ExchangeResponse,
     *,
@@ -69,6 +93,9 @@ def response_of(
         if "content-type" not in recorded.headers:
             headers.insert(0, ("content-type", _SSE))
         events = rendered if rendered is not None else [event_bytes(event.as_record()) for event in recorded.events]
+        if recorded.interrupted is not None:
+            delays = [e.delay_ms / 1000 / speed if speed else 0.0 for e in recorded.events]
+            return BrokenReply(recorded.status, headers, list(zip(delays, events, strict=True)), streamed=True)
         if speed:
             return RecordedReply(recorded.status, headers, events, [e.delay_ms / 1000 / speed for e in recorded.events])
         return MockResponse(recorded.status, headers, b"".join(events), events=events)
@@ -82,6 +109,8 @@ def response_of(
         body = b""
     if "content-type" not in recorded.headers and recorded.body is not None:
         headers.insert(0, ("content-type", _JSON))
+    if recorded.interrupted is not None:
+        return BrokenReply(recorded.status, headers, [(0.0, body)], streamed=False)
     return MockResponse(recorded.status, headers, body)
 
 
