@@ -192,9 +192,13 @@ class RecordingLibrary:
             self._served[key] = served + 1
         return entries[min(served, len(entries) - 1)]
 
-    def answer(self, method: str, path: str, headers: Mapping[str, str], body: bytes) -> Replayed | None:
+    def answer(
+        self, method: str, path: str, headers: Mapping[str, str], body: bytes, query: str = ""
+    ) -> Replayed | None:
         """The recorded reply to this request; the 404 that explains a miss on a provider
-        route; None off the provider routes when nothing was recorded there."""
+        route; None off the provider routes when nothing was recorded there. The ``query``
+        is not matched (Azure's ``api-version`` changes with an SDK upgrade, as the API
+        version header does)."""
         entry = self.find(method, path, headers, body)
         if entry is not None:
             return self.replay(entry, path, body)
