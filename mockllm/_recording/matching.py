@@ -74,8 +74,7 @@ class RequestMatcher:
         return hashlib.blake2b(canonical.encode(), digest_size=16).hexdigest()
 
     def key_of(self, request: ExchangeRequest) -> str:
-        body = request.body if request.body_text is None else request.body_text
-        return self.key(request.method, request.path, request.headers, body)
+        return self.key(request.method, request.path, request.headers, request.body_for_match())
 
 
 def signature_path(path: str) -> str:

@@ -126,10 +126,15 @@ class _Entry:
 
 
 def _parsed(body: bytes) -> tuple[Any, bool]:
+    """The body as a signature compares it: JSON, text, or (not UTF-8) its bytes in base64,
+    as a recording keeps them (``ExchangeRequest.body_for_match``)."""
     try:
         return json.loads(body), True
     except ValueError:
-        return body.decode("utf-8", "replace"), False
+        try:
+            return body.decode("utf-8"), False
+        except UnicodeDecodeError:
+            return {"body_base64": base64.b64encode(body).decode("ascii")}, False
 
 
 def _journal(path: str, body: bytes) -> dict[str, Any]:
@@ -255,7 +260,7 @@ class RecordingLibrary:
         scored = []
         for entry in candidates:
             request = entry.exchange.request
-            recorded = self.matcher.normalised(request.body if request.body_text is None else request.body_text)
+            recorded = self.matcher.normalised(request.body_for_match())
             diff = field_diff(sent, recorded)
             if signature_path(request.path) != signature_path(path):
                 # The model (Gemini, Bedrock, Azure) or streaming (Gemini, Bedrock) is in the path.
