@@ -57,6 +57,9 @@ class ScenarioRun:
     error: str | None = None
     final_text: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    unsent_scripts: str | None = field(default=None, repr=False)
+    """Set by the playback (``harness.scenarios.playback.run_scenario``), not by a runner:
+    which of the scenario's scripts no request to the mock carried, or None."""
 
 
 class MockClients(Protocol):
