@@ -197,6 +197,17 @@ class RecordingLibrary:
             self._served[key] = served + 1
         return entries[min(served, len(entries) - 1)]
 
+    def unserved(self) -> list[str]:
+        """The recorded exchanges no request got (``file#index``), in file order: a request
+        the app no longer sends, as a scripted step never reached."""
+        with self._lock:
+            served = dict(self._served)
+        left: list[_Entry] = []
+        for key, entries in self._by_key.items():
+            left += entries[served.get(key, 0) :]
+        order = {id(entry): i for i, entry in enumerate(self._entries)}
+        return [entry.label for entry in sorted(left, key=lambda entry: order[id(entry)])]
+
     def answer(
         self, method: str, path: str, headers: Mapping[str, str], body: bytes, query: str = ""
     ) -> Replayed | None:

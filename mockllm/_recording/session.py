@@ -202,6 +202,10 @@ class RecordingSession:
         with self._settled:
             return self._settled.wait_for(lambda: self._open_streams == 0, timeout)
 
+    def unserved(self) -> list[str]:
+        """The exchanges of the test's file that no request got (``RecordingLibrary.unserved``)."""
+        return self.library.unserved()
+
     def save(self) -> Path | None:
         """Write the file if this session recorded something; returns its path.
 
