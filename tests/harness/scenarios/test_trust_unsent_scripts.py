@@ -44,14 +44,16 @@ TURN = 'turns: [{prompt: "And then?", script: [{messages: [{text_message: {text:
 
 @pytest.fixture
 def project(strict_pytester: pytest.Pytester) -> pytest.Pytester:
+    """A project with the runners above, whose scenario files ``write`` adds."""
     strict_pytester.makepyfile(my_runners=RUNNERS)
     strict_pytester.syspathinsert()
-    (strict_pytester.path / "scenarios").mkdir()
     return strict_pytester
 
 
 def write(project: pytest.Pytester, name: str, runner: str, rest: str = "") -> None:
-    (project.path / "scenarios" / f"{name}.yaml").write_text(SCENARIO.format(runner=runner, rest=rest))
+    folder = project.path / "scenarios"
+    folder.mkdir(exist_ok=True)
+    (folder / f"{name}.yaml").write_text(SCENARIO.format(runner=runner, rest=rest))
 
 
 def test_a_turn_never_sent_and_a_script_never_sent_fail_naming_them(project: pytest.Pytester) -> None:
