@@ -24,7 +24,14 @@ from harness.scenarios.model import Scenario
 from harness.scenarios.registry import resolve_runner
 from mockllm import JournalEntry, explain
 
-__all__ = ["ScenarioGolden", "check_expectations", "run_scenario", "scenario_golden", "unsent_scripts"]
+__all__ = [
+    "ScenarioGolden",
+    "check_expectations",
+    "run_scenario",
+    "scenario_golden",
+    "unsent_scripts",
+    "unspoken_protocol",
+]
 
 
 @dataclass(frozen=True)
@@ -46,15 +53,31 @@ async def run_scenario(
 ) -> ScenarioRun:
     """Play ``scenario`` under ``protocol`` against ``mock`` with its runner (or ``runner``).
 
-    Where ``mock`` has a ``journal`` (the plugin's fixtures do), the run notes the scripts
-    whose prompt the runner never sent (``ScenarioRun.unsent_scripts``), which
-    ``check_expectations`` reports: the mock counts the unused steps of the chains it
-    saw, and a chain it never saw would otherwise pass unnoticed."""
+    Where ``mock`` has a ``journal`` (the plugin's fixtures do), the run notes what it did
+    not play, which ``check_expectations`` reports: a protocol it never spoke
+    (``ScenarioRun.unspoken_protocol``: an item per protocol that passes in another one
+    tests nothing of its own), and a script whose prompt it never sent (``unsent_scripts``:
+    the mock counts the unused steps of the chains it saw only)."""
     run = await play(runner or resolve_runner(scenario.runner), RunnerContext(scenario, protocol, mock, seed))
     journal = getattr(mock, "journal", None)
     if journal is not None:
-        run.unsent_scripts = unsent_scripts(scenario, journal)
+        entries = list(journal)
+        run.unspoken_protocol = unspoken_protocol(protocol, entries)
+        run.unsent_scripts = unsent_scripts(scenario, entries)
     return run
+
+
+def unspoken_protocol(protocol: str, journal: Iterable[JournalEntry]) -> str | None:
+    """Why a run that reached the mock never in ``protocol``, only in others, is no run
+    of it; None when it spoke ``protocol`` (or asked nothing)."""
+    spoken = sorted({entry.protocol for entry in journal if entry.protocol is not None})
+    if not spoken or protocol in spoken:
+        return None
+    return (
+        f"the runner sent its requests in {', '.join(spoken)}, never in {protocol}, the protocol of this item. "
+        "Speak context.protocol (context.model_client(), or a client for it), or declare the protocols the "
+        f"runner speaks with @speaks({', '.join(repr(p) for p in spoken)}) so that only those get items."
+    )
 
 
 def _chain_id(tagged_prompt: str) -> str | None:
@@ -84,8 +107,11 @@ def unsent_scripts(scenario: Scenario, journal: Iterable[JournalEntry]) -> str |
 
 
 def check_expectations(scenario: Scenario, run: ScenarioRun) -> str | None:
-    """Why the run breaks the scenario's expectations, or None. First: a script the
-    runner never sent (unless ``allow_unused_steps``), like a step never reached."""
+    """Why the run breaks the scenario's expectations, or None. First: what it did not
+    play (a protocol never spoken; a script never sent, which ``allow_unused_steps``
+    allows, like a step never reached)."""
+    if run.unspoken_protocol is not None:
+        return run.unspoken_protocol
     if run.unsent_scripts is not None and not scenario.allow_unused_steps:
         return run.unsent_scripts
     expect = scenario.expect
