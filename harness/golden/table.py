@@ -26,6 +26,7 @@ changes. An instruction block in any text is shown as its step count.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -49,6 +50,8 @@ _LEADING_KEYS = ("content",)
 _SEQ_WIDTH = 4
 _TYPE_WIDTH = 24
 _PERSISTENCE_WIDTH = 12
+_PLAIN_TOKEN = re.compile(r'[^\s"]+')  # no space, no quote (and printable: _column_text)
+_NUMBER = re.compile(r"-?\d+(?:\.\d*)?")
 
 
 def _abbreviate_script(text: str) -> str:
@@ -82,12 +85,13 @@ def _column(value: Any) -> str:
     else is quoted: one with spaces or invisible characters (the column's padding would
     hide them), one that spells a number (a string sequence number would look like an
     integer), and the table's own ``-`` and ``*``."""
-    text = str(value)
-    if not isinstance(value, str):
-        return text
-    if not text or text in ("-", "*") or not text.isprintable() or any(c.isspace() or c == '"' for c in text):
-        return _quoted(text)
-    if text.lstrip("-").replace(".", "", 1).isdigit():
+    return _column_text(value) if isinstance(value, str) else str(value)
+
+
+@functools.lru_cache(maxsize=256)
+def _column_text(text: str) -> str:
+    # Cached: a table repeats a few types and persistences on every row.
+    if not (_PLAIN_TOKEN.fullmatch(text) and text.isprintable()) or text in ("-", "*") or _NUMBER.fullmatch(text):
         return _quoted(text)
     return text
 
