@@ -26,6 +26,7 @@ changes. An instruction block in any text is shown as its step count.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -49,6 +50,8 @@ _LEADING_KEYS = ("content",)
 _SEQ_WIDTH = 4
 _TYPE_WIDTH = 24
 _PERSISTENCE_WIDTH = 12
+_PLAIN_TOKEN = re.compile(r'[^\s"]+')  # no space, no quote (and printable: _column_text)
+_NUMBER = re.compile(r"-?\d+(?:\.\d*)?")
 
 
 def _abbreviate_script(text: str) -> str:
@@ -66,14 +69,41 @@ def _abbreviate_script(text: str) -> str:
     return INSTRUCTION_BLOCK.sub(steps, text)
 
 
+def _quoted(text: str) -> str:
+    """``text`` as a JSON string, with every character a reader cannot see escaped (a
+    zero-width space, a no-break space, a bidi override: what ``str.isprintable`` refuses
+    and JSON leaves as it is), so that a change in one shows in the golden's diff and in
+    review instead of two lines that look the same."""
+    quoted = json.dumps(text, ensure_ascii=False)
+    if quoted.isprintable():
+        return quoted
+    return "".join(c if c.isprintable() else json.dumps(c)[1:-1] for c in quoted)
+
+
+def _column(value: Any) -> str:
+    """A SEQ, EVENT TYPE or PERSISTENCE value. A string that could be read as something
+    else is quoted: one with spaces or invisible characters (the column's padding would
+    hide them), one that spells a number (a string sequence number would look like an
+    integer), and the table's own ``-`` and ``*``."""
+    return _column_text(value) if isinstance(value, str) else str(value)
+
+
+@functools.lru_cache(maxsize=256)
+def _column_text(text: str) -> str:
+    # Cached: a table repeats a few types and persistences on every row.
+    if not (_PLAIN_TOKEN.fullmatch(text) and text.isprintable()) or text in ("-", "*") or _NUMBER.fullmatch(text):
+        return _quoted(text)
+    return text
+
+
 def _compact(value: Any) -> str:
     """Compact JSON with sorted keys; ``Shown`` values as their text."""
     if isinstance(value, Shown):
         return value.text
     if isinstance(value, str):
-        return json.dumps(_abbreviate_script(value), ensure_ascii=False)
+        return _quoted(_abbreviate_script(value))
     if isinstance(value, Mapping):
-        return "{" + ",".join(f"{json.dumps(k, ensure_ascii=False)}:{_compact(value[k])}" for k in sorted(value)) + "}"
+        return "{" + ",".join(f"{_quoted(k)}:{_compact(value[k])}" for k in sorted(value)) + "}"
     if isinstance(value, list):
         return "[" + ",".join(_compact(v) for v in value) + "]"
     return json.dumps(value)
@@ -90,15 +120,16 @@ class _Record:
     def __init__(self, class_name: str, record: dict[str, Any]) -> None:
         fields = dict(record)
         if set(fields) <= _EVENT_KEYS and isinstance(fields.get("data"), dict):
-            self.kind = str(fields.get("type"))
-            self.persistence = str(fields.get("persistence") or "-")
+            self.kind = _column(fields.get("type"))
+            persistence = fields.get("persistence")
+            self.persistence = _column(persistence) if persistence else "-"
             self.seq = fields.get("sequenceNumber")
             self.fields: dict[str, Any] = fields["data"]
             return
         type_key = next((k for k in _TYPE_KEYS if k in fields), None)
-        self.kind = str(fields.pop(type_key)) if type_key else (class_name if class_name != "dict" else "-")
+        self.kind = _column(fields.pop(type_key)) if type_key else (class_name if class_name != "dict" else "-")
         persistence = fields.pop("persistence", None)
-        self.persistence = str(persistence) if persistence is not None else "-"
+        self.persistence = _column(persistence) if persistence is not None else "-"
         seq_key = next((k for k in _SEQ_KEYS if k in fields), None)
         self.seq = fields.pop(seq_key) if seq_key else None
         self.fields = fields
@@ -121,7 +152,7 @@ class _Record:
     @property
     def seq_text(self) -> str:
         if self.seq is not None:
-            return str(self.seq)
+            return _column(self.seq)
         return "*" if self.is_chunk else "-"
 
 

@@ -57,6 +57,12 @@ class ScenarioRun:
     error: str | None = None
     final_text: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    unsent_scripts: str | None = field(default=None, repr=False)
+    """Set by the playback (``harness.scenarios.playback.run_scenario``), not by a runner:
+    which of the scenario's scripts no request to the mock carried, or None."""
+    unspoken_protocol: str | None = field(default=None, repr=False)
+    """Set by the playback, not by a runner: why the run, which reached the mock only in
+    other protocols, is no run of the item's protocol, or None."""
 
 
 class MockClients(Protocol):

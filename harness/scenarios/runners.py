@@ -9,7 +9,9 @@ them under each of those.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import dataclasses
+import difflib
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from harness.events import Event
@@ -27,6 +29,25 @@ is installed), hence the bundled runners."""
 
 # A scripted "timeout" decision waits this long; its outcome does not depend on it.
 _TIMEOUT_DECISION_S = 0.01
+
+
+_CHAIN_OPTIONS = ("chunk_words", "routing")
+_PLANNER_OPTIONS = ("planner_retries",)
+
+
+def _options(options: dict[str, Any], known: Iterable[str], runner: str) -> dict[str, Any]:
+    """``options``, once every key is one the runner reads: a misspelt one would otherwise
+    be ignored (or a ``TypeError`` naming no file), and the run would not be the one the
+    scenario describes."""
+    known = sorted(known)
+    for name in options:
+        if name not in known:
+            close = difflib.get_close_matches(name, known, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise ValueError(
+                f"options.{name}: the {runner} runner has no option {name!r}{hint} Its options: {', '.join(known)}."
+            )
+    return options
 
 
 def _canned(spec: ScenarioTool) -> Callable[..., Any]:
@@ -66,9 +87,10 @@ async def run_agent_scenario(context: RunnerContext) -> ScenarioRun:
         approvals=ApprovalManager(timeout_s=_TIMEOUT_DECISION_S, decide=decide),
         files=files,
     )
+    known = [f.name for f in dataclasses.fields(AgentOptions) if f.name != "attachments"]
     options = AgentOptions(
         attachments=[a.id for a in scenario.attachments],
-        **{k: v for k, v in scenario.options.items() if k != "attachments"},
+        **_options({k: v for k, v in scenario.options.items() if k != "attachments"}, known, "agent"),
     )
     events: list[Event] = []
     with runner:
@@ -86,7 +108,7 @@ async def run_planner_scenario(context: RunnerContext) -> ScenarioRun:
     from harness.systems.planner import TaskExecutor
 
     scenario, client = context.scenario, context.model_client()
-    executor = TaskExecutor(client, **scenario.options)
+    executor = TaskExecutor(client, **_options(scenario.options, _PLANNER_OPTIONS, "planner"))
     try:
         result = await executor.run(scenario.tagged_prompt(), scenario.session_id)
     finally:
@@ -109,6 +131,7 @@ async def run_chain_scenario(context: RunnerContext) -> ScenarioRun:
     )
 
     scenario, client = context.scenario, context.model_client()
+    _options(scenario.options, _CHAIN_OPTIONS, "chain")
     store = InMemoryVectorStore(chunk_words=int(scenario.options.get("chunk_words", 40)))
     for document in scenario.documents:
         store.add_document(document.uri, document.text)

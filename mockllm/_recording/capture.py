@@ -21,7 +21,7 @@ from mockllm._recording.scrub import kept_query, kept_request_headers, kept_resp
 from mockllm._recording.sse import EventSplitter, event_record
 from mockllm._wire.registry import codec_for_path
 
-__all__ = ["Capture", "Captured", "exchange_request", "is_event_stream", "reply_body_fields"]
+__all__ = ["Capture", "Captured", "body_fields", "exchange_request", "is_event_stream"]
 
 
 def is_event_stream(headers: Iterable[tuple[str, str]]) -> bool:
@@ -37,9 +37,9 @@ def _body_fields(body: bytes) -> dict[str, Any]:
         return {"body_text": body.decode("utf-8", "replace")}
 
 
-def reply_body_fields(body: bytes) -> dict[str, Any]:
-    """A reply body as a recording keeps it: JSON, text, or (not UTF-8: Bedrock's binary
-    event stream, whose frames carry CRCs) base64, so that replay sends the same bytes."""
+def body_fields(body: bytes) -> dict[str, Any]:
+    """A body as a recording keeps it: JSON, text, or (not UTF-8: Bedrock's binary event
+    stream, whose frames carry CRCs) base64, so that replay sends the same bytes."""
     try:
         body.decode("utf-8")
     except UnicodeDecodeError:
@@ -58,7 +58,7 @@ def exchange_request(
         protocol=codec.name if codec is not None else None,
         query=kept_query(query),
         headers=kept_request_headers(headers.items()),
-        **_body_fields(body),
+        **body_fields(body),
     )
 
 
@@ -152,7 +152,7 @@ class Capture:
         if not self._streamed:
             body = b"".join(piece for piece, _ in self._decoded())
             response = ExchangeResponse(
-                status=self._status, headers=headers, interrupted=interrupted, **reply_body_fields(body)
+                status=self._status, headers=headers, interrupted=interrupted, **body_fields(body)
             )
         else:
             # event_record gives a valid record by construction: no validation per event.

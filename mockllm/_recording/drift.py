@@ -10,7 +10,6 @@ the command exits 1.
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -131,7 +130,7 @@ class DriftReport:
 
 def _resend(client: httpx.Client, upstream: str, exchange: Exchange) -> Exchange:
     request = exchange.request
-    body = request.body_text.encode() if request.body_text is not None else json.dumps(request.body).encode()
+    body = request.body_bytes()
     headers = {**request.headers, "content-type": "application/json"}
     if request.protocol in _KEYS:
         variable, header, form = _KEYS[request.protocol]

@@ -23,7 +23,7 @@
 
 A request keeps its method, path, scrubbed query, protocol, the few request headers
 that change an answer (``anthropic-version``, ``*-beta``) and the body as sent (parsed
-JSON, or ``body_text``). A response keeps its status, the provider headers a client
+JSON, ``body_text``, or ``body_base64`` when not UTF-8). A response keeps its status, the provider headers a client
 reads (request id, rate limits, retry hints, content type: ``mockllm._recording.scrub``)
 and either ``body`` / ``body_text`` / ``body_base64`` (bytes that are not UTF-8, such as
 Bedrock's binary event stream, kept exactly) or, for a stream, every event exactly as sent with
@@ -35,6 +35,7 @@ re-recording shows as a small diff. A file that is not valid JSON or not this sh
 
 from __future__ import annotations
 
+import base64
 import json
 from pathlib import Path
 from typing import Any, Literal
@@ -77,6 +78,22 @@ class ExchangeRequest(_Strict):
     headers: dict[str, str] = Field(default_factory=dict)
     body: Any = None
     body_text: str | None = None
+    body_base64: str | None = None
+    """A body that is not UTF-8, byte for byte (a text body would replace its bytes)."""
+
+    def body_for_match(self) -> Any:
+        """The body as a signature compares it (``mockllm._recording.matching``)."""
+        if self.body_base64 is not None:
+            return {"body_base64": self.body_base64}
+        return self.body if self.body_text is None else self.body_text
+
+    def body_bytes(self) -> bytes:
+        """The body's bytes, as sent (a JSON body as compact JSON)."""
+        if self.body_base64 is not None:
+            return base64.b64decode(self.body_base64)
+        if self.body_text is not None:
+            return self.body_text.encode()
+        return b"" if self.body is None else json.dumps(self.body).encode()
 
 
 class RecordedEvent(_Strict):
@@ -131,7 +148,7 @@ class Recording(_Strict):
 
 # -- writing ---------------------------------------------------------------------------
 
-_REQUEST_KEYS = ("method", "path", "protocol", "query", "headers", "body", "body_text")
+_REQUEST_KEYS = ("method", "path", "protocol", "query", "headers", "body", "body_text", "body_base64")
 _RESPONSE_KEYS = ("status", "headers", "body", "body_text", "body_base64", "interrupted", "events")
 
 

@@ -24,7 +24,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 import yaml
 
-from mockllm._recording.capture import exchange_request, reply_body_fields
+from mockllm._recording.capture import body_fields, exchange_request
 from mockllm._recording.format import Exchange, ExchangeResponse, RecordedEvent, Recording, RecordingError
 from mockllm._recording.scrub import kept_response_headers
 from mockllm._recording.sse import event_record, parse_events
@@ -109,7 +109,7 @@ def _vcr_exchange(interaction: dict[str, Any]) -> Exchange:
         events = [RecordedEvent.model_validate(event_record(raw, 0.0)) for raw in parse_events(body)]
         reply = ExchangeResponse(status=status, headers=kept, events=events)
     else:
-        reply = ExchangeResponse(status=status, headers=kept, **reply_body_fields(body))
+        reply = ExchangeResponse(status=status, headers=kept, **body_fields(body))
     return Exchange(request=recorded, response=reply)
 
 

@@ -1,8 +1,9 @@
 """Which recorded exchange answers a request: a signature of what matters, and the diff
 that explains a miss.
 
-A request's signature is its method, its protocol (or path, off the provider routes),
-its beta headers (``anthropic-beta``, ``openai-beta``) and its whole JSON body — model, system prompt,
+A request's signature is its method, its path (decoded: where Gemini, Bedrock and Azure
+name the model or deployment, and where Gemini and Bedrock say whether the reply
+streams), its beta headers (``anthropic-beta``, ``openai-beta``) and its whole JSON body — model, system prompt,
 tools, messages, tool results, sampling parameters — after the normalisers:
 
 - ``ignore``: body fields left out of the match, as dotted paths with ``*`` for every
@@ -26,12 +27,12 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import unquote
 
 from mockllm._limits import clip_text
 from mockllm._recording.format import ExchangeRequest
-from mockllm._wire.registry import codec_for_path
 
-__all__ = ["DEFAULT_IGNORE", "RequestMatcher", "field_diff"]
+__all__ = ["DEFAULT_IGNORE", "RequestMatcher", "field_diff", "signature_path"]
 
 DEFAULT_IGNORE = ("metadata", "user", "safety_identifier", "prompt_cache_key")
 MATCHED_HEADERS = ("anthropic-beta", "openai-beta")
@@ -66,17 +67,20 @@ class RequestMatcher:
 
     def key(self, method: str, path: str, headers: dict[str, str], body: Any) -> str:
         """The signature of a request (``body`` parsed JSON, or text)."""
-        codec = codec_for_path(path)
-        where = codec.name if codec is not None else path
         betas = {name: value for name, value in headers.items() if name in MATCHED_HEADERS}
         canonical = json.dumps(
-            [method.upper(), where, betas, self.normalised(body)], sort_keys=True, ensure_ascii=False
+            [method.upper(), signature_path(path), betas, self.normalised(body)], sort_keys=True, ensure_ascii=False
         )
         return hashlib.blake2b(canonical.encode(), digest_size=16).hexdigest()
 
     def key_of(self, request: ExchangeRequest) -> str:
-        body = request.body if request.body_text is None else request.body_text
-        return self.key(request.method, request.path, request.headers, body)
+        return self.key(request.method, request.path, request.headers, request.body_for_match())
+
+
+def signature_path(path: str) -> str:
+    """The path as a signature compares it: decoded (a recording keeps it as sent, the
+    server hands the engine the decoded one), without a trailing slash."""
+    return unquote(path).rstrip("/") or "/"
 
 
 def _without(value: Any, parts: list[str]) -> Any:

@@ -21,17 +21,18 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
+from mockllm._delivery import StreamReset
 from mockllm._journal import RejectionCause
 from mockllm._mock_response import MockResponse
 from mockllm._plan import Pacing
 from mockllm._recording.format import Exchange, ExchangeResponse, Recording
-from mockllm._recording.matching import RequestMatcher, field_diff
+from mockllm._recording.matching import RequestMatcher, field_diff, signature_path
 from mockllm._recording.scrub import kept_request_headers
 from mockllm._recording.sse import event_bytes
 from mockllm._recording.store import load_directory
 from mockllm._wire.registry import codec_for_path
 
-__all__ = ["RecordedReply", "RecordingLibrary", "Replayed", "response_of"]
+__all__ = ["BrokenReply", "RecordedReply", "RecordingLibrary", "Replayed", "response_of"]
 
 Replayed = tuple[MockResponse, dict[str, Any]]
 """A reply and the journal fields describing it."""
@@ -53,6 +54,29 @@ class RecordedReply(MockResponse):
         return zip(self._delays, self.events, strict=True)
 
 
+class BrokenReply(MockResponse):
+    """A reply the upstream broke off while it was recorded (``interrupted``): its bytes
+    as recorded, then the connection dropped before the body's end, as the upstream did
+    (the server drops it; an in-process transport raises its library's ``ReadError``)."""
+
+    __slots__ = ("_pieces",)
+
+    def __init__(
+        self, status: int, headers: list[tuple[str, str]], pieces: list[tuple[float, bytes]], *, streamed: bool
+    ) -> None:
+        body = b"".join(piece for _, piece in pieces)
+        super().__init__(status, headers, body, events=[piece for _, piece in pieces] if streamed else None)
+        self._pieces = pieces
+
+    @property
+    def length(self) -> int | None:
+        return None  # never a Content-Length: the body does not end
+
+    def paced_chunks(self) -> Iterator[tuple[float, bytes]]:
+        yield from self._pieces
+        raise StreamReset("the recorded upstream broke this reply off here")
+
+
 def response_of(
     recorded: ExchangeResponse,
     *,
@@ -69,6 +93,9 @@ def response_of(
         if "content-type" not in recorded.headers:
             headers.insert(0, ("content-type", _SSE))
         events = rendered if rendered is not None else [event_bytes(event.as_record()) for event in recorded.events]
+        if recorded.interrupted is not None:
+            delays = [e.delay_ms / 1000 / speed if speed else 0.0 for e in recorded.events]
+            return BrokenReply(recorded.status, headers, list(zip(delays, events, strict=True)), streamed=True)
         if speed:
             return RecordedReply(recorded.status, headers, events, [e.delay_ms / 1000 / speed for e in recorded.events])
         return MockResponse(recorded.status, headers, b"".join(events), events=events)
@@ -82,6 +109,8 @@ def response_of(
         body = b""
     if "content-type" not in recorded.headers and recorded.body is not None:
         headers.insert(0, ("content-type", _JSON))
+    if recorded.interrupted is not None:
+        return BrokenReply(recorded.status, headers, [(0.0, body)], streamed=False)
     return MockResponse(recorded.status, headers, body)
 
 
@@ -97,10 +126,15 @@ class _Entry:
 
 
 def _parsed(body: bytes) -> tuple[Any, bool]:
+    """The body as a signature compares it: JSON, text, or (not UTF-8) its bytes in base64,
+    as a recording keeps them (``ExchangeRequest.body_for_match``)."""
     try:
         return json.loads(body), True
     except ValueError:
-        return body.decode("utf-8", "replace"), False
+        try:
+            return body.decode("utf-8"), False
+        except UnicodeDecodeError:
+            return {"body_base64": base64.b64encode(body).decode("ascii")}, False
 
 
 def _journal(path: str, body: bytes) -> dict[str, Any]:
@@ -163,9 +197,24 @@ class RecordingLibrary:
             self._served[key] = served + 1
         return entries[min(served, len(entries) - 1)]
 
-    def answer(self, method: str, path: str, headers: Mapping[str, str], body: bytes) -> Replayed | None:
+    def unserved(self) -> list[str]:
+        """The recorded exchanges no request got (``file#index``), in file order: a request
+        the app no longer sends, as a scripted step never reached."""
+        with self._lock:
+            served = dict(self._served)
+        left: list[_Entry] = []
+        for key, entries in self._by_key.items():
+            left += entries[served.get(key, 0) :]
+        order = {id(entry): i for i, entry in enumerate(self._entries)}
+        return [entry.label for entry in sorted(left, key=lambda entry: order[id(entry)])]
+
+    def answer(
+        self, method: str, path: str, headers: Mapping[str, str], body: bytes, query: str = ""
+    ) -> Replayed | None:
         """The recorded reply to this request; the 404 that explains a miss on a provider
-        route; None off the provider routes when nothing was recorded there."""
+        route; None off the provider routes when nothing was recorded there. The ``query``
+        is not matched (Azure's ``api-version`` changes with an SDK upgrade, as the API
+        version header does)."""
         entry = self.find(method, path, headers, body)
         if entry is not None:
             return self.replay(entry, path, body)
@@ -222,8 +271,12 @@ class RecordingLibrary:
         scored = []
         for entry in candidates:
             request = entry.exchange.request
-            recorded = self.matcher.normalised(request.body if request.body_text is None else request.body_text)
-            scored.append((len(diff := field_diff(sent, recorded)), entry.label, entry, diff))
+            recorded = self.matcher.normalised(request.body_for_match())
+            diff = field_diff(sent, recorded)
+            if signature_path(request.path) != signature_path(path):
+                # The model (Gemini, Bedrock, Azure) or streaming (Gemini, Bedrock) is in the path.
+                diff.insert(0, f"the path differs (sent: {unquote(path)}, recorded: {unquote(request.path)})")
+            scored.append((len(diff), entry.label, entry, diff))
         count, _, entry, diff = min(scored, key=lambda item: (item[0], item[1]))
         if not diff:
             diff = ["the beta headers differ (anthropic-beta or openai-beta)"]

@@ -170,8 +170,11 @@ def _strings(value: Any, where: str) -> Iterable[tuple[str, str]]:
 
 
 def _binary_bodies(recording: Recording) -> Iterable[tuple[str, str]]:
-    """Each ``body_base64`` reply's bytes, as text the key shapes can be found in."""
+    """Each ``body_base64`` body's bytes, as text the key shapes can be found in."""
     for i, exchange in enumerate(recording.exchanges):
+        if exchange.request.body_base64 is not None:
+            text = base64.b64decode(exchange.request.body_base64).decode("latin-1")
+            yield f"recording.exchanges[{i}].request.body_base64", text
         if exchange.response.body_base64 is not None:
             text = base64.b64decode(exchange.response.body_base64).decode("latin-1")
             yield f"recording.exchanges[{i}].response.body_base64", text

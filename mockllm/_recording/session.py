@@ -24,6 +24,7 @@ import threading
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qsl
 
 import httpx
 
@@ -114,14 +115,18 @@ class RecordingSession:
     def records(self) -> bool:
         return self.mode in ("new", "all") or (self.mode == "once" and not self.existed)
 
-    def answer(self, method: str, path: str, headers: Mapping[str, str], body: bytes) -> Replayed | None:
+    def answer(
+        self, method: str, path: str, headers: Mapping[str, str], body: bytes, query: str = ""
+    ) -> Replayed | None:
+        """A replayed reply, or the upstream's (forwarded with the URL's ``query``: Gemini's
+        ``alt=sse``, Azure's ``api-version``), or the 404 of a miss."""
         if self.mode == "all" or (self.mode == "once" and not self.existed):
-            return self._forward(method, path, headers, body)
+            return self._forward(method, path, headers, body, query)
         entry = self.library.find(method, path, headers, body)
         if entry is not None:
             return self.library.replay(entry, path, body)
         if self.mode == "new":
-            return self._forward(method, path, headers, body)
+            return self._forward(method, path, headers, body, query)
         if codec_for_path(path) is None:
             return None
         if not self.existed:
@@ -135,7 +140,7 @@ class RecordingSession:
             )
         return self.library.unmatched(method, path, body)
 
-    def _forward(self, method: str, path: str, headers: Mapping[str, str], body: bytes) -> Replayed:
+    def _forward(self, method: str, path: str, headers: Mapping[str, str], body: bytes, query: str) -> Replayed:
         codec = codec_for_path(path)
         journal: dict[str, Any] = {"protocol": codec.name if codec else None}
         upstream = self.upstreams.for_path(path) if self.upstreams is not None else None
@@ -151,13 +156,14 @@ class RecordingSession:
             if os.environ.get(variable):
                 sent = {k: v for k, v in sent.items() if k.lower() not in ("authorization", "x-api-key", "api-key")}
                 sent[header] = form.format(os.environ[variable])
-        capture = Capture(exchange_request(method, path, [], headers, body))
+        capture = Capture(exchange_request(method, path, parse_qsl(query, keep_blank_values=True), headers, body))
         with self._lock:  # the server forwards from worker threads, one request each
             if self._client is None:
                 self._client = httpx.Client(timeout=httpx.Timeout(600.0, connect=10.0))
             client = self._client
         try:
-            reply = client.send(client.build_request(method, upstream + path, headers=sent, content=body), stream=True)
+            target = upstream + path + (f"?{query}" if query else "")
+            reply = client.send(client.build_request(method, target, headers=sent, content=body), stream=True)
         except httpx.HTTPError as exc:
             message = f"The upstream {upstream} could not be reached: {type(exc).__name__}: {exc}"
             error = json.dumps({"error": {"message": message, "type": "api_error"}}).encode()
@@ -195,6 +201,10 @@ class RecordingSession:
         """Wait until every forwarded stream has been read to its end (or broken off)."""
         with self._settled:
             return self._settled.wait_for(lambda: self._open_streams == 0, timeout)
+
+    def unserved(self) -> list[str]:
+        """The exchanges of the test's file that no request got (``RecordingLibrary.unserved``)."""
+        return self.library.unserved()
 
     def save(self) -> Path | None:
         """Write the file if this session recorded something; returns its path.

@@ -12,8 +12,9 @@ __all__ = ["RecordedAnswers"]
 
 class RecordedAnswers(Protocol):
     """Answers a request from recordings: (reply, journal fields), or None to let the
-    engine answer it as usual. ``RecordingLibrary`` and ``RecordingSession`` are two."""
+    engine answer it as usual; ``query`` is the URL's query string (a recording session
+    forwards it upstream). ``RecordingLibrary`` and ``RecordingSession`` are two."""
 
     def answer(
-        self, method: str, path: str, headers: Mapping[str, str], body: bytes
+        self, method: str, path: str, headers: Mapping[str, str], body: bytes, query: str = ""
     ) -> tuple[MockResponse, dict[str, Any]] | None: ...

@@ -92,7 +92,7 @@ def test_a_failed_message_ends_the_session(tmp_path: Path) -> None:
     path = tmp_path / "fails.yaml"
     path.write_text(
         "prompt: One\nscript: [{messages: [{text_message: {text: a}}]}]\n"
-        "expect: {success: false, error_contains: Internal server error}\n"
+        "expect: {success: false, error_contains: Internal server error}\nallow_unused_steps: true\n"
         "turns:\n  - prompt: Two\n    script: [{error: {status: 500}}]\n"
         "  - prompt: Three\n    script: [{messages: [{text_message: {text: c}}]}]\n",
         encoding="utf-8",
