@@ -261,7 +261,7 @@ class MockLLM:
             return self.too_large(method, path, len(body))
         # -- recorded exchanges (mockllm._recording) answer before any scripting --------
         if self.recordings is not None:
-            replayed = self.recordings.answer(method, path, headers, body)
+            replayed = self.recordings.answer(method, path, headers, body, query)
             if replayed is not None:
                 response, fields = replayed
                 self._record(_recorded_outcome(response.status, fields), method=method, path=path, **fields)
