@@ -25,7 +25,7 @@ from mockllm._plan import ReplyPlan, ToolCallPart
 from mockllm._wire.base import WireCodec
 from mockllm._wire.reading import ANY_TOOL, DeclaredTools, ToolChoice
 
-__all__ = ["scripted_tool_problems", "undeclared_tool_calls"]
+__all__ = ["scripted_tool_problems", "undeclared_tool_calls", "value_problem"]
 
 
 def scripted_tool_problems(plan: ReplyPlan, codec: WireCodec, body: dict[str, Any]) -> list[UndeclaredToolCall]:
@@ -138,12 +138,19 @@ def _schema_problem(arguments: str, schema: dict[str, Any]) -> str | None:
 
 
 def _checked(arguments: str, schema: dict[str, Any]) -> str | None:
-    import jsonschema
-
     try:
         value = json.loads(arguments)
     except ValueError as exc:
         return f"they are not JSON ({exc})"
+    return value_problem(value, schema)
+
+
+def value_problem(value: Any, schema: dict[str, Any], whole: str = "(the arguments)") -> str | None:
+    """Why the JSON ``value`` does not fit ``schema`` (the best error's path, ``whole``
+    for the value itself, and its message; or why the schema is invalid); None when it
+    fits. The one JSON Schema check: a scripted reply's structured output uses it too."""
+    import jsonschema
+
     validator = _validator(schema)
     if isinstance(validator, str):
         return validator
@@ -152,5 +159,5 @@ def _checked(arguments: str, schema: dict[str, Any]) -> str | None:
     error = jsonschema.exceptions.best_match(validator.iter_errors(value))
     if error is None:
         return None
-    where = "".join(f"[{p!r}]" for p in error.absolute_path) or "(the arguments)"
+    where = "".join(f"[{p!r}]" for p in error.absolute_path) or whole
     return clip_text(f"{where}: {error.message}", 300)
