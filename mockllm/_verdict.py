@@ -191,22 +191,12 @@ def problems_of(entry: JournalEntry) -> list[Problem]:
             )
         )
     step = f" (instruction {entry.instruction_id!r})" if entry.instruction_id is not None else ""
-    for call in entry.undeclared_tool_calls:
+    said = [(ProblemKind.UNDECLARED_TOOL, f"{f'tool call {c.name!r}: ' if c.name else ''}{c.reason}", None)
+            for c in entry.undeclared_tool_calls]  # fmt: skip
+    said += [(ProblemKind.IMPOSSIBLE_REPLY, breach.reason, breach.breach) for breach in entry.impossible_reply]
+    for kind, reason, breach in said:
         found.append(
-            Problem(
-                kind=ProblemKind.UNDECLARED_TOOL,
-                summary=f"{_where(entry)}{step}: {f'tool call {call.name!r}: ' if call.name else ''}{call.reason}",
-                request_index=entry.index,
-            )
-        )
-    for breach in entry.impossible_reply:
-        found.append(
-            Problem(
-                kind=ProblemKind.IMPOSSIBLE_REPLY,
-                summary=f"{_where(entry)}{step}: {breach.reason}",
-                request_index=entry.index,
-                breach=breach.breach,
-            )
+            Problem(kind=kind, summary=f"{_where(entry)}{step}: {reason}", request_index=entry.index, breach=breach)
         )
     return found
 

@@ -25,19 +25,12 @@ from mockllm._wire.ids import RESPONSE_PREFIX, output_item_id
 from mockllm._wire.openai_errors import openai_error_body, openai_error_fields
 from mockllm._wire.openai_responses_requests import checked_input, read_input
 from mockllm._wire.openai_responses_state import ResponseStore
-from mockllm._wire.reading import (
-    DeclaredTools,
-    ReplyContract,
-    ToolChoice,
-    openai_format,
-    openai_tool_choice,
-    reply_contract,
-    tools_declared,
-)
+from mockllm._wire.reading import openai_format, openai_tool_choice, reply_contract, tools_declared
 from mockllm._wire.rendering import EventBatches, StreamRenderer, first_events
 
 if TYPE_CHECKING:
     from mockllm._state import State
+    from mockllm._wire.reading import DeclaredTools, ReplyContract, ToolChoice
 
 __all__ = ["OpenAIResponsesCodec", "openai_responses"]
 

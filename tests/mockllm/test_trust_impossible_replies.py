@@ -21,6 +21,8 @@ from harness.plugin.fixtures import MockLLMFixture, MockLLMServer
 from mockllm import MockLLM, ProblemKind, ReplyBreach, StrictnessError, verify_findings
 from mockllm._transports import HTTPXTransport
 from tests.mockllm.sdk_support import script
+from tests.mockllm.test_sdk_bedrock import MODEL
+from tests.mockllm.test_sdk_bedrock import client as bedrock
 
 genai = pytest.importorskip("google.genai", reason="google-genai is not installed (the test extra)")
 ollama = pytest.importorskip("ollama", reason="the ollama client is not installed (the test extra)")
@@ -152,30 +154,9 @@ def test_an_ollama_reply_longer_than_num_predict_fails_and_a_negative_one_is_unl
     assert failure(mock) == ""
 
 
-@pytest.fixture
-def server(mock_server_url: str) -> Iterator[MockLLMServer]:
-    mock = MockLLMServer(mock_server_url, pid=-1)
-    mock.reset()
-    try:
-        yield mock
-    finally:
-        mock.close()
-
-
-def bedrock(server: MockLLMServer) -> Any:
-    return boto3.client(
-        "bedrock-runtime",
-        endpoint_url=server.base_url,
-        region_name="us-east-1",
-        aws_access_key_id="AKIDMOCKLLM",
-        aws_secret_access_key="not-a-secret",
-    )
-
-
-MODEL = "anthropic.claude-3-5-sonnet-20240620-v1:0"
-
-
-def test_a_bedrock_reply_longer_than_max_tokens_fails_through_the_server(server: MockLLMServer) -> None:
+@pytest.mark.mockllm(allow_impossible_replies=True)  # the test reads the server's findings itself
+def test_a_bedrock_reply_longer_than_max_tokens_fails_through_the_server(mockllm_server: MockLLMServer) -> None:
+    server = mockllm_server
     client = bedrock(server)
     messages = [{"role": "user", "content": [{"text": LONG}]}]
     reply = client.converse(modelId=MODEL, messages=messages, inferenceConfig={"maxTokens": 10})

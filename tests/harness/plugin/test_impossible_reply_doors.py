@@ -27,6 +27,10 @@ INNER = """
 import pytest
 from helpers import LONG, ask, said
 
+@pytest.mark.mockllm(allow_impossible_replies=True)
+def test_allowed(FIXTURE):
+    ask(FIXTURE, LONG)
+
 def test_past_the_limit(FIXTURE):
     assert ask(FIXTURE, LONG).stop_reason == "end_turn"
 
@@ -37,10 +41,6 @@ def test_breaking_the_format(FIXTURE):
 
 def test_cut_at_the_limit(FIXTURE):
     assert ask(FIXTURE, said("A long reply, cut where the limit falls.", stop_reason="max_tokens")).stop_reason == "max_tokens"
-
-@pytest.mark.mockllm(allow_impossible_replies=True)
-def test_allowed(FIXTURE):
-    ask(FIXTURE, LONG)
 """
 
 
