@@ -10,7 +10,7 @@ Two things a script can say that production never would (``mockllm._reply_breach
 - text that breaks the request's strict structured output (OpenAI's strict
   ``json_schema`` and ``json_object``, Anthropic's ``output_config.format``, Gemini's
   ``responseSchema`` / ``responseJsonSchema``, Ollama's ``format``), checked by the one
-  JSON Schema check (``mockllm._tool_check.value_problem``).
+  JSON Schema check (``mockllm._tool_check.schema_problem``, cached).
 
 Each codec reads what its request asks (``WireCodec.reply_contract``). Exempt: a scripted
 error; a step scripted with ``stop_reason: max_tokens``, which is the test of truncation
@@ -24,7 +24,7 @@ import json
 
 from mockllm._plan import ReplyPlan, TextPart
 from mockllm._reply_breach import ImpossibleReply, ReplyBreach
-from mockllm._tool_check import value_problem
+from mockllm._tool_check import schema_problem
 from mockllm._wire.reading import UNBOUNDED, OutputFormat, ReplyContract
 
 __all__ = ["impossible_replies"]
@@ -65,10 +65,12 @@ def _has_text(plan: ReplyPlan) -> bool:
 
 def _format_problem(text: str, form: OutputFormat) -> str | None:
     """Why ``text`` is not what ``form`` guarantees; None when it is."""
+    if form.schema is not None:
+        return schema_problem(text, form.schema, "(the text)", "the text is not JSON")
     try:
         value = json.loads(text)
     except ValueError as exc:
         return f"the text is not JSON ({exc})"
     if form.json_object and not isinstance(value, dict):
         return f"the text is JSON but not an object (it starts {text.strip()[:40]!r})"
-    return value_problem(value, form.schema, "(the text)") if form.schema is not None else None
+    return None

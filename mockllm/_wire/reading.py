@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any
 from urllib.parse import parse_qsl
 
 __all__ = [
@@ -146,24 +146,30 @@ def gemini_tool_choice(calling: Any) -> ToolChoice:
     return tool_choice(allowed, "toolConfig.functionCallingConfig", calling, required=mode == "ANY")
 
 
-class OutputFormat(NamedTuple):
+class OutputFormat:
     """A structured-output contract the provider guarantees: the reply's text is JSON
     (``json_object``: a JSON object) that fits ``schema`` (None: any JSON); ``said``
     quotes the request's field."""
 
-    schema: dict[str, Any] | None
-    said: str
-    json_object: bool = False
+    # A plain class: a NamedTuple or a dataclass costs millions of instructions to create
+    # when the module loads, in every process that serves.
+    __slots__ = ("json_object", "said", "schema")
+
+    def __init__(self, schema: dict[str, Any] | None, said: str, json_object: bool = False) -> None:
+        self.schema, self.said, self.json_object = schema, said, json_object
 
 
-class ReplyContract(NamedTuple):
+class ReplyContract:
     """What a request holds the reply to: at most ``max_tokens`` output tokens (None: no
     limit), the field ``limit_said`` names; the ``output_format`` its text keeps (None:
-    free text). Tuples, made only for a request that sets one (most set a limit)."""
+    free text). Made only for a request that sets one (most set a limit)."""
 
-    max_tokens: int | None = None
-    limit_said: str = ""
-    output_format: OutputFormat | None = None
+    __slots__ = ("limit_said", "max_tokens", "output_format")
+
+    def __init__(
+        self, max_tokens: int | None = None, limit_said: str = "", output_format: OutputFormat | None = None
+    ) -> None:
+        self.max_tokens, self.limit_said, self.output_format = max_tokens, limit_said, output_format
 
 
 UNBOUNDED = ReplyContract()
