@@ -41,16 +41,16 @@ def impossible_replies(plan: ReplyPlan, contract: ReplyContract) -> list[Impossi
     if contract is UNBOUNDED or plan.error is not None:
         return []
     found = []
-    limit, tokens = contract.max_tokens, plan.usage.output_tokens
+    limit, limit_said, form = contract
+    tokens = plan.usage.output_tokens
     if limit is not None and tokens > limit and plan.stop_reason != _CUT:
         reason = (
             f"the reply is {tokens} tokens by the mock's rule (ceil(characters / 4) over its reasoning, text "
-            f"and tool-call arguments; docs/wire.md, 'Usage'), and the request allows {contract.limit_said}={limit}: "
+            f"and tool-call arguments; docs/wire.md, 'Usage'), and the request allows {limit_said}={limit}: "
             f"a real provider would have cut it there and said so"
         )
         found.append(ImpossibleReply(breach=ReplyBreach.OVER_OUTPUT_LIMIT, reason=reason, output_tokens=tokens,
                                      limit=limit))  # fmt: skip
-    form = contract.output_format
     if form is not None and plan.stop_reason not in _FORMAT_EXEMPT and _has_text(plan):
         problem = _format_problem(plan.text, form)
         if problem is not None:

@@ -22,6 +22,7 @@ from typing import Any
 from mockllm._journal import UndeclaredToolCall
 from mockllm._limits import clip_text
 from mockllm._plan import ReplyPlan, ToolCallPart
+from mockllm._usage import canonical_json
 from mockllm._wire.base import WireCodec
 from mockllm._wire.reading import ANY_TOOL, DeclaredTools, ToolChoice
 
@@ -96,7 +97,7 @@ def _validator(schema: dict[str, Any]) -> Any:
     import jsonschema  # only requests that declare a schema pay for the import
 
     try:
-        key = json.dumps(schema, sort_keys=True)
+        key = canonical_json(schema)
     except (TypeError, ValueError):
         key = None
     found = _VALIDATORS.get(key) if key is not None else None
@@ -130,7 +131,7 @@ def schema_problem(
     (``mockllm._reply_check``). The answers are cached: the same request (a retry, a
     replayed test, an agent loop's next turn) asks again."""
     try:
-        key = (json.dumps(schema, sort_keys=True), text, whole)
+        key = (canonical_json(schema), text, whole)
     except (TypeError, ValueError):
         return _checked(text, schema, whole, not_json)
     if key in _VERDICTS:

@@ -20,7 +20,6 @@ __all__ = [
     "gemini_tool_choice",
     "openai_format",
     "openai_tool_choice",
-    "output_limit",
     "query_params",
     "reply_contract",
     "schema_format",
@@ -152,43 +151,31 @@ class OutputFormat:
     quotes the request's field."""
 
     # A plain class: a NamedTuple or a dataclass costs millions of instructions to create
-    # when the module loads, in every process that serves.
+    # when the module loads, in every process that serves; made only for a request that
+    # asks for structured output.
     __slots__ = ("json_object", "said", "schema")
 
     def __init__(self, schema: dict[str, Any] | None, said: str, json_object: bool = False) -> None:
         self.schema, self.said, self.json_object = schema, said, json_object
 
 
-class ReplyContract:
-    """What a request holds the reply to: at most ``max_tokens`` output tokens (None: no
-    limit), the field ``limit_said`` names; the ``output_format`` its text keeps (None:
-    free text). Made only for a request that sets one (most set a limit)."""
+ReplyContract = tuple[int | None, str, OutputFormat | None]
+"""What a request holds the reply to: at most this many output tokens (None: no limit),
+the field that says so (``max_tokens``), and the ``OutputFormat`` its text keeps (None:
+free text). A tuple: made for most requests (Anthropic's all name a limit)."""
 
-    __slots__ = ("limit_said", "max_tokens", "output_format")
-
-    def __init__(
-        self, max_tokens: int | None = None, limit_said: str = "", output_format: OutputFormat | None = None
-    ) -> None:
-        self.max_tokens, self.limit_said, self.output_format = max_tokens, limit_said, output_format
-
-
-UNBOUNDED = ReplyContract()
+UNBOUNDED: ReplyContract = (None, "", None)
 """A request that sets no output limit and no structured output."""
 
 
-def output_limit(value: Any) -> int | None:
-    """A limit field's value as a limit: a positive whole number, else None (a negative
-    one is Ollama's "unlimited"; what else a provider refuses, its checks refuse)."""
-    return value if type(value) is int and value > 0 else None
-
-
 def reply_contract(limit: Any, limit_said: str, output_format: OutputFormat | None = None) -> ReplyContract:
-    """The contract of a request whose limit field ``limit_said`` holds ``limit``;
-    ``UNBOUNDED`` itself for one that sets nothing."""
-    tokens = output_limit(limit)
-    if tokens is None and output_format is None:
-        return UNBOUNDED
-    return ReplyContract(tokens, limit_said, output_format)
+    """The contract of a request whose limit field ``limit_said`` holds ``limit`` (a
+    positive whole number; else no limit: a negative one is Ollama's "unlimited", and
+    what else a provider refuses, its checks refuse); ``UNBOUNDED`` itself for one that
+    sets nothing."""
+    if type(limit) is int and limit > 0:
+        return (limit, limit_said, output_format)
+    return UNBOUNDED if output_format is None else (None, limit_said, output_format)
 
 
 def openai_format(value: Any, field: str, nested: str | None = "json_schema") -> OutputFormat | None:
