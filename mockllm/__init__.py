@@ -7,8 +7,8 @@ that message. ``explain`` tells why a request got the reply it did.
 The doors, all importable from here::
 
     MockLLM, JournalEntry, UnusedStep, Limits       the engine, its journal and its caps
-    Journal, Outcome, Recorded{Request,Reply,ToolCall}, UndeclaredToolCall
-                                                    the journal's typed record and queries
+    Journal, Outcome, Recorded{Request,Reply,ToolCall}, UndeclaredToolCall,
+    ImpossibleReply, ReplyBreach                    the journal's typed record and queries
     MintedIds                                       the ids a mock minted (from its journal)
     Findings, Problem, ProblemKind, Allowances,     the verdict: one rule at every door
     verify_findings, StrictnessError                (docs/strictness.md)
@@ -80,6 +80,8 @@ if _TYPE_CHECKING:
     from mockllm._recording.session import RecordingSession as RecordingSession
     from mockllm._registered import RegisteredScript as RegisteredScript
     from mockllm._registered import ScriptMatch as ScriptMatch
+    from mockllm._reply_breach import ImpossibleReply as ImpossibleReply
+    from mockllm._reply_breach import ReplyBreach as ReplyBreach
     from mockllm._serve import serve as serve
     from mockllm._server import create_app as create_app
     from mockllm._shapes import StreamFaults as StreamFaults

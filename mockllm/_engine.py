@@ -21,7 +21,6 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import replace
 from typing import Any
 
 from mockllm._attempts import AttemptCounter
@@ -77,8 +76,8 @@ class MockLLM:
     ``limits`` bounds one reply's size, a scripted delay and the journal's bytes
     (``mockllm._limits``). ``recordings`` answers the requests it knows before any
     scripting (``mockllm._recording``: replay and record).
-    ``allow_fallback``, ``allow_unused_steps`` and
-    ``allow_undeclared_tools`` are the opt-outs ``verify()`` (and ``intercept()`` and
+    ``allow_fallback``, ``allow_unused_steps``, ``allow_undeclared_tools`` and
+    ``allow_impossible_replies`` are the opt-outs ``verify()`` (and ``intercept()`` and
     the pytest fixtures) apply to this mock; see ``mockllm._verdict``.
 
     Used as a context manager (``with MockLLM() as mock:``) it verifies when the block
@@ -98,6 +97,7 @@ class MockLLM:
         allow_fallback: bool = False,
         allow_unused_steps: bool = False,
         allow_undeclared_tools: bool = False,
+        allow_impossible_replies: bool = False,
         stream: StreamShape | Mapping[str, Any] | str | None = None,
         latency: LatencyProfiles | None = None,
         state: State | None = None,
@@ -117,6 +117,7 @@ class MockLLM:
             allow_fallback=bool(allow_fallback),
             allow_unused_steps=bool(allow_unused_steps),
             allow_undeclared_tools=bool(allow_undeclared_tools),
+            allow_impossible_replies=bool(allow_impossible_replies),
         )
         """The opt-outs ``verify()`` applies unless told otherwise."""
         self._journal = self.state.log(
@@ -199,15 +200,20 @@ class MockLLM:
         allow_fallback: bool | None = None,
         allow_unused_steps: bool | None = None,
         allow_undeclared_tools: bool | None = None,
+        allow_impossible_replies: bool | None = None,
         opt_out: OptOut = constructor_opt_out,
     ) -> None:
         """Raise ``StrictnessError`` listing every request no script answered, every
-        scripted step no request reached and every tool call the request did not
-        declare, unless allowed (here, or by the constructor's arguments)."""
+        scripted step no request reached, every tool call the request did not declare
+        and every reply no provider could give, unless allowed (here, or by the
+        constructor's arguments)."""
         __tracebackhide__ = True
-        given = {"allow_fallback": allow_fallback, "allow_unused_steps": allow_unused_steps}
-        given["allow_undeclared_tools"] = allow_undeclared_tools
-        allowances = replace(self.allowances, **{k: v for k, v in given.items() if v is not None})
+        allowances = self.allowances.overridden(
+            allow_fallback=allow_fallback,
+            allow_unused_steps=allow_unused_steps,
+            allow_undeclared_tools=allow_undeclared_tools,
+            allow_impossible_replies=allow_impossible_replies,
+        )
         verify_findings(self.findings(), allowances, opt_out=opt_out)
 
     def __enter__(self) -> MockLLM:
@@ -299,22 +305,14 @@ class MockLLM:
         )
         self._record(Outcome.REJECTED, method=method, path=path, protocol=codec.name, status=413, error=message)
         # Not derived from the body, which the server may not have read whole.
-        return self._error_response(
-            codec,
-            413,
-            None,
-            message,
-            None,
-            {codec.request_id_header: body_request_id(f"{method} {path} {size}".encode())},
-        )
+        ids = {codec.request_id_header: body_request_id(f"{method} {path} {size}".encode())}
+        return self._error_response(codec, 413, None, message, None, ids)
 
     def _unrepresentable(self, method: str, path: str, body: bytes, exc: Exception) -> MockResponse:
         codec = codec_for_path(path) or CODECS[0]
+        param = None
         if isinstance(exc, RecursionError):
-            message, param = (
-                ("The request body is nested too deeply to process; send JSON nested fewer than 500 levels."),
-                None,
-            )
+            message = "The request body is nested too deeply to process; send JSON nested fewer than 500 levels."
         else:
             try:
                 parsed = json.loads(body)

@@ -52,7 +52,7 @@ import importlib.util
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
@@ -262,6 +262,7 @@ def intercept(
     allow_fallback: bool | None = None,
     allow_unused_steps: bool | None = None,
     allow_undeclared_tools: bool | None = None,
+    allow_impossible_replies: bool | None = None,
 ) -> Iterator[MockLLM]:
     """Serve every request to ``hosts`` from ``mock`` (a ``MockLLM``, the ``mockllm``
     pytest fixture, or None for a new ``MockLLM``) while the block runs, for the client
@@ -273,8 +274,10 @@ def intercept(
     (``mockllm._verdict``), as respx's ``assert_all_mocked``/``assert_all_called`` do:
     a ``StrictnessError`` lists every request that got the fallback reply or an
     unscripted 4xx, every scripted step never reached, every tool call the request did
-    not declare. ``allow_fallback``, ``allow_unused_steps``, ``allow_undeclared_tools``
-    opt out (None: the mock's own settings, ``MockLLM(allow_fallback=True)``).
+    not declare, every scripted reply no provider could give to its request (past its
+    output-token limit, breaking its structured output). ``allow_fallback``,
+    ``allow_unused_steps``, ``allow_undeclared_tools``, ``allow_impossible_replies`` opt out
+    (None: the mock's own settings, ``MockLLM(allow_fallback=True)``).
 
     An aiohttp client's request to ``hosts`` (google-genai's async client where aiohttp
     is installed) cannot be served in process: it is refused, and fails the block, instead
@@ -290,9 +293,12 @@ def intercept(
         if covered == {"httpx2"}:
             import_httpx2('intercept(clients=("httpx2",))')  # says how to install it
         covered -= {"httpx2"}
-    given = {"allow_fallback": allow_fallback, "allow_unused_steps": allow_unused_steps}
-    given["allow_undeclared_tools"] = allow_undeclared_tools
-    allowances = replace(mock.allowances, **{k: bool(v) for k, v in given.items() if v is not None})
+    allowances = mock.allowances.overridden(
+        allow_fallback=allow_fallback,
+        allow_unused_steps=allow_unused_steps,
+        allow_undeclared_tools=allow_undeclared_tools,
+        allow_impossible_replies=allow_impossible_replies,
+    )
     entry = _Interception(mock, HostPatterns.parse(hosts), covered, block_unmocked=bool(block_unmocked))
     _registry.add(entry)
     try:

@@ -10,6 +10,8 @@ Each ``JournalEntry`` carries typed fields a reader tests, never prose to parse:
 - ``reply``: the reply's text and tool calls (``RecordedReply``).
 - ``undeclared_tool_calls``: the reply's scripted tool calls that the request did not
   declare, or whose arguments break the declared JSON schema.
+- ``impossible_reply``: how the scripted reply is one no provider could give to the
+  request (over its output-token limit, breaking its structured output).
 
 ``Journal`` is the list ``MockLLM.journal`` returns (newest last) with a small query API:
 ``journal.requests(model=...)``, ``journal.tool_calls(name=...)``. The journal is a ring
@@ -30,6 +32,7 @@ from pydantic import BaseModel, ConfigDict, PrivateAttr
 from mockllm._attempts import AttemptRule
 from mockllm._limits import clip_text
 from mockllm._plan import ReplyPlan
+from mockllm._reply_breach import ImpossibleReply
 from mockllm._state import Codec
 
 __all__ = [
@@ -197,6 +200,8 @@ class JournalEntry(BaseModel):
     """The reply's id, whence its wire ids (``mockllm._wire.ids``); None with no reply."""
     undeclared_tool_calls: list[UndeclaredToolCall] = []
     """Scripted tool calls the request did not declare or whose arguments break the schema."""
+    impossible_reply: list[ImpossibleReply] = []
+    """How the scripted reply breaks what the request lets a provider say (``mockllm._reply_breach``)."""
     _weight: int = PrivateAttr(default=0)
 
 
@@ -296,17 +301,9 @@ def recorded_reply(plan: ReplyPlan, text_max: int) -> RecordedReply:
 
 
 WEIGHED_FIELDS = (
-    "method",
-    "path",
-    "model",
-    "error",
-    "fallback_reason",
-    "instruction_id",
-    "chain_id",
-    "script_id",
-    "explanation",
+    "method", "path", "model", "error", "fallback_reason", "instruction_id", "chain_id", "script_id", "explanation",
     "rebuilt_from",
-)
+)  # fmt: skip
 """The text fields of an entry its weight counts (``entry_bytes``), with its warnings."""
 
 
@@ -364,6 +361,7 @@ class PlannedEntry(NamedTuple):
     explanation: str | None
     rebuilt_from: str | None
     undeclared_tool_calls: list[UndeclaredToolCall]
+    impossible_reply: list[ImpossibleReply]
     sent: Any
     raw: bytes
     plan: ReplyPlan | None

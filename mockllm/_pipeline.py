@@ -46,6 +46,7 @@ from mockllm._limits import clip_text, estimated_output_bytes
 from mockllm._mock_response import MockResponse
 from mockllm._plan import Pacing
 from mockllm._plan_builder import build_reply_plan
+from mockllm._reply_check import impossible_replies
 from mockllm._response_headers import JSON_TYPE, body_request_id, with_headers
 from mockllm._selection import Selection, select_in_conversation
 from mockllm._tool_check import scripted_tool_problems
@@ -348,6 +349,7 @@ def journal(mock: MockLLM, ex: Exchange, outcome: Outcome, *, status: int, error
     selection, plan = ex.selection, ex.plan
     fallback = selection.fallback_reason
     undeclared = scripted_tool_problems(plan, ex.codec, ex.whole) if fallback is None else []
+    impossible = impossible_replies(plan, ex.codec.reply_contract(ex.whole)) if fallback is None else []
     planned = PlannedEntry(
         method=ex.method,
         path=ex.path,
@@ -368,11 +370,12 @@ def journal(mock: MockLLM, ex: Exchange, outcome: Outcome, *, status: int, error
         explanation=selection.describe() if fallback is not None else None,
         rebuilt_from=ex.rebuilt_from,
         undeclared_tool_calls=undeclared,
+        impossible_reply=impossible,
         sent=ex.sent,
         raw=ex.body,
         plan=plan if reply else None,
     )
-    mock._record_planned(outcome, len(ex.body), planned, flagged=bool(undeclared))
+    mock._record_planned(outcome, len(ex.body), planned, flagged=bool(undeclared or impossible))
 
 
 # -- shared -----------------------------------------------------------------------------

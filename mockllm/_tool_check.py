@@ -22,10 +22,11 @@ from typing import Any
 from mockllm._journal import UndeclaredToolCall
 from mockllm._limits import clip_text
 from mockllm._plan import ReplyPlan, ToolCallPart
+from mockllm._usage import canonical_json
 from mockllm._wire.base import WireCodec
 from mockllm._wire.reading import ANY_TOOL, DeclaredTools, ToolChoice
 
-__all__ = ["scripted_tool_problems", "undeclared_tool_calls"]
+__all__ = ["schema_problem", "scripted_tool_problems", "undeclared_tool_calls"]
 
 
 def scripted_tool_problems(plan: ReplyPlan, codec: WireCodec, body: dict[str, Any]) -> list[UndeclaredToolCall]:
@@ -71,7 +72,7 @@ def undeclared_tool_calls(
         schema = declared[call.name]
         if schema is None:
             continue
-        problem = _schema_problem(call.arguments, schema)
+        problem = schema_problem(call.arguments, schema)
         if problem is not None:
             found.append(
                 UndeclaredToolCall(
@@ -96,7 +97,7 @@ def _validator(schema: dict[str, Any]) -> Any:
     import jsonschema  # only requests that declare a schema pay for the import
 
     try:
-        key = json.dumps(schema, sort_keys=True)
+        key = canonical_json(schema)
     except (TypeError, ValueError):
         key = None
     found = _VALIDATORS.get(key) if key is not None else None
@@ -116,20 +117,26 @@ def _validator(schema: dict[str, Any]) -> Any:
     return found
 
 
-_VERDICTS: dict[tuple[str, str], str | None] = {}
+_VERDICTS: dict[tuple[str, str, str], str | None] = {}
 _VERDICTS_MAX = 1024
 
 
-def _schema_problem(arguments: str, schema: dict[str, Any]) -> str | None:
-    """Why ``arguments`` (JSON text) does not fit ``schema``; None when it does. The
-    answers are cached: the same request (a retry, a replayed test) asks again."""
+def schema_problem(
+    text: str, schema: dict[str, Any], whole: str = "(the arguments)", not_json: str = "they are not JSON"
+) -> str | None:
+    """Why JSON ``text`` (a tool call's arguments, a structured reply) does not fit
+    ``schema`` (the best error's path, ``whole`` for the value itself, and its message;
+    or why the schema is invalid), or ``not_json`` and why; None when it fits. The one
+    JSON Schema check, for tool arguments and a scripted reply's structured output
+    (``mockllm._reply_check``). The answers are cached: the same request (a retry, a
+    replayed test, an agent loop's next turn) asks again."""
     try:
-        key = (json.dumps(schema, sort_keys=True), arguments)
+        key = (canonical_json(schema), text, whole)
     except (TypeError, ValueError):
-        return _checked(arguments, schema)
+        return _checked(text, schema, whole, not_json)
     if key in _VERDICTS:
         return _VERDICTS[key]
-    found = _checked(arguments, schema)
+    found = _checked(text, schema, whole, not_json)
     with _CACHE_LOCK:
         if len(_VERDICTS) >= _VERDICTS_MAX:
             _VERDICTS.pop(next(iter(_VERDICTS)))
@@ -137,13 +144,13 @@ def _schema_problem(arguments: str, schema: dict[str, Any]) -> str | None:
     return found
 
 
-def _checked(arguments: str, schema: dict[str, Any]) -> str | None:
+def _checked(text: str, schema: dict[str, Any], whole: str, not_json: str) -> str | None:
     import jsonschema
 
     try:
-        value = json.loads(arguments)
+        value = json.loads(text)
     except ValueError as exc:
-        return f"they are not JSON ({exc})"
+        return f"{not_json} ({exc})"
     validator = _validator(schema)
     if isinstance(validator, str):
         return validator
@@ -152,5 +159,5 @@ def _checked(arguments: str, schema: dict[str, Any]) -> str | None:
     error = jsonschema.exceptions.best_match(validator.iter_errors(value))
     if error is None:
         return None
-    where = "".join(f"[{p!r}]" for p in error.absolute_path) or "(the arguments)"
+    where = "".join(f"[{p!r}]" for p in error.absolute_path) or whole
     return clip_text(f"{where}: {error.message}", 300)

@@ -21,7 +21,7 @@ from collections.abc import Iterable
 from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
 from typing import Any
 
-__all__ = ["prompt_json", "prompt_tokens", "tokens_in", "tokens_in_length"]
+__all__ = ["canonical_json", "prompt_json", "prompt_tokens", "tokens_in", "tokens_in_length"]
 
 CHARS_PER_TOKEN = 4
 
@@ -40,7 +40,9 @@ _c_canonical = (
 )
 
 
-def _canonical(obj: dict[str, Any]) -> str:
+def canonical_json(obj: dict[str, Any]) -> str:
+    """A parsed JSON object's compact JSON text, keys sorted, by the encoder built once:
+    what the input tokens are counted over, and a cache key for a parsed schema."""
     if _c_canonical is None:
         return _canonical_encoder.encode(obj)
     return "".join(_c_canonical(obj, 0))
@@ -61,7 +63,7 @@ def prompt_json(body: Any, fields: Iterable[str]) -> str:
     prompt ``fields``, those present, keys sorted ("" for a body that is no object)."""
     if not isinstance(body, dict):
         return ""
-    return _canonical({name: body[name] for name in fields if name in body})
+    return canonical_json({name: body[name] for name in fields if name in body})
 
 
 def prompt_tokens(body: Any, fields: Iterable[str]) -> int:

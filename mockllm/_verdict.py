@@ -12,6 +12,8 @@ problem (``ProblemKind``)     what it means                                     
 ``unused_step``        a scripted step no request reached                          ``allow_unused_steps``
 ``undeclared_tool``    a scripted tool call the request did not declare, or        ``allow_undeclared_tools``
                        whose arguments break the declared JSON schema
+``impossible_reply``   a scripted reply no provider could give the request: past   ``allow_impossible_replies``
+                       its output-token limit, or breaking its structured output
 ``unmocked_host``      a request to a provider host the mock does not serve        ``allow_real_providers``
 ====================  =========================================================  ======================
 
@@ -30,13 +32,14 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 
 from pydantic import BaseModel, ConfigDict
 
 from mockllm._exceptions import StrictnessError
 from mockllm._journal import JournalEntry, Outcome, RejectionCause
+from mockllm._reply_breach import ReplyBreach
 from mockllm._state import Codec, MemoryState, State
 
 __all__ = [
@@ -66,6 +69,7 @@ class ProblemKind(str, Enum):
     MOCK_FAILURE = "mock_failure"
     UNUSED_STEP = "unused_step"
     UNDECLARED_TOOL = "undeclared_tool"
+    IMPOSSIBLE_REPLY = "impossible_reply"
     UNMOCKED_HOST = "unmocked_host"
 
     @property
@@ -80,6 +84,7 @@ _ALLOWANCE = {
     ProblemKind.MOCK_FAILURE: "allow_fallback",
     ProblemKind.UNUSED_STEP: "allow_unused_steps",
     ProblemKind.UNDECLARED_TOOL: "allow_undeclared_tools",
+    ProblemKind.IMPOSSIBLE_REPLY: "allow_impossible_replies",
     ProblemKind.UNMOCKED_HOST: "allow_real_providers",
 }
 
@@ -106,6 +111,8 @@ class Problem(BaseModel):
     request_index: int | None = None
     cause: RejectionCause | None = None
     """Why a recording refused the request (a ``rejected`` problem): its advice is to record."""
+    breach: ReplyBreach | None = None
+    """How the scripted reply breaks its request (an ``impossible_reply`` problem): its advice."""
 
 
 class Findings(BaseModel):
@@ -135,9 +142,14 @@ class Allowances:
     allow_unused_steps: bool = False
     allow_undeclared_tools: bool = False
     allow_real_providers: bool = False
+    allow_impossible_replies: bool = False
 
     def allows(self, kind: ProblemKind) -> bool:
         return bool(getattr(self, kind.allowance))
+
+    def overridden(self, **given: bool | None) -> Allowances:
+        """These opt-outs with those ``given`` (by name) that are not None."""
+        return replace(self, **{name: bool(value) for name, value in given.items() if value is not None})
 
 
 OptOut = Callable[[str], "str | None"]
@@ -178,14 +190,14 @@ def problems_of(entry: JournalEntry) -> list[Problem]:
                 cause=entry.rejection,
             )
         )
-    for call in entry.undeclared_tool_calls:
-        step = f" (instruction {entry.instruction_id!r})" if entry.instruction_id is not None else ""
+    step = f" (instruction {entry.instruction_id!r})" if entry.instruction_id is not None else ""
+    said: list[tuple[ProblemKind, str, ReplyBreach | None]]
+    said = [(ProblemKind.UNDECLARED_TOOL, f"{f'tool call {c.name!r}: ' if c.name else ''}{c.reason}", None)
+            for c in entry.undeclared_tool_calls]  # fmt: skip
+    said += [(ProblemKind.IMPOSSIBLE_REPLY, breach.reason, breach.breach) for breach in entry.impossible_reply]
+    for kind, reason, breach in said:
         found.append(
-            Problem(
-                kind=ProblemKind.UNDECLARED_TOOL,
-                summary=f"{_where(entry)}{step}: {f'tool call {call.name!r}: ' if call.name else ''}{call.reason}",
-                request_index=entry.index,
-            )
+            Problem(kind=kind, summary=f"{_where(entry)}{step}: {reason}", request_index=entry.index, breach=breach)
         )
     return found
 
@@ -207,7 +219,7 @@ class Tally:
         return Counter({ProblemKind(kind): n for kind, n in self._counts.items() if n})
 
     def note(self, entry: JournalEntry) -> None:
-        if entry.outcome not in _PROBLEM_OUTCOMES and not entry.undeclared_tool_calls:
+        if entry.outcome not in _PROBLEM_OUTCOMES and not entry.undeclared_tool_calls and not entry.impossible_reply:
             return
         for problem in problems_of(entry):
             self.add(problem)
@@ -252,6 +264,8 @@ _ADVICE = {
     ProblemKind.UNDECLARED_TOOL: "A real provider only calls a tool the request declares and its tool choice allows, "
     "with arguments that fit its schema. Declare the tool in the request's tools, or fix the script's tool calls "
     "or the request's tool_choice",
+    ProblemKind.IMPOSSIBLE_REPLY: "A real provider gives no reply past the request's output-token limit and "
+    "keeps its strict structured output",
     ProblemKind.UNMOCKED_HOST: "The request was refused before any connection. Point the client at the mock "
     "(patch_env, base_url, an http_client from the fixture, or intercept())",
 }
@@ -269,8 +283,21 @@ _RECORDING_ADVICE = {
 }
 
 
+# What fixes a scripted reply no provider could give (``mockllm._reply_breach``).
+_BREACH_ADVICE = {
+    ReplyBreach.OVER_OUTPUT_LIMIT: "A real provider cuts a reply at the request's output-token limit. Script a "
+    "shorter reply, raise the request's limit, or script stop_reason: max_tokens to test how the code handles "
+    "a truncated reply",
+    ReplyBreach.BREAKS_OUTPUT_FORMAT: "A real provider's strict structured output always fits the request's "
+    "format. Script text that fits the schema (JSON), fix the request's format, or script stop_reason: "
+    "max_tokens (a cut reply) or refusal to test those branches",
+}
+
+
 def _advice(problem: Problem) -> str:
-    return _RECORDING_ADVICE[problem.cause] if problem.cause is not None else _ADVICE[problem.kind]
+    if problem.cause is not None:
+        return _RECORDING_ADVICE[problem.cause]
+    return _BREACH_ADVICE[problem.breach] if problem.breach is not None else _ADVICE[problem.kind]
 
 
 _HEADINGS = {
@@ -279,6 +306,7 @@ _HEADINGS = {
     ProblemKind.MOCK_FAILURE: "request(s) made the mock fail",
     ProblemKind.UNUSED_STEP: "scripted instruction step(s) were never used",
     ProblemKind.UNDECLARED_TOOL: "scripted tool call(s) were not allowed by the request's declared tools",
+    ProblemKind.IMPOSSIBLE_REPLY: "scripted reply(ies) were ones a real provider never gives to such a request",
     ProblemKind.UNMOCKED_HOST: "request(s) went to hosts the mock does not serve",
 }
 

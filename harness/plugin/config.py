@@ -2,7 +2,7 @@
 
 Precedence, lowest first: the defaults, ``[tool.pytest.ini_options]`` (``mockllm_seed``,
 ``mockllm_lenient``, ``mockllm_allow_fallback``, ``mockllm_allow_unused_steps``,
-``mockllm_allow_undeclared_tools``, ``mockllm_allow_real_providers``,
+``mockllm_allow_undeclared_tools``, ``mockllm_allow_impossible_replies``, ``mockllm_allow_real_providers``,
 ``mockllm_stream_shape``, ``mockllm_golden_dir``, ``mockllm_scenario_dirs``), the ``--mockllm-*`` flags, then the
 marker on the test. Flags default to None so that an unset flag leaves the ini's value.
 """
@@ -40,6 +40,7 @@ class Settings:
     record: bool = False
     allow_undeclared_tools: bool = False
     allow_real_providers: bool = False
+    allow_impossible_replies: bool = False
     stream: Any = None
     """The default stream shape (a ``mockllm.StreamShape``, a mapping or its JSON text)."""
 
@@ -48,7 +49,15 @@ class Settings:
         return {name: getattr(self, name) for name in _MOCK_OPTIONS}
 
 
-_MOCK_OPTIONS = ("seed", "lenient", "allow_fallback", "allow_unused_steps", "allow_undeclared_tools", "stream")
+_MOCK_OPTIONS = (
+    "seed",
+    "lenient",
+    "allow_fallback",
+    "allow_unused_steps",
+    "allow_undeclared_tools",
+    "allow_impossible_replies",
+    "stream",
+)
 """The fields ``MockLLM`` takes as they are; the others are the plugin's (recording,
 the providers' hosts)."""
 
@@ -61,6 +70,8 @@ _HELP = {
     "record": "answer tests from their recording files (see --mockllm-record-mode)",
     "allow_undeclared_tools": "do not fail a test whose script calls a tool the request did not declare "
     "(or with arguments its schema refuses)",
+    "allow_impossible_replies": "do not fail a test whose scripted reply no provider could give to its request "
+    "(longer than its output-token limit, or text breaking its strict structured output)",
     "allow_real_providers": "let requests to the providers' default hosts (OpenAI, Anthropic, Gemini, Azure, a local Ollama) "
     "through instead of refusing them",
 }

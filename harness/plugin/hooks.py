@@ -6,8 +6,9 @@ Fixtures:
   (``mockllm.openai()``, ``mockllm.anthropic()``, async with ``is_async=True``), plain
   ``httpx``/``httpx2`` clients, base URLs, ``patch_env``, ``script``, the request
   journal and ``explain``. At teardown the test fails if a request got the fallback
-  reply or an unscripted 4xx, a scripted step was never used, or a scripted tool call
-  was not declared by the request (the verdict's rule, ``mockllm._verdict``; see
+  reply or an unscripted 4xx, a scripted step was never used, a scripted tool call
+  was not declared by the request, or a scripted reply is one no provider could give
+  to its request (the verdict's rule, ``mockllm._verdict``; see
   docs/strictness.md). While it runs, a request to a provider's default host
   (OpenAI's, Anthropic's, Gemini's, Azure's, a local Ollama's; boto3's to AWS Bedrock)
   is refused and fails the test, naming the host.
@@ -28,12 +29,12 @@ collected as test items (see ``harness.plugin.scenario_collection``).
 Configure a test with the marker of the same name::
 
     @pytest.mark.mockllm(seed=3, lenient=True, allow_fallback=True, allow_unused_steps=True,
-                         allow_undeclared_tools=True, allow_real_providers=True,
-                         stream={"text": {"size": 1}})
+                         allow_undeclared_tools=True, allow_impossible_replies=True,
+                         allow_real_providers=True, stream={"text": {"size": 1}})
 
 Options (all prefixed, each also an ini option; see ``harness.plugin.config``):
 ``--mockllm-seed``, ``--mockllm-lenient``, ``--mockllm-allow-fallback``,
-``--mockllm-allow-unused-steps``, ``--mockllm-allow-undeclared-tools``,
+``--mockllm-allow-unused-steps``, ``--mockllm-allow-undeclared-tools``, ``--mockllm-allow-impossible-replies``,
 ``--mockllm-allow-real-providers``, ``--mockllm-stream-shape``, ``--mockllm-golden-dir``, ``--mockllm-review-report``, and the scenario options
 of ``harness.plugin.scenario_collection``.
 
@@ -100,7 +101,8 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
         f"{MARKER}(seed=0, lenient=False, allow_fallback=False, allow_unused_steps=False, "
-        "allow_undeclared_tools=False, allow_real_providers=False, record=False, stream=None): "
+        "allow_undeclared_tools=False, allow_impossible_replies=False, allow_real_providers=False, record=False, "
+        "stream=None): "
         "configure the mockllm and mockllm_server fixtures for this test.",
     )
     show_goldens_to_syrupy(config)

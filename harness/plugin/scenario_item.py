@@ -121,7 +121,7 @@ def _differs_across_protocols(
 def _scenario_opt_out(name: str) -> str | None:
     """An opt-out as a scenario file says it; None where a scenario has none (undeclared
     tool calls: the script or the runner is what to fix)."""
-    if name in ("allow_fallback", "allow_unused_steps"):
+    if name in ("allow_fallback", "allow_unused_steps", "allow_impossible_replies"):
         return f"{name}: true in the scenario file"
     if name == "allow_real_providers":
         return "the flag --mockllm-allow-real-providers (or the ini option mockllm_allow_real_providers)"
@@ -138,7 +138,8 @@ def unscripted_play(
     None: mockllm's one verdict rule (``mockllm.verify_findings``: a fallback reply, an
     unscripted 4xx, a scripted step never reached, a tool call the request did not
     declare, a request ``refused`` on its way to a provider's host), less what the scenario
-    allows (``allow_fallback``, ``allow_unused_steps``; the flag for real providers).
+    allows (``allow_fallback``, ``allow_unused_steps``, ``allow_impossible_replies``; the
+    flag for real providers).
 
     Checked before the scenario's expectations and its golden, so that a run nobody
     scripted neither passes nor writes a golden. The findings are counted apart from the
@@ -146,6 +147,7 @@ def unscripted_play(
     allowances = Allowances(
         allow_fallback=scenario.allow_fallback,
         allow_unused_steps=scenario.allow_unused_steps,
+        allow_impossible_replies=scenario.allow_impossible_replies,
         allow_real_providers=allow_real_providers,
     )
     findings = mock.findings().plus(Problem(kind=ProblemKind.UNMOCKED_HOST, summary=shown) for shown in refused)

@@ -2,7 +2,8 @@
 
 The mock answers a request it has no instruction for with a 200 fallback reply and a
 request a real provider would refuse with a 4xx; a script may call a tool the app never
-declared; the app may make fewer calls than scripted. Outside pytest that is what a
+declared, or say what no provider would (past the request's output-token limit, breaking
+its structured output); the app may make fewer calls than scripted. Outside pytest that is what a
 client should get; inside a test it means the test is not testing what it scripted, so
 the fixtures fail the test at teardown listing each problem, the way pytest-httpx fails
 on "no response can be found for … amongst: …". The rule lives in mockllm, read from
@@ -50,6 +51,7 @@ def allowances_of(settings: Settings) -> Allowances:
         allow_unused_steps=settings.allow_unused_steps,
         allow_undeclared_tools=settings.allow_undeclared_tools,
         allow_real_providers=settings.allow_real_providers,
+        allow_impossible_replies=settings.allow_impossible_replies,
     )
 
 

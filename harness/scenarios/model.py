@@ -171,7 +171,9 @@ class Scenario(_Strict):
     hold the chain executor's plan and the planner's settings for those runners;
     ``options`` is free for a runner of the user's own. ``allow_fallback`` accepts
     requests that got the mock's fallback reply or an unscripted 4xx (and lets the golden
-    record the fallback); ``allow_unused_steps`` accepts scripted steps no request reached."""
+    record the fallback); ``allow_unused_steps`` accepts scripted steps no request reached;
+    ``allow_impossible_replies`` accepts scripted replies no provider could give to their
+    request (past its output-token limit, breaking its structured output)."""
 
     name: str
     description: str = ""
@@ -194,6 +196,7 @@ class Scenario(_Strict):
     ``harness.systems.identity.seeding.OrganizationSeed``."""
     allow_fallback: bool = False
     allow_unused_steps: bool = False
+    allow_impossible_replies: bool = False
     expect: Expectation = Field(default_factory=Expectation)
     turns: list[FollowUp] = Field(default_factory=list)
     """The session's next messages. Each is a run of its own in the same session, after

@@ -29,7 +29,15 @@ from mockllm._wire.anthropic_requests import checked_messages, read_messages
 from mockllm._wire.deltas import DeltaRun, StreamItems, expanded, joined
 from mockllm._wire.encoding import dumps, sse_event
 from mockllm._wire.ids import MESSAGE_PREFIX
-from mockllm._wire.reading import DeclaredTools, ToolChoice, tool_choice, tools_declared
+from mockllm._wire.reading import (
+    DeclaredTools,
+    ReplyContract,
+    ToolChoice,
+    reply_contract,
+    schema_format,
+    tool_choice,
+    tools_declared,
+)
 from mockllm._wire.rendering import EventBatches, StreamRenderer, first_events
 
 __all__ = [
@@ -318,6 +326,16 @@ class AnthropicMessagesCodec(StreamRenderer):
             parallel_said="tool_choice.disable_parallel_tool_use=true",
             required=value.get("type") in ("any", "tool"),
         )
+
+    def reply_contract(self, body: dict[str, Any]) -> ReplyContract:
+        """``max_tokens``, and structured outputs: ``output_config.format`` (the beta's
+        ``output_format``)."""
+        config, found = body.get("output_config"), None
+        if isinstance(config, dict) and config.get("format") is not None:
+            found = schema_format(config["format"], "output_config.format")
+        elif body.get("output_format") is not None:
+            found = schema_format(body["output_format"], "output_format")
+        return reply_contract(body.get("max_tokens"), "max_tokens", found)
 
     def render_json(self, plan: ReplyPlan, body: dict[str, Any]) -> bytes:
         """The non-streaming ``Message``."""

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from mockllm._conversation import Conversation
 from mockllm._plan import ReplyPlan
-from mockllm._wire.reading import DeclaredTools, ToolChoice
+from mockllm._wire.reading import DeclaredTools, ReplyContract, ToolChoice
 from mockllm._wire.rendering import EventBatches
 
 if TYPE_CHECKING:
@@ -52,6 +52,9 @@ class WireCodec(Protocol):
     - ``wants_stream(body)``: whether the client asked for SSE.
     - ``declared_tools(body)``: the tools the request declares, by name, each with its
       JSON schema (None when it gives none); what a scripted tool call is checked against.
+    - ``tool_choice(body)``: which declared tools the request lets the model call.
+    - ``reply_contract(body)``: what the request holds the reply to (``ReplyContract``:
+      its output-token limit, a structured-output format); ``UNBOUNDED`` for none.
     - ``render_json(plan, body)``: the non-streaming response body.
     - ``render_stream(plan, body)``: the streamed response, rendered as it is consumed:
       batches (lists) of complete SSE events (framing included), each batch a few tens
@@ -106,6 +109,8 @@ class WireCodec(Protocol):
     def declared_tools(self, body: dict[str, Any]) -> DeclaredTools: ...
 
     def tool_choice(self, body: dict[str, Any]) -> ToolChoice: ...
+
+    def reply_contract(self, body: dict[str, Any]) -> ReplyContract: ...
 
     def render_json(self, plan: ReplyPlan, body: dict[str, Any]) -> bytes: ...
 

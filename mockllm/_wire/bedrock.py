@@ -34,7 +34,7 @@ from mockllm._wire.bedrock_validation import check_converse_request
 from mockllm._wire.deltas import StreamItems
 from mockllm._wire.encoding import dumps
 from mockllm._wire.eventstream import event_message, framer, kept_event_message
-from mockllm._wire.reading import DeclaredTools, ToolChoice, tool_choice
+from mockllm._wire.reading import UNBOUNDED, DeclaredTools, ReplyContract, ToolChoice, reply_contract, tool_choice
 
 __all__ = ["BedrockConverseCodec", "bedrock_converse"]
 
@@ -148,6 +148,13 @@ class BedrockConverseCodec(BedrockRuntimeCodec):
         allowed = frozenset({name}) if isinstance(name, str) else None
         required = isinstance(value, dict) and ("any" in value or "tool" in value)
         return tool_choice(allowed, "toolConfig.toolChoice", value, required=required)
+
+    def reply_contract(self, body: dict[str, Any]) -> ReplyContract:
+        """``inferenceConfig.maxTokens``."""
+        config = body.get("inferenceConfig")
+        if not isinstance(config, dict):
+            return UNBOUNDED
+        return reply_contract(config.get("maxTokens"), "inferenceConfig.maxTokens")
 
     def _content(self, plan: ReplyPlan, body: dict[str, Any]) -> list[dict[str, Any]]:
         content: list[dict[str, Any]] = []

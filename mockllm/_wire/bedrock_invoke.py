@@ -28,7 +28,7 @@ from mockllm._wire.bedrock_runtime import BedrockRuntimeCodec
 from mockllm._wire.deltas import StreamItems
 from mockllm._wire.encoding import dumps
 from mockllm._wire.eventstream import FramedRun, framer
-from mockllm._wire.reading import DeclaredTools, ToolChoice
+from mockllm._wire.reading import DeclaredTools, ReplyContract, ToolChoice
 
 __all__ = ["BedrockInvokeCodec", "bedrock_invoke", "decode_chunk"]
 
@@ -124,6 +124,9 @@ class BedrockInvokeCodec(BedrockRuntimeCodec):
 
     def tool_choice(self, body: dict[str, Any]) -> ToolChoice:
         return anthropic_messages.tool_choice(body)
+
+    def reply_contract(self, body: dict[str, Any]) -> ReplyContract:
+        return anthropic_messages.reply_contract(body)
 
     def render_json(self, plan: ReplyPlan, body: dict[str, Any]) -> bytes:
         """The Anthropic ``Message``, its ``model`` the path's model id."""

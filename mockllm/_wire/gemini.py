@@ -35,7 +35,7 @@ from mockllm._exceptions import RequestRejected
 from mockllm._plan import ReplyPlan, TextPart
 from mockllm._wire.deltas import DeltaRun, StreamItems, expanded, joined
 from mockllm._wire.encoding import SSE_MEDIA_TYPE, dumps
-from mockllm._wire.reading import DeclaredTools, ToolChoice, gemini_tool_choice
+from mockllm._wire.reading import DeclaredTools, ReplyContract, ToolChoice, gemini_reply_contract, gemini_tool_choice
 from mockllm._wire.rendering import EventBatches, StreamRenderer, first_events
 
 __all__ = ["GEMINI_PATH", "GeminiCodec", "gemini", "gemini_error_body"]
@@ -235,6 +235,9 @@ class GeminiCodec(StreamRenderer):
         """``toolConfig.functionCallingConfig``: ``mode: NONE``, or ``allowedFunctionNames``."""
         config = field(body, "toolConfig")
         return gemini_tool_choice(field(config, "functionCallingConfig") if isinstance(config, dict) else None)
+
+    def reply_contract(self, body: dict[str, Any]) -> ReplyContract:
+        return gemini_reply_contract(field(body, "generationConfig"), field, _json_schema)
 
     def read_request(self, body: Any, *, lenient: bool) -> Conversation:
         """Reject what Gemini answers with a 400 ``INVALID_ARGUMENT``; else ``read(body)``.

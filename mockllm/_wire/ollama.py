@@ -34,7 +34,7 @@ from mockllm._exceptions import RequestRejected
 from mockllm._plan import ReplyPlan
 from mockllm._wire.deltas import DeltaRun, StreamItems, expanded, joined
 from mockllm._wire.encoding import dumps
-from mockllm._wire.reading import DeclaredTools, tools_declared
+from mockllm._wire.reading import UNBOUNDED, DeclaredTools, ReplyContract, reply_contract, schema_format, tools_declared
 from mockllm._wire.rendering import EventBatches, StreamRenderer, first_events
 
 __all__ = ["NDJSON_MEDIA_TYPE", "OllamaCodec", "ollama", "ollama_error_body"]
@@ -170,6 +170,14 @@ class OllamaCodec(StreamRenderer):
     def declared_tools(self, body: dict[str, Any]) -> DeclaredTools:
         """``tools[].function`` by ``name``, with its ``parameters`` (as OpenAI's)."""
         return tools_declared(body.get("tools"), "parameters", nested="function")
+
+    def reply_contract(self, body: dict[str, Any]) -> ReplyContract:
+        """``options.num_predict`` (negative: unlimited), and ``format``: a JSON schema or ``"json"``."""
+        options, found = body.get("options"), body.get("format")
+        if not isinstance(options, dict) and found is None:
+            return UNBOUNDED
+        limit = options.get("num_predict") if isinstance(options, dict) else None
+        return reply_contract(limit, "options.num_predict", schema_format(found, "format", bare=True))
 
     def read_request(self, body: Any, *, lenient: bool) -> Conversation:
         """Reject what Ollama answers with a 400 ``{"error"}``; else ``read(body)``.

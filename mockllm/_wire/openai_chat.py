@@ -37,7 +37,15 @@ from mockllm._wire.openai_chat_chunks import (
 )
 from mockllm._wire.openai_errors import check_openai_types, openai_error_body, openai_error_fields
 from mockllm._wire.parameter_types import Kind, json_type
-from mockllm._wire.reading import DeclaredTools, ToolChoice, openai_tool_choice, tools_declared
+from mockllm._wire.reading import (
+    DeclaredTools,
+    ReplyContract,
+    ToolChoice,
+    openai_format,
+    openai_tool_choice,
+    reply_contract,
+    tools_declared,
+)
 from mockllm._wire.rendering import EventBatches, StreamRenderer, first_events
 
 __all__ = ["ARGUMENT_SLICE", "SYSTEM_FINGERPRINT", "OpenAIChatCodec", "openai_chat"]
@@ -201,6 +209,14 @@ class OpenAIChatCodec(StreamRenderer):
     def tool_choice(self, body: dict[str, Any]) -> ToolChoice:
         """``tool_choice`` (or the legacy ``function_call``) and ``parallel_tool_calls``."""
         return openai_tool_choice(body)
+
+    def reply_contract(self, body: dict[str, Any]) -> ReplyContract:
+        """``max_completion_tokens`` (else ``max_tokens``), and ``response_format``'s
+        strict json_schema or json_object."""
+        field = "max_completion_tokens" if "max_completion_tokens" in body else "max_tokens"
+        found = body.get("response_format")
+        said = openai_format(found, "response_format") if found is not None else None
+        return reply_contract(body.get(field), field, said)
 
     def render_json(self, plan: ReplyPlan, body: dict[str, Any]) -> bytes:
         """The ``chat.completion`` object."""

@@ -25,11 +25,12 @@ from mockllm._wire.ids import RESPONSE_PREFIX, output_item_id
 from mockllm._wire.openai_errors import openai_error_body, openai_error_fields
 from mockllm._wire.openai_responses_requests import checked_input, read_input
 from mockllm._wire.openai_responses_state import ResponseStore
-from mockllm._wire.reading import DeclaredTools, ToolChoice, openai_tool_choice, tools_declared
+from mockllm._wire.reading import openai_format, openai_tool_choice, reply_contract, tools_declared
 from mockllm._wire.rendering import EventBatches, StreamRenderer, first_events
 
 if TYPE_CHECKING:
     from mockllm._state import State
+    from mockllm._wire.reading import DeclaredTools, ReplyContract, ToolChoice
 
 __all__ = ["OpenAIResponsesCodec", "openai_responses"]
 
@@ -103,6 +104,12 @@ class OpenAIResponsesCodec(StreamRenderer):
     def tool_choice(self, body: dict[str, Any]) -> ToolChoice:
         """``tool_choice`` and ``parallel_tool_calls``, spelled as Chat Completions does."""
         return openai_tool_choice(body)
+
+    def reply_contract(self, body: dict[str, Any]) -> ReplyContract:
+        """``max_output_tokens``, and ``text.format``'s strict json_schema or json_object."""
+        text = body.get("text")
+        found = openai_format(text.get("format"), "text.format", None) if isinstance(text, dict) else None
+        return reply_contract(body.get("max_output_tokens"), "max_output_tokens", found)
 
     # -- replies ------------------------------------------------------------------
 

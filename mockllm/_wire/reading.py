@@ -1,5 +1,6 @@
 """What the codecs share for reading a request: its URL query, the tools it declares and
-which of them it lets the model call (``tool_choice`` and its kin)."""
+which of them it lets the model call (``tool_choice`` and its kin), and what it holds
+the reply to (``ReplyContract``: the output-token limit, a structured-output format)."""
 
 from __future__ import annotations
 
@@ -10,11 +11,18 @@ from urllib.parse import parse_qsl
 
 __all__ = [
     "ANY_TOOL",
+    "UNBOUNDED",
     "DeclaredTools",
+    "OutputFormat",
+    "ReplyContract",
     "ToolChoice",
+    "gemini_reply_contract",
     "gemini_tool_choice",
+    "openai_format",
     "openai_tool_choice",
     "query_params",
+    "reply_contract",
+    "schema_format",
     "tool_choice",
     "tools_declared",
 ]
@@ -135,3 +143,84 @@ def gemini_tool_choice(calling: Any) -> ToolChoice:
     if mode == "NONE":
         allowed = frozenset()
     return tool_choice(allowed, "toolConfig.functionCallingConfig", calling, required=mode == "ANY")
+
+
+class OutputFormat:
+    """A structured-output contract the provider guarantees: the reply's text is JSON
+    (``json_object``: a JSON object) that fits ``schema`` (None: any JSON); ``said``
+    quotes the request's field."""
+
+    # A plain class: a NamedTuple or a dataclass costs millions of instructions to create
+    # when the module loads, in every process that serves; made only for a request that
+    # asks for structured output.
+    __slots__ = ("json_object", "said", "schema")
+
+    def __init__(self, schema: dict[str, Any] | None, said: str, json_object: bool = False) -> None:
+        self.schema, self.said, self.json_object = schema, said, json_object
+
+
+ReplyContract = tuple[int | None, str, OutputFormat | None]
+"""What a request holds the reply to: at most this many output tokens (None: no limit),
+the field that says so (``max_tokens``), and the ``OutputFormat`` its text keeps (None:
+free text). A tuple: made for most requests (Anthropic's all name a limit)."""
+
+UNBOUNDED: ReplyContract = (None, "", None)
+"""A request that sets no output limit and no structured output."""
+
+
+def reply_contract(limit: Any, limit_said: str, output_format: OutputFormat | None = None) -> ReplyContract:
+    """The contract of a request whose limit field ``limit_said`` holds ``limit`` (a
+    positive whole number; else no limit: a negative one is Ollama's "unlimited", and
+    what else a provider refuses, its checks refuse); ``UNBOUNDED`` itself for one that
+    sets nothing."""
+    if type(limit) is int and limit > 0:
+        return (limit, limit_said, output_format)
+    return UNBOUNDED if output_format is None else (None, limit_said, output_format)
+
+
+def openai_format(value: Any, field: str, nested: str | None = "json_schema") -> OutputFormat | None:
+    """OpenAI's structured output at ``field``: ``{"type": "json_schema", "json_schema":
+    {"strict": true, "schema": ...}}`` (Responses: ``nested=None``, the schema beside the
+    type); ``{"type": "json_object"}``. A json_schema that is not strict is no guarantee
+    of OpenAI's (its text may break the schema), so it holds nothing here."""
+    if not isinstance(value, dict):
+        return None
+    kind = value.get("type")
+    if kind == "json_object":
+        return OutputFormat(None, f'{field}={{"type":"json_object"}}', json_object=True)
+    spec = value.get(nested) if nested is not None else value
+    if kind != "json_schema" or not isinstance(spec, dict) or spec.get("strict") is not True:
+        return None
+    schema = spec.get("schema")
+    return OutputFormat(schema, f"{field}'s strict json_schema") if isinstance(schema, dict) else None
+
+
+def schema_format(value: Any, said: str, *, bare: bool = False) -> OutputFormat | None:
+    """A format given as a JSON schema at ``said``: ``{"type": "json_schema", "schema":
+    ...}`` (Anthropic's), or (``bare``: Ollama's ``format``) the schema itself or
+    ``"json"`` (any JSON); None for anything else."""
+    if bare and value == "json":
+        return OutputFormat(None, f'{said}="json"')
+    if isinstance(value, dict) and value.get("type") == "json_schema" and isinstance(value.get("schema"), dict):
+        return OutputFormat(value["schema"], f"{said}'s json_schema")
+    if bare and isinstance(value, dict) and value:
+        return OutputFormat(value, f"{said}'s schema")
+    return None
+
+
+def gemini_reply_contract(config: Any, field: Any, as_json_schema: Any) -> ReplyContract:
+    """Gemini's ``generationConfig`` (either spelling, read by ``field``): its
+    ``maxOutputTokens``, and with ``responseMimeType: application/json`` its
+    ``responseJsonSchema`` or ``responseSchema`` (OpenAPI, read by ``as_json_schema``)."""
+    if not isinstance(config, dict):
+        return UNBOUNDED
+    found = None
+    if field(config, "responseMimeType") == "application/json":
+        schema = field(config, "responseJsonSchema")
+        said = "generationConfig.responseJsonSchema"
+        if schema is None and field(config, "responseSchema") is not None:
+            schema, said = as_json_schema(field(config, "responseSchema")), "generationConfig.responseSchema"
+        if not isinstance(schema, dict):
+            schema, said = None, "generationConfig.responseMimeType=application/json"
+        found = OutputFormat(schema, said)
+    return reply_contract(field(config, "maxOutputTokens"), "generationConfig.maxOutputTokens", found)

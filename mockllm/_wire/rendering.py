@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from mockllm._plan import ReplyPlan
 from mockllm._wire.encoding import SSE_MEDIA_TYPE
-from mockllm._wire.reading import ANY_TOOL, ToolChoice
+from mockllm._wire.reading import ANY_TOOL, UNBOUNDED, ReplyContract, ToolChoice
 
 if TYPE_CHECKING:
     from mockllm._held import HeldConversations
@@ -55,6 +55,10 @@ class StreamRenderer:
     def tool_choice(self, body: dict[str, Any]) -> ToolChoice:
         """A protocol without a tool choice lets the model call any declared tool."""
         return ANY_TOOL
+
+    def reply_contract(self, body: dict[str, Any]) -> ReplyContract:
+        """A protocol without an output limit or format holds the reply to nothing."""
+        return UNBOUNDED
 
     def render_events(self, plan: ReplyPlan, body: dict[str, Any]) -> list[bytes]:
         """The whole stream as one list of events (tests, and callers wanting it all)."""

@@ -141,7 +141,8 @@ def test_the_marker_sets_the_seed_and_rejects_unknown_options(project: pytest.Py
     assert (
         "UsageError: @pytest.mark.mockllm got an unknown argument sead=2; it takes seed=a whole number (int), "
         "lenient=True or False, allow_fallback=True or False, allow_unused_steps=True or False, record=True or False, "
-        "allow_undeclared_tools=True or False, allow_real_providers=True or False, stream=a stream shape"
+        "allow_undeclared_tools=True or False, allow_real_providers=True or False, "
+        "allow_impossible_replies=True or False, stream=a stream shape"
     ) in result.stdout.str()
 
 
