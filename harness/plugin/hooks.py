@@ -62,6 +62,7 @@ from harness.plugin.recording import (
     mockllm_recording_config,
     recording_server,
     recording_session,
+    unserved_exchanges,
 )
 from harness.plugin.review_report import add_review_report_option, register_review_report
 from harness.plugin.scenario_collection import (
@@ -116,6 +117,7 @@ def mockllm(request: pytest.FixtureRequest) -> Iterator[MockLLMFixture]:
     verdict's rule applies at teardown."""
     from harness.plugin.fixtures import MockLLMFixture, refusing_provider_hosts
     from harness.plugin.late_requests import TestScope
+    from harness.plugin.strict import verify_test
 
     settings = settings_for(request.node)
     recording = recording_session(request, settings.record)
@@ -135,7 +137,7 @@ def mockllm(request: pytest.FixtureRequest) -> Iterator[MockLLMFixture]:
         scope.end()  # what comes after this is late: the test and its fixtures are done with it
         if recording is not None:
             recording.save()
-        fixture.verify(settings, refused)
+        verify_test(fixture.findings().plus(unserved_exchanges(recording)), settings, refused)
     finally:
         scope.end()
         fixture.close()
@@ -187,6 +189,7 @@ def mockllm_server(request: pytest.FixtureRequest) -> Iterator[MockLLMServer]:
     its recording file in the record mode (``harness.plugin.recording``)."""
     from harness.plugin.fixtures import refusing_provider_hosts
     from harness.plugin.late_requests import TestScope
+    from harness.plugin.strict import verify_test
 
     settings = settings_for(request.node)
     recording = recording_session(request, settings.record)
@@ -211,7 +214,7 @@ def mockllm_server(request: pytest.FixtureRequest) -> Iterator[MockLLMServer]:
         scope.end()
         if recording is not None:
             recording.save()
-        server.verify(settings, refused)
+        verify_test(server.findings().plus(unserved_exchanges(recording)), settings, refused)
 
 
 @pytest.fixture

@@ -43,7 +43,7 @@ import pytest
 if TYPE_CHECKING:
     from harness.plugin.config import Settings
     from harness.plugin.fixtures import MockLLMServer
-    from mockllm import MockLLM, RecordingSession
+    from mockllm import MockLLM, Problem, RecordingSession
 
 __all__ = [
     "add_recording_options",
@@ -51,6 +51,7 @@ __all__ = [
     "recording_server",
     "recording_session",
     "serve_in_thread",
+    "unserved_exchanges",
 ]
 
 _MODES = ("none", "once", "new", "all")
@@ -90,6 +91,27 @@ def mockllm_recording_config() -> dict[str, Any]:
     """Override in a conftest: ``{"scrubbers": [regex or callable], "ignore": [field],
     "replace": [(regex, replacement)]}`` for the recording tests of its folder."""
     return {}
+
+
+def unserved_exchanges(recording: RecordingSession | None) -> list[Problem]:
+    """The exchanges of the test's recording file that no request of the test got, as
+    ``unused_step`` problems (opt-out ``allow_unused_steps``): the app made fewer model
+    calls than were recorded, as a tool loop that stopped sending the tool result back
+    would, and replaying the calls it still makes would otherwise pass."""
+    if recording is None:
+        return []
+    from mockllm import Problem, ProblemKind
+
+    return [
+        Problem(
+            kind=ProblemKind.UNUSED_STEP,
+            summary=f"recorded exchange {label} was never requested",
+            detail=f"In {recording.path}. The test made fewer model calls than its recording holds (or changed "
+            "one: a miss is listed then too). If it is meant to, record the file again: --mockllm-record-mode all "
+            "(and --mockllm-upstream URL).",
+        )
+        for label in recording.unserved()
+    ]
 
 
 def _recording_path(item: pytest.Item) -> Path:

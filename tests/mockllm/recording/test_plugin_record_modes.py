@@ -86,13 +86,21 @@ def test_record_new_keeps_the_old_and_adds_the_new(strict_pytester: pytest.Pytes
         flags = ["-p", "no:cacheprovider", "--mockllm-upstream", upstream]
         project.runpytest(*flags, "--mockllm-record-mode", "once").assert_outcomes(passed=2)
         write_tests(project, "Second question")
-        project.runpytest(*flags, "--mockllm-record-mode", "new").assert_outcomes(passed=2)
+        # The new question is recorded beside the old one; the old exchanges, which the
+        # tests no longer ask for, fail them as unused (the file is written first).
+        added = project.runpytest(*flags, "--mockllm-record-mode", "new")
+        added.assert_outcomes(passed=2, errors=2)
+        added.stdout.fnmatch_lines(["*recorded exchange test_anthropic.json#0 was never requested*"])
     anthropic = json.loads(recordings(project)[0].read_text())
     asked = [ex["request"]["body"]["messages"][0]["content"] for ex in anthropic["exchanges"]]
     assert asked == ["First question", "Second question"]
-    project.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=2)
+    # Replay answers the new question from the file, and still names the stale exchanges.
+    stale = project.runpytest("-p", "no:cacheprovider")
+    stale.assert_outcomes(passed=2, errors=2)
+    stale.stdout.fnmatch_lines(["*record the file again: --mockllm-record-mode all*"])
     with mock_upstream() as upstream:
         flags = ["-p", "no:cacheprovider", "--mockllm-upstream", upstream, "--mockllm-record-mode", "all"]
         project.runpytest(*flags).assert_outcomes(passed=2)
     anthropic = json.loads(recordings(project)[0].read_text())
     assert len(anthropic["exchanges"]) == 1
+    project.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=2)

@@ -32,8 +32,8 @@ class Tee:
         self.inner = MockLLM()
         self.exchanges: list[Exchange] = []
 
-    def answer(self, method: str, path: str, headers: Mapping[str, str], body: bytes) -> Any:
-        reply = self.inner.handle(method, path, headers, body)
+    def answer(self, method: str, path: str, headers: Mapping[str, str], body: bytes, query: str = "") -> Any:
+        reply = self.inner.handle(method, path, headers, body, query)
         capture = Capture(exchange_request(method, path, [], headers, body))
         capture.started(reply.status, reply.headers)
         for _, chunk in reply.paced_chunks():
