@@ -5,7 +5,9 @@ matching``). The engine consults it before any scripting (``MockLLM(recordings=.
 a request it matches gets the recorded status, headers and body, or the recorded events
 byte for byte — all at once by default, or at the recorded pace scaled by ``speed``
 (2.0 is twice as fast). The Nth identical request gets the Nth recorded exchange (a
-retried 429 then its 200), the last one again past the end. A provider request nothing
+retried 429 then its 200), the last one again past the end (``repeat_last``: a served
+directory answers any number of clients; a pytest test's own file, without it, refuses a
+request sent more times than recorded). A provider request nothing
 matches is a 404 naming the nearest recording and what differs, field by field. Replay
 never reaches the network.
 """
@@ -157,11 +159,13 @@ class RecordingLibrary:
         *,
         matcher: RequestMatcher | None = None,
         speed: float | None = None,
+        repeat_last: bool = True,
     ) -> None:
         if speed is not None and not speed > 0:
             raise ValueError(f"speed must be a positive number (2.0 replays twice as fast), got {speed!r}")
         self.matcher = matcher if matcher is not None else RequestMatcher()
         self.speed = speed
+        self.repeat_last = repeat_last
         self._entries: list[_Entry] = []
         self._by_key: dict[str, list[_Entry]] = {}
         self._served: dict[str, int] = {}
@@ -186,16 +190,22 @@ class RecordingLibrary:
         return len(self._entries)
 
     def find(self, method: str, path: str, headers: Mapping[str, str], body: bytes) -> _Entry | None:
-        """The exchange answering this request (the Nth for the Nth identical one), or None."""
-        parsed, _ = _parsed(body)
-        key = self.matcher.key(method, path, kept_request_headers(headers.items()), parsed)
+        """The exchange answering this request (the Nth for the Nth identical one; past the
+        end the last again, or None without ``repeat_last``), or None."""
+        key = self._key(method, path, headers, body)
         entries = self._by_key.get(key)
         if not entries:
             return None
         with self._lock:
             served = self._served.get(key, 0)
             self._served[key] = served + 1
+        if served >= len(entries) and not self.repeat_last:
+            return None
         return entries[min(served, len(entries) - 1)]
+
+    def _key(self, method: str, path: str, headers: Mapping[str, str], body: bytes) -> str:
+        parsed, _ = _parsed(body)
+        return self.matcher.key(method, path, kept_request_headers(headers.items()), parsed)
 
     def unserved(self) -> list[str]:
         """The recorded exchanges no request got (``file#index``), in file order: a request
@@ -220,11 +230,21 @@ class RecordingLibrary:
             return self.replay(entry, path, body)
         if codec_for_path(path) is None:
             return None
-        return self.unmatched(method, path, body)
+        return self.unmatched(method, path, body, headers)
 
-    def unmatched(self, method: str, path: str, body: bytes) -> Replayed:
-        """The 404 for a request no recording matches, naming the nearest one."""
-        message = self.explain_miss(method, path, _parsed(body)[0])
+    def unmatched(self, method: str, path: str, body: bytes, headers: Mapping[str, str] | None = None) -> Replayed:
+        """The 404 for a request no recording matches, naming the nearest one; or, without
+        ``repeat_last``, for one sent more times than it was recorded."""
+        recorded = self._by_key.get(self._key(method, path, headers or {}, body)) if headers is not None else None
+        if recorded:
+            message = (
+                f"This request ({method} {path}) is recorded {len(recorded)} time(s), last as {recorded[-1].path} "
+                f"(exchange {recorded[-1].index}), and the test sent it once more: the app makes this call more "
+                "often than when it was recorded. Re-record (record mode new appends the extra call, all records "
+                "everything again), or fix the app's extra call."
+            )
+        else:
+            message = self.explain_miss(method, path, _parsed(body)[0])
         return self.miss(method, path, body, message, RejectionCause.REPLAY_MISS)
 
     def replay(self, entry: _Entry, path: str, body: bytes) -> Replayed:

@@ -104,7 +104,9 @@ class RecordingSession:
         self.scrubbers = list(scrubbers)
         self.existed = self.path.exists()
         existing = load_directory(self.path) if self.existed and mode != "all" else []
-        self.library = RecordingLibrary(existing, matcher=matcher)
+        # A test's own file: a request sent more often than recorded is a miss, not the
+        # last reply again (the app's extra call is a change the test must see).
+        self.library = RecordingLibrary(existing, matcher=matcher, repeat_last=False)
         self.recorded: list[Exchange] = []
         self._lock = threading.Lock()
         self._settled = threading.Condition(self._lock)
@@ -138,7 +140,7 @@ class RecordingSession:
                 "--mockllm-record-mode once (and --mockllm-upstream URL).",
                 RejectionCause.RECORDING_MISSING,
             )
-        return self.library.unmatched(method, path, body)
+        return self.library.unmatched(method, path, body, headers)
 
     def _forward(self, method: str, path: str, headers: Mapping[str, str], body: bytes, query: str) -> Replayed:
         codec = codec_for_path(path)

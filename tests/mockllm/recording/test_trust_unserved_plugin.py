@@ -71,3 +71,36 @@ def test_a_replayed_tool_loop_that_stops_short_fails(strict_pytester: pytest.Pyt
     # Meant: the test says so with the unused-steps opt-out.
     write_tests(project, send_result=False, options=", allow_unused_steps=True")
     project.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=2)
+
+
+ONE_CALL = """
+import pytest
+
+CALLS = 1
+
+@pytest.mark.mockllm(record=True)
+def test_asks_once(mockllm):
+    client = mockllm.openai()
+    for _ in range(CALLS):
+        reply = client.chat.completions.create(model="gpt-rec", messages=[{"role": "user", "content": "Hi"}])
+        assert reply.choices[0].message.content
+"""
+
+
+def test_a_replayed_call_sent_more_often_than_recorded_fails(strict_pytester: pytest.Pytester) -> None:
+    project = strict_pytester
+    project.makepyfile(test_once=ONE_CALL)
+    with mock_upstream() as upstream:
+        flags = ["-p", "no:cacheprovider", "--mockllm-upstream", upstream]
+        project.runpytest(*flags, "--mockllm-record-mode", "once").assert_outcomes(passed=1)
+        project.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=1)
+        # The app now sends the same call twice: the second is not the first's reply again.
+        project.makepyfile(test_once=ONE_CALL.replace("CALLS = 1", "CALLS = 2"))
+        twice = project.runpytest("-p", "no:cacheprovider")
+        twice.assert_outcomes(failed=1, errors=1)
+        twice.stdout.fnmatch_lines(
+            ["*is recorded 1 time(s), last as *test_asks_once.json (exchange 0), and the test sent it once more*"]
+        )
+        # Meant: record mode new appends the extra call, and replay answers both.
+        project.runpytest(*flags, "--mockllm-record-mode", "new").assert_outcomes(passed=1)
+    project.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=1)
