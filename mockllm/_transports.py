@@ -47,8 +47,8 @@ def _sync_chunks(reply: MockResponse, module: ModuleType) -> Iterator[bytes]:
             if wait:
                 time.sleep(wait)
             yield chunk
-    except StreamReset:
-        raise module.ReadError("[Errno 104] Connection reset by peer (mockllm stream_faults.reset_at_event)") from None
+    except StreamReset as reset:
+        raise module.ReadError(_reset_message(reset)) from None
 
 
 async def _async_chunks(reply: MockResponse, module: ModuleType) -> AsyncIterator[bytes]:
@@ -57,8 +57,15 @@ async def _async_chunks(reply: MockResponse, module: ModuleType) -> AsyncIterato
             if wait:
                 await anyio.sleep(wait)
             yield chunk
-    except StreamReset:
-        raise module.ReadError("[Errno 104] Connection reset by peer (mockllm stream_faults.reset_at_event)") from None
+    except StreamReset as reset:
+        raise module.ReadError(_reset_message(reset)) from None
+
+
+def _reset_message(reset: StreamReset) -> str:
+    """What a client reading a dropped stream is told: why the mock dropped it (a
+    recording's broken-off reply says so; a bare reset is the script's fault)."""
+    why = str(reset) or "stream_faults.reset_at_event"
+    return f"[Errno 104] Connection reset by peer (mockllm: {why})"
 
 
 def _checked_delivery(reply: MockResponse) -> float:

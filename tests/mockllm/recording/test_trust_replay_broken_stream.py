@@ -42,7 +42,7 @@ def test_in_process_the_replayed_stream_breaks_after_the_recorded_events() -> No
     client = httpx.Client(transport=HTTPXTransport(mock_replaying(BROKEN_STREAM)))
     with client.stream("POST", "http://mock" + PATH, json=BODY) as reply:
         received = []
-        with pytest.raises(httpx.ReadError):
+        with pytest.raises(httpx.ReadError, match="the recorded upstream broke this reply off here"):
             for piece in reply.iter_raw():
                 received.append(piece)
     assert b"".join(received) == b'data: {"choices":[{"index":0,"delta":{"content":"Hel"}}]}\n\n'
