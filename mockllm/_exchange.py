@@ -14,7 +14,8 @@ if TYPE_CHECKING:
     from mockllm._attempts import AttemptCounter, AttemptRule
     from mockllm._conversation import Conversation
     from mockllm._held import HeldConversations
-    from mockllm._journal import Outcome, PlannedEntry
+    from mockllm._journal import Outcome
+    from mockllm._journal_ring import PlannedEntry
     from mockllm._latency import LatencyProfiles, StreamLoad
     from mockllm._limits import Limits
     from mockllm._mock_response import MockResponse
@@ -24,10 +25,7 @@ if TYPE_CHECKING:
     from mockllm._shapes import StreamShape
     from mockllm._wire.base import WireCodec
 
-__all__ = ["JOURNAL_TEXT_MAX", "Exchange", "MockLLM"]
-
-JOURNAL_TEXT_MAX = 1000
-"""The longest text the journal keeps of one field (a reply's text, an error)."""
+__all__ = ["Exchange", "MockLLM"]
 
 
 class MockLLM(Protocol):

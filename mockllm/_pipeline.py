@@ -40,7 +40,8 @@ from mockllm._delivery import Delivery, delivery_for
 from mockllm._exceptions import RequestRejected
 from mockllm._exchange import Exchange, MockLLM
 from mockllm._held import HeldNotFound, held_reply_id
-from mockllm._journal import Outcome, PlannedEntry, recorded_request
+from mockllm._journal import Outcome
+from mockllm._journal_ring import PlannedEntry, recorded_request
 from mockllm._latency import paced_by_profile, whole_reply_wait
 from mockllm._limits import clip_text, estimated_output_bytes
 from mockllm._mock_response import MockResponse
