@@ -51,9 +51,14 @@ class MockLLM(Protocol):
     def _note_step(self, selection: Selection, script_id: str | None = None) -> None: ...
 
     def _error_response(
-        self, codec: WireCodec, status: int, type: str | None, message: str | None, param: str | None,
+        self,
+        codec: WireCodec,
+        status: int,
+        type: str | None,
+        message: str | None,
+        param: str | None,
         extra: dict[str, str],
-    ) -> MockResponse: ...  # fmt: skip
+    ) -> MockResponse: ...
 
 
 @dataclass(slots=True)
