@@ -36,9 +36,10 @@ from mockllm._pipeline import answer
 from mockllm._plan import ReplyPlan
 from mockllm._recording.source import RecordedAnswers
 from mockllm._registered import MatchLike, RegisteredScript, ScriptRegistry
-from mockllm._response_headers import JSON_TYPE, body_request_id, with_headers
+from mockllm._response_headers import body_request_id
 from mockllm._selection import Selection
 from mockllm._shapes import StreamFaults, StreamShape, as_stream_shape
+from mockllm._stage_journal import error_response
 from mockllm._state import MemoryState, State, StateUnavailable
 from mockllm._steps import CHAIN_TABLE_BYTES, CHAIN_TABLE_SIZE, StepTable, UnusedStep, step_key
 from mockllm._verdict import (
@@ -272,9 +273,7 @@ class MockLLM:
             return self._unrepresentable(method, path, body, exc)
         except StateUnavailable as exc:  # a shared state that stopped answering: 503, never a guess
             codec = codec_for_path(path) or CODECS[0]
-            return self._error_response(
-                codec, 503, None, str(exc), None, {codec.request_id_header: body_request_id(body)}
-            )
+            return error_response(codec, 503, None, str(exc), None, {codec.request_id_header: body_request_id(body)})
         except Exception as exc:  # the mock's own bug: still a provider-shaped reply
             codec = codec_for_path(path) or CODECS[0]
             extra = {codec.request_id_header: body_request_id(body)}
@@ -284,7 +283,7 @@ class MockLLM:
                 f"this is a bug in mockllm, please report it with request id {request_id}."
             )
             self._record(Outcome.MOCK_FAILURE, method=method, path=path, protocol=codec.name, status=500, error=message)
-            return self._error_response(codec, 500, None, message, None, extra)
+            return error_response(codec, 500, None, message, None, extra)
 
     def too_large(self, method: str, path: str, size: int, *, at_least: bool = False) -> MockResponse:
         """The 413 for a body of ``size`` bytes (``at_least``: the server stopped reading
@@ -299,7 +298,7 @@ class MockLLM:
         self._record(Outcome.REJECTED, method=method, path=path, protocol=codec.name, status=413, error=message)
         # Not derived from the body, which the server may not have read whole.
         ids = {codec.request_id_header: body_request_id(f"{method} {path} {size}".encode())}
-        return self._error_response(codec, 413, None, message, None, ids)
+        return error_response(codec, 413, None, message, None, ids)
 
     def _unrepresentable(self, method: str, path: str, body: bytes, exc: Exception) -> MockResponse:
         codec = codec_for_path(path) or CODECS[0]
@@ -318,22 +317,9 @@ class MockLLM:
                 "Unicode; send well-formed UTF-8 text (pair surrogates in \\u escapes)."
             )
         self._record(Outcome.REJECTED, method=method, path=path, protocol=codec.name, status=400, error=message)
-        return self._error_response(
+        return error_response(
             codec, 400, "invalid_request_error", message, param, {codec.request_id_header: body_request_id(body)}
         )
-
-    def _error_response(
-        self,
-        codec: WireCodec,
-        status: int,
-        type: str | None,
-        message: str | None,
-        param: str | None,
-        extra: dict[str, str],
-    ) -> MockResponse:
-        body = codec.render_error(status, type, message, param)
-        headers = {"x-mockllm-protocol": codec.name, **extra, **codec.error_headers(status, type)}
-        return MockResponse(status, with_headers(headers, content_type=JSON_TYPE), body)
 
 
 def _recorded_outcome(status: int, fields: dict[str, Any]) -> Outcome:

@@ -50,7 +50,7 @@ from mockllm._plan import Pacing
 from mockllm._plan_builder import build_reply_plan
 from mockllm._response_headers import JSON_TYPE, body_request_id, with_headers
 from mockllm._selection import Selection, select_in_conversation
-from mockllm._stage_journal import journal, not_found, rejected, served_or_rejected
+from mockllm._stage_journal import error_response, journal, not_found, rejected, served_or_rejected
 from mockllm._usage import prompt_json, tokens_in
 from mockllm._wire.endpoints import answer_endpoint
 from mockllm._wire.reading import query_params
@@ -178,14 +178,14 @@ def read_conversation(mock: MockLLM, ex: Exchange) -> MockResponse | None:
             method=ex.method,
             path=ex.path,
             protocol=codec.name,
+            request=recorded_request(ex.sent, ex.body),
             status=exc.status,
             error=exc.message,
             model=ex.model,
-            request=recorded_request(ex.sent, ex.body),
             body_bytes=len(ex.body),
         )
         headers = {codec.request_id_header: body_request_id(ex.body)}
-        return mock._error_response(codec, exc.status, exc.type, exc.message, exc.param, headers)
+        return error_response(codec, exc.status, exc.type, exc.message, exc.param, headers)
     return None
 
 
@@ -300,7 +300,7 @@ def render(mock: MockLLM, ex: Exchange) -> MockResponse:
             extra["retry-after-ms"] = str(error.retry_after_ms)
             extra["retry-after"] = str(max(1, -(-error.retry_after_ms // 1000)))
         journal(mock, ex, Outcome.SCRIPTED_ERROR, status=error.status, error=f"scripted error {error.status}")
-        return mock._error_response(codec, error.status, error.type, error.message, None, extra)
+        return error_response(codec, error.status, error.type, error.message, None, extra)
 
     whole: dict[str, Any] = ex.whole
     rendered = None

@@ -1,7 +1,8 @@
 """How the request stages (``mockllm._pipeline``) journal what they answered: a planned
 reply's entry (``journal``, the last stage), and the refusals no script asked for, each
 journaled as it is answered (``rejected``: a 4xx in the codec's error shape; ``not_found``:
-an unknown route; ``served_or_rejected``: an endpoint's outcome).
+an unknown route; ``served_or_rejected``: an endpoint's outcome). ``error_response`` is
+the error reply in a codec's shape, which the engine's guards send too.
 """
 
 from __future__ import annotations
@@ -13,11 +14,12 @@ from mockllm._mock_response import MockResponse
 from mockllm._reply_check import impossible_replies
 from mockllm._response_headers import JSON_TYPE, body_request_id, with_headers
 from mockllm._tool_check import scripted_tool_problems
+from mockllm._wire.base import WireCodec
 from mockllm._wire.encoding import dumps
 from mockllm._wire.endpoints import ENDPOINT_ROUTES
 from mockllm._wire.registry import CODECS
 
-__all__ = ["journal", "not_found", "rejected", "served_or_rejected"]
+__all__ = ["error_response", "journal", "not_found", "rejected", "served_or_rejected"]
 
 
 def journal(
@@ -63,7 +65,7 @@ def rejected(mock: MockLLM, ex: Exchange, status: int, message: str) -> MockResp
     codec = ex.codec
     mock._record(Outcome.REJECTED, method=ex.method, path=ex.path, protocol=codec.name, status=status, error=message)
     headers = {codec.request_id_header: body_request_id(ex.body)}
-    return mock._error_response(codec, status, "invalid_request_error", message, None, headers)
+    return error_response(codec, status, "invalid_request_error", message, None, headers)
 
 
 def served_or_rejected(status: int) -> Outcome:
@@ -80,3 +82,18 @@ def not_found(mock: MockLLM, method: str, path: str) -> MockResponse:
     # ``model_not_found``, would send the reader after the wrong problem).
     body = dumps({"error": {"message": message, "type": "invalid_request_error", "param": None, "code": None}})
     return MockResponse(404, with_headers({}, content_type=JSON_TYPE), body.encode())
+
+
+def error_response(
+    codec: WireCodec,
+    status: int,
+    type: str | None,
+    message: str | None,
+    param: str | None,
+    extra: dict[str, str],
+) -> MockResponse:
+    """An error reply in ``codec``'s shape: its error body, the protocol's error headers
+    and ``extra`` (the request id); what every refusal, scripted error and guard sends."""
+    body = codec.render_error(status, type, message, param)
+    headers = {"x-mockllm-protocol": codec.name, **extra, **codec.error_headers(status, type)}
+    return MockResponse(status, with_headers(headers, content_type=JSON_TYPE), body)
