@@ -24,17 +24,10 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from mockllm._attempts import AttemptCounter
-from mockllm._exchange import JOURNAL_TEXT_MAX, Exchange
+from mockllm._exchange import Exchange
 from mockllm._held import HeldConversations
-from mockllm._journal import (
-    JOURNAL_CODEC,
-    Journal,
-    JournalEntry,
-    Outcome,
-    PlannedEntry,
-    entry_bytes,
-    kept_fields,
-)
+from mockllm._journal import JOURNAL_CODEC, Journal, JournalEntry, Outcome
+from mockllm._journal_ring import JOURNAL_TEXT_MAX, PendingEntry, PlannedEntry, entry_weight, journal_entry, kept_fields
 from mockllm._latency import LatencyProfiles, StreamLoad
 from mockllm._limits import Limits, clip_text, surrogate_path
 from mockllm._mock_response import MockResponse
@@ -43,9 +36,10 @@ from mockllm._pipeline import answer
 from mockllm._plan import ReplyPlan
 from mockllm._recording.source import RecordedAnswers
 from mockllm._registered import MatchLike, RegisteredScript, ScriptRegistry
-from mockllm._response_headers import JSON_TYPE, body_request_id, with_headers
+from mockllm._response_headers import body_request_id
 from mockllm._selection import Selection
 from mockllm._shapes import StreamFaults, StreamShape, as_stream_shape
+from mockllm._stage_journal import error_response
 from mockllm._state import MemoryState, State, StateUnavailable
 from mockllm._steps import CHAIN_TABLE_BYTES, CHAIN_TABLE_SIZE, StepTable, UnusedStep, step_key
 from mockllm._verdict import (
@@ -121,7 +115,7 @@ class MockLLM:
         )
         """The opt-outs ``verify()`` applies unless told otherwise."""
         self._journal = self.state.log(
-            "journal", count=journal_size, budget=self.limits.journal_bytes, size=_weight, codec=JOURNAL_CODEC
+            "journal", count=journal_size, budget=self.limits.journal_bytes, size=entry_weight, codec=JOURNAL_CODEC
         )
         self._lock = threading.Lock()
         self._steps = StepTable(self.state)
@@ -161,7 +155,7 @@ class MockLLM:
         """Received requests with the selection made for each, newest last (a bounded
         ring: ``findings()`` is what never forgets)."""
         with self._lock:
-            return Journal(item.built() if isinstance(item, _PendingEntry) else item for item in self._journal.items())
+            return Journal(item.built() if isinstance(item, PendingEntry) else item for item in self._journal.items())
 
     def reset(self) -> None:
         """Forget the journal, the findings, which scripted steps were used, the registered
@@ -235,13 +229,13 @@ class MockLLM:
         outline = 2 * body_bytes > self.limits.journal_bytes // 4
         with self._lock:
             self._tally.note(
-                self._journal.append(lambda index: _journal_entry(index, outcome, fields, body_bytes, outline))
+                self._journal.append(lambda index: journal_entry(index, outcome, fields, body_bytes, outline))
             )
 
     def _record_planned(self, outcome: Outcome, body_bytes: int, planned: PlannedEntry, *, flagged: bool) -> None:
         """Journal a planned reply, whose entry is dear to make: one the verdict does not
         count (scripted, not ``flagged`` for an undeclared tool call) is made only when
-        read (``_PendingEntry``), weighed meanwhile from its texts as it will be."""
+        read (``PendingEntry``), weighed meanwhile from its texts as it will be."""
         outline = 2 * body_bytes > self.limits.journal_bytes // 4
         # A shared state (serve --workers) writes the entry at once, so it is built at once.
         if self.state.shared or outline or flagged or not outcome.scripted:
@@ -249,7 +243,7 @@ class MockLLM:
             return
         weight = planned.weight(JOURNAL_TEXT_MAX, body_bytes)
         with self._lock:
-            self._journal.append(lambda index: _PendingEntry(index, outcome, planned, body_bytes, weight))
+            self._journal.append(lambda index: PendingEntry(index, outcome, planned, body_bytes, weight))
 
     # -- handling --------------------------------------------------------------------
 
@@ -279,9 +273,7 @@ class MockLLM:
             return self._unrepresentable(method, path, body, exc)
         except StateUnavailable as exc:  # a shared state that stopped answering: 503, never a guess
             codec = codec_for_path(path) or CODECS[0]
-            return self._error_response(
-                codec, 503, None, str(exc), None, {codec.request_id_header: body_request_id(body)}
-            )
+            return error_response(codec, 503, None, str(exc), None, {codec.request_id_header: body_request_id(body)})
         except Exception as exc:  # the mock's own bug: still a provider-shaped reply
             codec = codec_for_path(path) or CODECS[0]
             extra = {codec.request_id_header: body_request_id(body)}
@@ -291,7 +283,7 @@ class MockLLM:
                 f"this is a bug in mockllm, please report it with request id {request_id}."
             )
             self._record(Outcome.MOCK_FAILURE, method=method, path=path, protocol=codec.name, status=500, error=message)
-            return self._error_response(codec, 500, None, message, None, extra)
+            return error_response(codec, 500, None, message, None, extra)
 
     def too_large(self, method: str, path: str, size: int, *, at_least: bool = False) -> MockResponse:
         """The 413 for a body of ``size`` bytes (``at_least``: the server stopped reading
@@ -306,7 +298,7 @@ class MockLLM:
         self._record(Outcome.REJECTED, method=method, path=path, protocol=codec.name, status=413, error=message)
         # Not derived from the body, which the server may not have read whole.
         ids = {codec.request_id_header: body_request_id(f"{method} {path} {size}".encode())}
-        return self._error_response(codec, 413, None, message, None, ids)
+        return error_response(codec, 413, None, message, None, ids)
 
     def _unrepresentable(self, method: str, path: str, body: bytes, exc: Exception) -> MockResponse:
         codec = codec_for_path(path) or CODECS[0]
@@ -325,64 +317,9 @@ class MockLLM:
                 "Unicode; send well-formed UTF-8 text (pair surrogates in \\u escapes)."
             )
         self._record(Outcome.REJECTED, method=method, path=path, protocol=codec.name, status=400, error=message)
-        return self._error_response(
+        return error_response(
             codec, 400, "invalid_request_error", message, param, {codec.request_id_header: body_request_id(body)}
         )
-
-    def _error_response(
-        self,
-        codec: WireCodec,
-        status: int,
-        type: str | None,
-        message: str | None,
-        param: str | None,
-        extra: dict[str, str],
-    ) -> MockResponse:
-        body = codec.render_error(status, type, message, param)
-        headers = {"x-mockllm-protocol": codec.name, **extra, **codec.error_headers(status, type)}
-        return MockResponse(status, with_headers(headers, content_type=JSON_TYPE), body)
-
-
-def _journal_entry(
-    index: int, outcome: Outcome, fields: dict[str, Any], body_bytes: int, outline: bool
-) -> JournalEntry:
-    entry = JournalEntry(index=index, outcome=outcome, **fields)
-    if entry.reply is not None:
-        for call in entry.reply.tool_calls:
-            call.request_index = entry.index
-    if entry.request is not None and outline:
-        # A body this large would push the rest of the journal out: keep its outline.
-        kept: dict[str, Any] = {"model": entry.model, "messages": [], "tools": [], "parameters": {}}
-        entry.request = entry.request.model_copy(update=kept)
-        entry.warnings.append(f"request body of {body_bytes} bytes not kept (over the journal's budget)")
-    else:
-        entry._weight = body_bytes
-    return entry
-
-
-class _PendingEntry:
-    """A journal entry of a scripted reply, kept as what it is made from until the journal
-    is read: most entries never are, and making one (the parsed request, the reply's
-    summary, pydantic's checks) was a third of ``handle``'s time. ``weight`` is what its
-    entry will weigh (``MockLLM._record_planned``)."""
-
-    __slots__ = ("_body_bytes", "_built", "_planned", "index", "outcome", "weight")
-
-    def __init__(self, index: int, outcome: Outcome, planned: PlannedEntry, body_bytes: int, weight: int) -> None:
-        self.index, self.outcome, self.weight = index, outcome, weight
-        self._planned, self._body_bytes = planned, body_bytes
-        self._built: JournalEntry | None = None
-
-    def built(self) -> JournalEntry:
-        """The entry (built once; the caller holds the journal's lock)."""
-        if self._built is None:
-            fields = kept_fields(self._planned.fields(JOURNAL_TEXT_MAX), JOURNAL_TEXT_MAX)
-            self._built = _journal_entry(self.index, self.outcome, fields, self._body_bytes, False)
-        return self._built
-
-
-def _weight(item: JournalEntry | _PendingEntry) -> int:
-    return item.weight if type(item) is _PendingEntry else entry_bytes(item)  # type: ignore[arg-type]
 
 
 def _recorded_outcome(status: int, fields: dict[str, Any]) -> Outcome:

@@ -14,25 +14,22 @@ if TYPE_CHECKING:
     from mockllm._attempts import AttemptCounter, AttemptRule
     from mockllm._conversation import Conversation
     from mockllm._held import HeldConversations
-    from mockllm._journal import Outcome, PlannedEntry
+    from mockllm._journal import Outcome
+    from mockllm._journal_ring import PlannedEntry
     from mockllm._latency import LatencyProfiles, StreamLoad
     from mockllm._limits import Limits
-    from mockllm._mock_response import MockResponse
     from mockllm._plan import ReplyPlan
     from mockllm._registered import RegisteredScript, ScriptRegistry
     from mockllm._selection import Selection
     from mockllm._shapes import StreamShape
     from mockllm._wire.base import WireCodec
 
-__all__ = ["JOURNAL_TEXT_MAX", "Exchange", "MockLLM"]
-
-JOURNAL_TEXT_MAX = 1000
-"""The longest text the journal keeps of one field (a reply's text, an error)."""
+__all__ = ["Exchange", "MockLLM"]
 
 
 class MockLLM(Protocol):
     """What the stages ask of the mock (``mockllm._engine.MockLLM``): its settings and
-    state, how it journals, and how it shapes an error reply."""
+    state, and how it journals."""
 
     lenient: bool
     limits: Limits
@@ -51,11 +48,6 @@ class MockLLM(Protocol):
     def _record_planned(self, outcome: Outcome, body_bytes: int, planned: PlannedEntry, *, flagged: bool) -> None: ...
 
     def _note_step(self, selection: Selection, script_id: str | None = None) -> None: ...
-
-    def _error_response(
-        self, codec: WireCodec, status: int, type: str | None, message: str | None, param: str | None,
-        extra: dict[str, str],
-    ) -> MockResponse: ...  # fmt: skip
 
 
 @dataclass(slots=True)

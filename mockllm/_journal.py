@@ -16,30 +16,22 @@ Each ``JournalEntry`` carries typed fields a reader tests, never prose to parse:
 ``Journal`` is the list ``MockLLM.journal`` returns (newest last) with a small query API:
 ``journal.requests(model=...)``, ``journal.tool_calls(name=...)``. The journal is a ring
 (bounded by count and bytes); what strictness needs is counted apart
-(``mockllm._verdict``), so a test's verdict never depends on the ring's size.
+(``mockllm._verdict``), so a test's verdict never depends on the ring's size. What an
+entry keeps of a request, and what it weighs in the ring, is ``mockllm._journal_ring``.
 """
 
 from __future__ import annotations
 
-import json
-import operator
-import re
 from enum import Enum
-from typing import Any, NamedTuple
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, PrivateAttr
 
 from mockllm._attempts import AttemptRule
-from mockllm._limits import clip_text
-from mockllm._plan import ReplyPlan
 from mockllm._reply_breach import ImpossibleReply
 from mockllm._state import Codec
 
 __all__ = [
-    "JOURNAL_WARNINGS_MAX",
-    "PlannedEntry",
-    "WEIGHED_FIELDS",
-    "texts_bytes",
     "JOURNAL_CODEC",
     "Journal",
     "JournalEntry",
@@ -49,11 +41,6 @@ __all__ = [
     "RecordedToolCall",
     "RejectionCause",
     "UndeclaredToolCall",
-    "entry_bytes",
-    "kept_fields",
-    "kept_text",
-    "recorded_reply",
-    "recorded_request",
 ]
 
 
@@ -241,156 +228,3 @@ JOURNAL_CODEC: Codec[JournalEntry] = Codec(
     lambda entry: entry.model_dump_json(exclude_defaults=True), JournalEntry.model_validate_json
 )
 """How a shared state (``mockllm._state``) writes a journal entry and reads it back."""
-
-
-_MESSAGE_FIELDS = ("messages", "input")
-
-
-_SURROGATE_ESCAPE = re.compile(rb"\\[uU][dD][89a-fA-F]")
-
-
-def _encodable(value: Any) -> Any:
-    """``value`` with every string made encodable as UTF-8 (lone surrogates escaped)."""
-    if isinstance(value, str):
-        return value.encode("utf-8", "backslashreplace").decode("utf-8")
-    if isinstance(value, dict):
-        return {_encodable(k): _encodable(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_encodable(v) for v in value]
-    return value
-
-
-def recorded_request(body: Any, raw: bytes = b"") -> RecordedRequest | None:
-    """The ``RecordedRequest`` of a parsed JSON body (None if it is not an object);
-    ``raw`` is its text, where a ``\\uD800``-style escape means a lone surrogate may
-    hide inside, which the journal escapes so that it always renders."""
-    if not isinstance(body, dict):
-        return None
-    if _SURROGATE_ESCAPE.search(raw):
-        body = _encodable(body)
-    messages: Any = []
-    for field in _MESSAGE_FIELDS:
-        if field in body:
-            messages = body[field]
-            break
-    if isinstance(messages, str):
-        messages = [{"role": "user", "content": messages}]
-    tools = body.get("tools")
-    model = body.get("model")
-    return RecordedRequest.model_construct(
-        model=model if isinstance(model, str) else None,
-        messages=messages if isinstance(messages, list) else [],
-        tools=tools if isinstance(tools, list) else [],
-        parameters={k: v for k, v in body.items() if k not in ("model", "tools", *_MESSAGE_FIELDS)},
-    )
-
-
-def recorded_reply(plan: ReplyPlan, text_max: int) -> RecordedReply:
-    """What the journal keeps of a reply: its text (clipped) and its tool calls."""
-    calls = []
-    for call in plan.tool_calls:
-        try:
-            arguments = json.loads(call.arguments)
-        except ValueError:
-            arguments = call.arguments
-        calls.append(
-            RecordedToolCall.model_construct(id=call.id, name=call.name, arguments=arguments, request_index=-1)
-        )
-    # Built from the plan's own typed fields: nothing to validate.
-    return RecordedReply.model_construct(text=clip_text(plan.text, text_max), tool_calls=calls)
-
-
-WEIGHED_FIELDS = (
-    "method", "path", "model", "error", "fallback_reason", "instruction_id", "chain_id", "script_id", "explanation",
-    "rebuilt_from",
-)  # fmt: skip
-"""The text fields of an entry its weight counts (``entry_bytes``), with its warnings."""
-
-
-def texts_bytes(texts: list[str | None], body_bytes: int) -> int:
-    """The weight of an entry of these texts (``WEIGHED_FIELDS``' and the warnings) and
-    a kept request body of ``body_bytes``: its text and the object, roughly."""
-    # A kept request body weighs its JSON text twice over: parsed, it takes more.
-    present = list(filter(None, texts))
-    return 1024 + 2 * body_bytes + sum(map(len, present)) + 64 * len(present)
-
-
-JOURNAL_WARNINGS_MAX = 20
-"""The most warnings an entry keeps."""
-
-
-def kept_text(value: Any, limit: int) -> Any:
-    """What the journal keeps of ``value``: a text clipped to ``limit`` characters (and
-    made encodable); short ASCII text as it is (nothing to clip, no surrogate to escape)."""
-    if isinstance(value, str) and (len(value) > limit or not value.isascii()):
-        return clip_text(value, limit)
-    return value
-
-
-def kept_fields(fields: dict[str, Any], limit: int) -> dict[str, Any]:
-    """``fields`` with everything a request sent clipped (``kept_text``), in place: the
-    journal is bounded in bytes, and its route must always render."""
-    for name, value in fields.items():
-        fields[name] = kept_text(value, limit)
-    if fields.get("warnings"):
-        fields["warnings"] = [clip_text(w, limit) for w in fields["warnings"][:JOURNAL_WARNINGS_MAX]]
-    return fields
-
-
-class PlannedEntry(NamedTuple):
-    """What the journal entry of a planned reply is made from, kept until the entry is
-    read (most never are): the entry's own fields by their names, then what its parsed
-    request (``sent``, ``raw``) and its reply's summary (``plan``; None: none) are made of."""
-
-    method: str
-    path: str
-    protocol: str
-    model: str | None
-    stream: bool
-    status: int
-    error: str | None
-    attempt: int
-    attempt_rule: AttemptRule | None
-    chain_id: str | None
-    chain_length: int
-    turn_index: int | None
-    instruction_id: str | None
-    fallback_reason: str | None
-    warnings: list[str]
-    script_id: str | None
-    explanation: str | None
-    rebuilt_from: str | None
-    undeclared_tool_calls: list[UndeclaredToolCall]
-    impossible_reply: list[ImpossibleReply]
-    sent: Any
-    raw: bytes
-    plan: ReplyPlan | None
-
-    def fields(self, text_max: int) -> dict[str, Any]:
-        """The entry's fields, the reply's text clipped to ``text_max`` (the rest is
-        clipped by ``kept_fields``)."""
-        made = self._asdict()
-        sent, raw, plan = made.pop("sent"), made.pop("raw"), made.pop("plan")
-        made["request"] = recorded_request(sent, raw)
-        if plan is not None:
-            made["reply"], made["response_id"] = recorded_reply(plan, text_max), plan.response_id
-        return made
-
-    def weight(self, text_max: int, body_bytes: int) -> int:
-        """What the entry will weigh (``entry_bytes``) once made: its texts as it keeps
-        them (``WEIGHED_FIELDS``', then its warnings), a kept body of ``body_bytes``."""
-        # Those present only (clipping keeps a text non-empty): ASCII texts within
-        # ``text_max`` (as a scripted request's are) are kept as they are, which their
-        # join tells in a few C calls.
-        texts = list(filter(None, (*_weighed(self), *self.warnings[:JOURNAL_WARNINGS_MAX])))
-        if "".join(texts).isascii() and max(map(len, texts), default=0) <= text_max:
-            return texts_bytes(texts, body_bytes)
-        return texts_bytes([kept_text(t, text_max) for t in texts], body_bytes)
-
-
-_weighed = operator.attrgetter(*WEIGHED_FIELDS)
-
-
-def entry_bytes(entry: JournalEntry) -> int:
-    """A journal entry's weight for the byte budget (``texts_bytes``)."""
-    return texts_bytes([*map(entry.__getattribute__, WEIGHED_FIELDS), *entry.warnings], entry._weight)

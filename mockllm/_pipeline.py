@@ -22,7 +22,8 @@ guards it and checks the body's size first)::
 - ``cap``: scripted delays within ``limits.max_delay_ms``, then a latency profile's pacing.
 - ``render``: the scripted error, the stream or the JSON body, in the codec's bytes;
   the reply is then held for the next request if the conversation is held.
-- ``journal``: one entry a request (``MockLLM._record``), rejections included.
+- ``journal``: one entry a request (``MockLLM._record``), rejections included
+  (``mockllm._stage_journal``).
 
 Every stage reads and writes one ``Exchange`` (``mockllm._exchange``); a stage that answers early (a
 rejection) returns the ``MockResponse`` and the rest do not run. No stage names a
@@ -40,21 +41,20 @@ from mockllm._delivery import Delivery, delivery_for
 from mockllm._exceptions import RequestRejected
 from mockllm._exchange import Exchange, MockLLM
 from mockllm._held import HeldNotFound, held_reply_id
-from mockllm._journal import Outcome, PlannedEntry, recorded_request
+from mockllm._journal import Outcome
+from mockllm._journal_ring import recorded_request
 from mockllm._latency import paced_by_profile, whole_reply_wait
 from mockllm._limits import clip_text, estimated_output_bytes
 from mockllm._mock_response import MockResponse
 from mockllm._plan import Pacing
 from mockllm._plan_builder import build_reply_plan
-from mockllm._reply_check import impossible_replies
 from mockllm._response_headers import JSON_TYPE, body_request_id, with_headers
 from mockllm._selection import Selection, select_in_conversation
-from mockllm._tool_check import scripted_tool_problems
+from mockllm._stage_journal import error_response, journal, not_found, rejected, served_or_rejected
 from mockllm._usage import prompt_json, tokens_in
-from mockllm._wire.encoding import dumps
-from mockllm._wire.endpoints import ENDPOINT_ROUTES, answer_endpoint
+from mockllm._wire.endpoints import answer_endpoint
 from mockllm._wire.reading import query_params
-from mockllm._wire.registry import CODECS, codec_for_path
+from mockllm._wire.registry import codec_for_path
 from mockllm._wire.rendering import EventBatches
 
 __all__ = ["answer", "cap", "expand_held", "journal", "plan", "read", "read_conversation", "render", "route", "select"]
@@ -80,34 +80,30 @@ def route(mock: MockLLM, ex: Exchange) -> MockResponse | None:
     method, path = ex.method, ex.path
     endpoint = answer_endpoint(method, path, ex.headers, ex.body, lenient=mock.lenient)
     if endpoint is not None:
-        mock._record(_served_or_rejected(endpoint.status), method=method, path=path, protocol=None,
-                     status=endpoint.status, error=endpoint.error)  # fmt: skip
+        mock._record(
+            served_or_rejected(endpoint.status),
+            method=method,
+            path=path,
+            protocol=None,
+            status=endpoint.status,
+            error=endpoint.error,
+        )
         ids = {endpoint.request_id_header: body_request_id(ex.body)}
         return MockResponse(endpoint.status, with_headers(ids, content_type=JSON_TYPE), endpoint.body)
     for holder, store in mock._held_stores:
         held_route = holder.answer_held_route(method, path, ex.body, store)
         if held_route is not None:
             status, body = held_route
-            mock._record(_served_or_rejected(status), method=method, path=path, protocol=None, status=status)
+            mock._record(served_or_rejected(status), method=method, path=path, protocol=None, status=status)
             ids = {holder.request_id_header: body_request_id(ex.body)}
             return MockResponse(status, with_headers(ids, content_type=JSON_TYPE), body)
     codec = codec_for_path(path)
     if codec is None:
-        return _not_found(mock, method, path)
+        return not_found(mock, method, path)
     ex.codec = codec = codec.for_request(path, query_params(ex.query) if ex.query else {})
     if method != "POST":
-        return _rejected(mock, ex, 405, f"{method} is not allowed on {path}; send a POST request.")
+        return rejected(mock, ex, 405, f"{method} is not allowed on {path}; send a POST request.")
     return None
-
-
-def _not_found(mock: MockLLM, method: str, path: str) -> MockResponse:
-    routes = [route for codec in CODECS for route in codec.routes] + list(ENDPOINT_ROUTES)
-    message = f"Unknown route {method} {path}. The mock serves {', '.join(routes)}."
-    mock._record(Outcome.REJECTED, method=method, path=path, protocol=None, status=404, error=message)
-    # OpenAI's shape for an unknown URL: ``code`` is null (its 404 default,
-    # ``model_not_found``, would send the reader after the wrong problem).
-    body = dumps({"error": {"message": message, "type": "invalid_request_error", "param": None, "code": None}})
-    return MockResponse(404, with_headers({}, content_type=JSON_TYPE), body.encode())
 
 
 # -- read -------------------------------------------------------------------------------
@@ -119,7 +115,7 @@ def read(mock: MockLLM, ex: Exchange) -> MockResponse | None:
         ex.sent = ex.whole = _parsed(ex.body)
     except ValueError as exc:
         message = f"The request body is not valid JSON: {exc}. Send a JSON object with the request parameters."
-        return _rejected(mock, ex, 400, message)
+        return rejected(mock, ex, 400, message)
     ex.model = ex.codec.request_model(ex.sent)
     return None
 
@@ -151,8 +147,15 @@ def expand_held(mock: MockLLM, ex: Exchange) -> MockResponse | None:
     try:
         ex.whole, ex.rebuilt_from, hold = store.expand(ex.sent)
     except HeldNotFound as exc:
-        mock._record(Outcome.REJECTED, method=ex.method, path=ex.path, protocol=ex.codec.name, status=exc.status,
-                     error=exc.message, model=ex.model)  # fmt: skip
+        mock._record(
+            Outcome.REJECTED,
+            method=ex.method,
+            path=ex.path,
+            protocol=ex.codec.name,
+            status=exc.status,
+            error=exc.message,
+            model=ex.model,
+        )
         headers = with_headers({ex.codec.request_id_header: body_request_id(ex.body)}, content_type=JSON_TYPE)
         return MockResponse(exc.status, headers, exc.body())
     ex.model = ex.codec.request_model(ex.whole)
@@ -170,11 +173,19 @@ def read_conversation(mock: MockLLM, ex: Exchange) -> MockResponse | None:
         # One reading of the body serves validation and selection alike.
         ex.conversation = codec.read_request(ex.whole, lenient=mock.lenient)
     except RequestRejected as exc:
-        mock._record(Outcome.REJECTED, method=ex.method, path=ex.path, protocol=codec.name, status=exc.status,
-                     error=exc.message, model=ex.model, request=recorded_request(ex.sent, ex.body),
-                     body_bytes=len(ex.body))  # fmt: skip
+        mock._record(
+            Outcome.REJECTED,
+            method=ex.method,
+            path=ex.path,
+            protocol=codec.name,
+            request=recorded_request(ex.sent, ex.body),
+            status=exc.status,
+            error=exc.message,
+            model=ex.model,
+            body_bytes=len(ex.body),
+        )
         headers = {codec.request_id_header: body_request_id(ex.body)}
-        return mock._error_response(codec, exc.status, exc.type, exc.message, exc.param, headers)
+        return error_response(codec, exc.status, exc.type, exc.message, exc.param, headers)
     return None
 
 
@@ -218,9 +229,8 @@ def plan(mock: MockLLM, ex: Exchange) -> None:
     if problem is not None:  # a shape the reply's texts cannot take: the fallback says why
         ex.selection = replace(selection, instruction=None, fallback_reason=problem)
         built = build_reply_plan(
-            ex.selection, tool_call_prefix=codec.tool_call_prefix, seed=mock.seed,
-            input_tokens=built.usage.input_tokens,
-        )  # fmt: skip
+            ex.selection, tool_call_prefix=codec.tool_call_prefix, seed=mock.seed, input_tokens=built.usage.input_tokens
+        )
     if ex.store is not None:  # a later request continues from this id: it names the conversation
         built = replace(built, response_id=held_reply_id(built.response_id, prompt))
     ex.plan = built
@@ -290,7 +300,7 @@ def render(mock: MockLLM, ex: Exchange) -> MockResponse:
             extra["retry-after-ms"] = str(error.retry_after_ms)
             extra["retry-after"] = str(max(1, -(-error.retry_after_ms // 1000)))
         journal(mock, ex, Outcome.SCRIPTED_ERROR, status=error.status, error=f"scripted error {error.status}")
-        return mock._error_response(codec, error.status, error.type, error.message, None, extra)
+        return error_response(codec, error.status, error.type, error.message, None, extra)
 
     whole: dict[str, Any] = ex.whole
     rendered = None
@@ -336,58 +346,3 @@ def render(mock: MockLLM, ex: Exchange) -> MockResponse:
     if wait:
         reply.delivery = Delivery(None, None, stall_s=wait)
     return reply
-
-
-# -- journal ----------------------------------------------------------------------------
-
-
-def journal(mock: MockLLM, ex: Exchange, outcome: Outcome, *, status: int, error: str | None = None,
-            reply: bool = False) -> None:  # fmt: skip
-    """Record a planned reply: the selection, the attempt, what was sent and (``reply``)
-    what the reply said. The entry is made only if the mock records at once
-    (``MockLLM._record_planned``); else when the journal is read."""
-    selection, plan = ex.selection, ex.plan
-    fallback = selection.fallback_reason
-    undeclared = scripted_tool_problems(plan, ex.codec, ex.whole) if fallback is None else []
-    impossible = impossible_replies(plan, ex.codec.reply_contract(ex.whole)) if fallback is None else []
-    planned = PlannedEntry(
-        method=ex.method,
-        path=ex.path,
-        protocol=ex.codec.name,
-        model=ex.model,
-        stream=ex.stream,
-        status=status,
-        error=error,
-        attempt=ex.attempt,
-        attempt_rule=ex.attempt_rule,
-        chain_id=selection.chain_id,
-        chain_length=selection.chain_length,
-        turn_index=selection.turn_index,
-        instruction_id=selection.instruction_id,
-        fallback_reason=fallback,
-        warnings=[*selection.warnings, *ex.warnings],
-        script_id=ex.script.id if ex.script is not None else None,
-        explanation=selection.describe() if fallback is not None else None,
-        rebuilt_from=ex.rebuilt_from,
-        undeclared_tool_calls=undeclared,
-        impossible_reply=impossible,
-        sent=ex.sent,
-        raw=ex.body,
-        plan=plan if reply else None,
-    )
-    mock._record_planned(outcome, len(ex.body), planned, flagged=bool(undeclared or impossible))
-
-
-# -- shared -----------------------------------------------------------------------------
-
-
-def _rejected(mock: MockLLM, ex: Exchange, status: int, message: str) -> MockResponse:
-    """A 4xx no script asked for, journaled, in the codec's error shape."""
-    codec = ex.codec
-    mock._record(Outcome.REJECTED, method=ex.method, path=ex.path, protocol=codec.name, status=status, error=message)
-    headers = {codec.request_id_header: body_request_id(ex.body)}
-    return mock._error_response(codec, status, "invalid_request_error", message, None, headers)
-
-
-def _served_or_rejected(status: int) -> Outcome:
-    return Outcome.SERVED if status < 400 else Outcome.REJECTED

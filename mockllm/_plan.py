@@ -137,12 +137,23 @@ class ReplyPlan:
         # Filled at once: a frozen dataclass's own ``__init__`` sets each field through
         # ``object.__setattr__``, about 1,500 instructions a field, on every request.
         # A test holds this signature to the fields' (tests/mockllm/test_plan.py).
-        self.__dict__.update({
-            "reasoning": reasoning, "parts": parts, "stop_reason": stop_reason, "usage": usage,
-            "response_id": response_id, "created": created, "chunk_words": chunk_words, "pacing": pacing,
-            "error": error, "reasoning_signature": reasoning_signature,
-            "headers": {} if headers is None else headers, "stream": stream, "stream_faults": stream_faults,
-        })  # fmt: skip
+        self.__dict__.update(
+            {
+                "reasoning": reasoning,
+                "parts": parts,
+                "stop_reason": stop_reason,
+                "usage": usage,
+                "response_id": response_id,
+                "created": created,
+                "chunk_words": chunk_words,
+                "pacing": pacing,
+                "error": error,
+                "reasoning_signature": reasoning_signature,
+                "headers": {} if headers is None else headers,
+                "stream": stream,
+                "stream_faults": stream_faults,
+            }
+        )
 
     @property
     def text(self) -> str:

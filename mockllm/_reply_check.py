@@ -49,8 +49,9 @@ def impossible_replies(plan: ReplyPlan, contract: ReplyContract) -> list[Impossi
             f"and tool-call arguments; docs/wire.md, 'Usage'), and the request allows {limit_said}={limit}: "
             f"a real provider would have cut it there and said so"
         )
-        found.append(ImpossibleReply(breach=ReplyBreach.OVER_OUTPUT_LIMIT, reason=reason, output_tokens=tokens,
-                                     limit=limit))  # fmt: skip
+        found.append(
+            ImpossibleReply(breach=ReplyBreach.OVER_OUTPUT_LIMIT, reason=reason, output_tokens=tokens, limit=limit)
+        )
     if form is not None and plan.stop_reason not in _FORMAT_EXEMPT and _has_text(plan):
         problem = _format_problem(plan.text, form)
         if problem is not None:

@@ -192,8 +192,10 @@ def problems_of(entry: JournalEntry) -> list[Problem]:
         )
     step = f" (instruction {entry.instruction_id!r})" if entry.instruction_id is not None else ""
     said: list[tuple[ProblemKind, str, ReplyBreach | None]]
-    said = [(ProblemKind.UNDECLARED_TOOL, f"{f'tool call {c.name!r}: ' if c.name else ''}{c.reason}", None)
-            for c in entry.undeclared_tool_calls]  # fmt: skip
+    said = [
+        (ProblemKind.UNDECLARED_TOOL, f"{f'tool call {c.name!r}: ' if c.name else ''}{c.reason}", None)
+        for c in entry.undeclared_tool_calls
+    ]
     said += [(ProblemKind.IMPOSSIBLE_REPLY, breach.reason, breach.breach) for breach in entry.impossible_reply]
     for kind, reason, breach in said:
         found.append(

@@ -2,32 +2,27 @@
 
 ``MockLLMFixture`` wraps an in-process ``MockLLM``; ``MockLLMServer`` a loopback server
 subprocess (``start_server``). Both build the official SDK clients and the harness's
-model clients the same way, so a test can switch doors by switching fixtures.
-
-An SDK client is built on the HTTP library its generation uses: ``httpx2`` for
-openai>=3 and anthropic>=1, ``httpx`` for openai 2.x and anthropic 0.x. The SDKs and
-``httpx2`` are imported when a client is asked for, never before.
+model clients the same way (``harness.plugin.sdk_clients``), so a test can switch doors
+by switching fixtures. The refusal of the providers' own hosts while a test runs is
+``harness.plugin.provider_hosts``.
 """
 
 from __future__ import annotations
 
 import contextlib
-import functools
 import os
-import ssl
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from harness.plugin.config import Settings
-from harness.plugin.strict import UnusedStepsError, verify_test
-from harness.systems.llm import ModelClient, http_library, model_client, require_sdk, sdk_for
+from harness.plugin.provider_hosts import refusing_provider_hosts
+from harness.plugin.sdk_clients import API_KEY, MockClients, tls_context
+from harness.plugin.strict import UnusedStepsError
 from mockllm import (
     Findings,
     HTTPX2Transport,
@@ -39,135 +34,24 @@ from mockllm import (
     UnusedStep,
     explain,
 )
-from mockllm.testing import as_chain, as_match, import_httpx2, with_stream
+from mockllm.testing import as_chain, as_match, with_stream
 
 if TYPE_CHECKING:
-    from harness.plugin.late_requests import TestScope
     from mockllm.testing import Selection
 
-__all__ = ["MockLLMFixture", "MockLLMServer", "UnusedStepsError", "refusing_provider_hosts", "start_server"]
-
-API_KEY = "test"
-"""The key ``patch_env`` sets: the mock accepts any key."""
+__all__ = [
+    "MockLLMFixture",
+    "MockLLMServer",
+    "UnusedStepsError",
+    "refusing_provider_hosts",
+    "start_server",
+    "tls_context",
+]
 
 SERVER_START_TIMEOUT_S = 30
 
 
-class _Clients:
-    """Builds clients for a base URL; subclasses choose the transport."""
-
-    base_url: str
-
-    def __init__(self) -> None:
-        self._to_close: list[Any] = []
-        self.scope: TestScope | None = None  # set by the plugin: see harness.plugin.late_requests
-
-    @property
-    def openai_base_url(self) -> str:
-        """What an OpenAI client's ``base_url`` (or ``OPENAI_BASE_URL``) should be."""
-        return f"{self.base_url}/v1"
-
-    @property
-    def anthropic_base_url(self) -> str:
-        """What an Anthropic client's ``base_url`` (or ``ANTHROPIC_BASE_URL``) should be."""
-        return self.base_url
-
-    def patch_env(self, monkeypatch: Any) -> None:
-        """Point clients built from the environment at this mock, for this test: sets
-        ``OPENAI_BASE_URL``, ``OPENAI_API_KEY``, ``ANTHROPIC_BASE_URL``, ``ANTHROPIC_API_KEY``."""
-        monkeypatch.setenv("OPENAI_BASE_URL", self.openai_base_url)
-        monkeypatch.setenv("OPENAI_API_KEY", API_KEY)
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", self.anthropic_base_url)
-        monkeypatch.setenv("ANTHROPIC_API_KEY", API_KEY)
-
-    @property
-    def journal(self) -> Journal:
-        raise NotImplementedError
-
-    def unused_steps(self) -> list[UnusedStep]:
-        raise NotImplementedError
-
-    def script_descriptions(self) -> list[str]:
-        raise NotImplementedError
-
-    def findings(self) -> Findings:
-        """What the verdict judges: every problem the mock saw (``mockllm._verdict``)."""
-        raise NotImplementedError
-
-    def verify(self, settings: Settings | None = None, refused: list[str] | None = None) -> None:
-        """Fail (a ``StrictnessError``) listing every request no script answered, every
-        scripted step never reached, every tool call the request did not declare and
-        each request to a provider host the fixture ``refused``, unless ``settings``
-        allow it: what the fixtures do at teardown."""
-        __tracebackhide__ = True
-        verify_test(self.findings(), settings or Settings(), refused or ())
-
-    def _transport(self, module: Any) -> Any:
-        return None
-
-    def _client(self, library: ModuleType, *, is_async: bool) -> Any:
-        transport = self._transport(library)
-        if is_async:
-            # Teardown cannot close an async client: its sockets belong to the test's event
-            # loop, often closed by then. Kept alive, a connection to the server fixture
-            # outlives the test and fails a warnings-as-errors run with a ResourceWarning
-            # naming no cause; so an async client keeps no connection once a reply is read.
-            limits = library.Limits(max_keepalive_connections=0)
-            guarded = self.scope.guard(library, transport) if self.scope else transport  # None: the server's
-            return library.AsyncClient(transport=guarded, base_url=self.base_url, verify=tls_context(), limits=limits)
-        if self.scope is None:
-            client = library.Client(transport=transport, base_url=self.base_url, verify=tls_context())
-            self._to_close.append(client)
-            return client
-        guarded = self.scope.guard(library, transport or library.HTTPTransport(verify=tls_context()))
-        self._to_close.append(guarded)
-        return library.Client(transport=guarded, base_url=self.base_url)
-
-    def httpx2_client(self, *, is_async: bool = False) -> Any:
-        """An ``httpx2`` client reaching the mock (closed at teardown if sync); needs httpx2."""
-        return self._client(import_httpx2("mockllm.httpx2_client()"), is_async=is_async)
-
-    def httpx_client(self, *, is_async: bool = False) -> Any:
-        """An ``httpx`` client reaching the mock (closed at teardown if sync)."""
-        return self._client(httpx, is_async=is_async)
-
-    def openai(self, *, is_async: bool = False, **kwargs: Any) -> Any:
-        """An ``openai.OpenAI`` (or ``AsyncOpenAI``) client on the mock, openai 2.x or 3.x."""
-        openai = require_sdk("openai", needed_by="mockllm.openai()")
-        cls = openai.AsyncOpenAI if is_async else openai.OpenAI
-        return self._sdk_client(cls, openai, self.openai_base_url, is_async, kwargs)
-
-    def anthropic(self, *, is_async: bool = False, **kwargs: Any) -> Any:
-        """An ``anthropic.Anthropic`` (or ``AsyncAnthropic``) client on the mock, any generation."""
-        anthropic = require_sdk("anthropic", needed_by="mockllm.anthropic()")
-        cls = anthropic.AsyncAnthropic if is_async else anthropic.Anthropic
-        return self._sdk_client(cls, anthropic, self.anthropic_base_url, is_async, kwargs)
-
-    def _sdk_client(self, cls: Any, sdk: ModuleType, base_url: str, is_async: bool, kwargs: dict[str, Any]) -> Any:
-        """``cls`` of the SDK ``sdk`` on the mock: no retries unless asked, sending through
-        a client of the SDK's HTTP library that reaches the mock."""
-        kwargs.setdefault("max_retries", 0)
-        return cls(
-            api_key="test",
-            base_url=base_url,
-            http_client=self._client(http_library(sdk), is_async=is_async),
-            **kwargs,
-        )
-
-    def model_client(self, protocol: str = "anthropic-messages", **kwargs: Any) -> ModelClient:
-        """The harness's streaming ``ModelClient`` for ``protocol`` on the mock."""
-        library = http_library(sdk_for(protocol))
-        return model_client(
-            protocol, base_url=self.base_url, http_client=self._client(library, is_async=True), **kwargs
-        )
-
-    def close(self) -> None:
-        for client in self._to_close:
-            client.close()
-        self._to_close.clear()
-
-
-class MockLLMFixture(_Clients):
+class MockLLMFixture(MockClients):
     """An in-process mock: no sockets, the same bytes as the server."""
 
     host = "mockllm.test"
@@ -218,8 +102,14 @@ class MockLLMFixture(_Clients):
             self._interception = contextlib.ExitStack()
             # The verdict is the fixture's own (at teardown) or the scenario item's: the
             # interception serving its host gives none of its own, so it is said once.
-            interception = intercept(self.mock, hosts=(self.host,), allow_fallback=True, allow_unused_steps=True,
-                                     allow_undeclared_tools=True, allow_impossible_replies=True)  # fmt: skip
+            interception = intercept(
+                self.mock,
+                hosts=(self.host,),
+                allow_fallback=True,
+                allow_unused_steps=True,
+                allow_undeclared_tools=True,
+                allow_impossible_replies=True,
+            )
             if self.scope is not None:  # after the test, a request to the host is refused and reported
                 self.scope.serve_host(self.host)
             self._interception.enter_context(interception)
@@ -237,7 +127,7 @@ class MockLLMFixture(_Clients):
         return explain(body, protocol)
 
 
-class MockLLMServer(_Clients):
+class MockLLMServer(MockClients):
     """A mock server subprocess on loopback (``pid`` -1 when it is not ours to know)."""
 
     def __init__(self, base_url: str, pid: int = -1) -> None:
@@ -316,50 +206,6 @@ class MockLLMServer(_Clients):
             session.close()
             with httpx.Client(verify=tls_context()) as client:
                 session.deleted = client.delete(session.base_url)
-
-
-@functools.cache
-def tls_context() -> ssl.SSLContext:
-    """One TLS context (httpx's default: certifi's bundle, or ``SSL_CERT_FILE``) for every
-    client the fixtures make: a client made with the default ``verify=True`` loads the
-    whole CA bundle again, 25-40 ms of CPU, and a ``mockllm_server`` test makes several
-    (its SDK clients, each call to the journal, scripts or findings)."""
-    return httpx.create_ssl_context()
-
-
-@contextlib.contextmanager
-def refusing_provider_hosts(settings: Settings, fixture: str) -> Iterator[list[str]]:
-    """Refuse requests to the providers' default hosts while a test runs (unless
-    ``allow_real_providers``): a client the test forgot to point at the mock fails the
-    test naming the host, before any connection, instead of spending real money."""
-    if settings.allow_real_providers:
-        yield []
-        return
-    from mockllm import refuse_hosts
-
-    def message(shown: str) -> str:
-        return (
-            f"mockllm refused {shown} before it left the process: this test uses the {fixture} fixture, "
-            "but this client is not pointed at the mock and would reach the real provider. Build the "
-            f"client from the fixture ({fixture}.openai(), {fixture}.anthropic()) or point it at "
-            f"{fixture}.base_url (Gemini, Azure, Ollama: see docs/testing-your-app.md), call "
-            f"{fixture}.patch_env(monkeypatch), or serve the host with intercept(mockllm); or allow it "
-            "with @pytest.mark.mockllm(allow_real_providers=True)."
-        )
-
-    def bedrock_message(shown: str) -> str:
-        # boto3 sends through urllib3: only a URL reaches the mock, the server fixture's.
-        return (
-            f"mockllm refused {shown} before it left the process: this test uses the {fixture} fixture, "
-            "but this boto3 client is not pointed at the mock and would reach AWS Bedrock. Use the "
-            "mockllm_server fixture and call mockllm_server.patch_env(monkeypatch) before the app builds "
-            "its client (it sets AWS_ENDPOINT_URL_BEDROCK_RUNTIME, a region and dummy credentials), or pass "
-            "endpoint_url=mockllm_server.base_url to boto3.client('bedrock-runtime'); or allow it with "
-            "@pytest.mark.mockllm(allow_real_providers=True)."
-        )
-
-    with refuse_hosts(message, bedrock_message=bedrock_message) as refused:
-        yield refused
 
 
 @contextlib.contextmanager

@@ -23,26 +23,24 @@ parts answers them (a tool message, not a new user message). Our choices:
 
 from __future__ import annotations
 
-import functools
 import json
 import re
 from collections.abc import Mapping
 from itertools import chain
 from typing import Any
 
-from mockllm._conversation import Conversation, Row, listed_conversation, user_turn
-from mockllm._exceptions import RequestRejected
+from mockllm._conversation import Conversation, listed_conversation
 from mockllm._plan import ReplyPlan, TextPart
 from mockllm._wire.deltas import DeltaRun, StreamItems, expanded, joined
 from mockllm._wire.encoding import SSE_MEDIA_TYPE, dumps
+from mockllm._wire.gemini_requests import check_turns, checked_contents, field, json_schema, read_content
 from mockllm._wire.reading import DeclaredTools, ReplyContract, ToolChoice, gemini_reply_contract, gemini_tool_choice
 from mockllm._wire.rendering import EventBatches, StreamRenderer, first_events
 
-__all__ = ["GEMINI_PATH", "GeminiCodec", "gemini", "gemini_error_body"]
+__all__ = ["GEMINI_PATH", "GeminiCodec", "field", "gemini", "gemini_error_body"]
 
 GEMINI_PATH = re.compile(r"/models/(?P<model>[^/:]+):(?P<method>[A-Za-z]+)$")
 _GENERATE = ("generateContent", "streamGenerateContent")
-_ROLES = ("user", "model", "function")
 
 _FINISH_REASONS = {
     "end_turn": "STOP",
@@ -84,63 +82,6 @@ def _error_object(status: int, type: str | None, message: str | None) -> dict[st
 def gemini_error_body(status: int, type: str | None, message: str | None) -> bytes:
     """Gemini's error body: ``{"error": {"code", "message", "status"}}``."""
     return dumps(_error_object(status, type, message)).encode()
-
-
-def _reject(message: str) -> RequestRejected:
-    return RequestRejected(message, status=400, type="INVALID_ARGUMENT")
-
-
-def _json_schema(schema: Any) -> Any:
-    """Gemini's OpenAPI-style schema as JSON Schema: ``"type": "OBJECT"`` -> ``"object"``."""
-    if isinstance(schema, dict):
-        return {k: v.lower() if k == "type" and isinstance(v, str) else _json_schema(v) for k, v in schema.items()}
-    if isinstance(schema, list):
-        return [_json_schema(item) for item in schema]
-    return schema
-
-
-def field(obj: dict[str, Any], name: str) -> Any:
-    """``obj``'s field ``name`` (camelCase), or its snake_case spelling: Gemini reads
-    both, as protobuf JSON does (``google-genai`` sends some objects in snake_case)."""
-    value = obj.get(name)
-    if value is None:
-        value = obj.get(_snake(name))
-    return value
-
-
-@functools.cache
-def _snake(name: str) -> str:
-    return re.sub(r"[A-Z]", lambda m: "_" + m.group().lower(), name)
-
-
-def _parts(content: dict[str, Any]) -> list[dict[str, Any]]:
-    parts = content.get("parts")
-    return [p for p in parts if isinstance(p, dict)] if isinstance(parts, list) else []
-
-
-def _call_ids(position: int, parts: list[dict[str, Any]], key: str) -> tuple[str, ...]:
-    """The ids of a content's function calls (or responses): the API's ``id`` when
-    given, else the position of the part among its kind (Gemini pairs by order)."""
-    ids = []
-    for n, part in enumerate(field(p, key) for p in parts if isinstance(field(p, key), dict)):
-        call_id = part.get("id")
-        ids.append(str(call_id) if call_id else f"{position}#{n}")
-    return tuple(ids)
-
-
-def _read_content(position: int, content: dict[str, Any], out: list[Row]) -> None:
-    """A ``model`` content's ``functionCall`` parts are its calls; a user content's
-    ``functionResponse`` parts answer the content before (a tool message), its ``text``
-    parts are its words."""
-    if content.get("role", "user") not in _ROLES:
-        return
-    parts = _parts(content)
-    if not parts:
-        return  # no parts: nothing a reader can place (strictly, a 400)
-    if content.get("role") == "model":
-        out.append(("assistant", "", _call_ids(position, parts, "functionCall"), (), position))
-    else:
-        user_turn(out, position, _call_ids(position - 1, parts, "functionResponse"), parts)
 
 
 def _usage(plan: ReplyPlan) -> dict[str, int]:
@@ -212,7 +153,7 @@ class GeminiCodec(StreamRenderer):
         """The neutral conversation: ``systemInstruction``, then ``contents``."""
         if not isinstance(body, dict):
             return Conversation(())
-        return listed_conversation(bool(field(body, "systemInstruction")), body.get("contents"), _read_content)
+        return listed_conversation(bool(field(body, "systemInstruction")), body.get("contents"), read_content)
 
     def declared_tools(self, body: dict[str, Any]) -> DeclaredTools:
         """``tools[].functionDeclarations[]`` by ``name``, with ``parametersJsonSchema`` (a
@@ -227,7 +168,7 @@ class GeminiCodec(StreamRenderer):
                     continue
                 schema = field(function, "parametersJsonSchema")
                 if schema is None:
-                    schema = _json_schema(field(function, "parameters"))
+                    schema = json_schema(field(function, "parameters"))
                 declared[function["name"]] = schema if isinstance(schema, dict) else None
         return declared
 
@@ -237,33 +178,16 @@ class GeminiCodec(StreamRenderer):
         return gemini_tool_choice(field(config, "functionCallingConfig") if isinstance(config, dict) else None)
 
     def reply_contract(self, body: dict[str, Any]) -> ReplyContract:
-        return gemini_reply_contract(field(body, "generationConfig"), field, _json_schema)
+        return gemini_reply_contract(field(body, "generationConfig"), field, json_schema)
 
     def read_request(self, body: Any, *, lenient: bool) -> Conversation:
         """Reject what Gemini answers with a 400 ``INVALID_ARGUMENT``; else ``read(body)``.
 
         ``lenient`` skips only the function call / response pairing checks."""
-        if not isinstance(body, dict):
-            raise _reject("Invalid JSON payload received. Expected an object (GenerateContentRequest).")
-        contents = body.get("contents")
-        if not contents:
-            raise _reject("* GenerateContentRequest.contents: contents is not specified\n")
-        if not isinstance(contents, list):
-            raise _reject(
-                f'Invalid JSON payload received. Unknown name "contents": Proto field is not repeating, '
-                f"cannot start list. Got {dumps(contents)[:60]}."
-            )
-        for index, content in enumerate(contents):
-            where = f"GenerateContentRequest.contents[{index}]"
-            if not isinstance(content, dict):
-                raise _reject(f"Invalid JSON payload received. {where}: expected an object (Content).")
-            if content.get("role", "user") not in _ROLES:
-                raise _reject("Please use a valid role: user, model.")
-            if not _parts(content):
-                raise _reject(f"* {where}.parts: contents.parts must not be empty.\n")
+        contents = checked_contents(body)
         conversation = self.read(body)
         if not lenient:
-            _check_turns(contents)
+            check_turns(contents)
         return conversation
 
     def wants_stream(self, body: dict[str, Any]) -> bool:
@@ -367,30 +291,6 @@ def _open_array(chunks: EventBatches) -> EventBatches:
 
 def _text_chunks(texts: list[tuple[str, str]], before: str, after: str) -> StreamItems:
     return [DeltaRun(before + '[{"text":', flag + "}]" + after, text) for text, flag in texts]
-
-
-def _check_turns(contents: list[dict[str, Any]]) -> None:
-    """Gemini's ordering rules for function calling: a function response turn follows a
-    function call turn right away, with as many responses as there were calls."""
-    previous_calls = 0
-    for content in contents:
-        parts = _parts(content)
-        calls = sum(1 for p in parts if isinstance(field(p, "functionCall"), dict))
-        responses = sum(1 for p in parts if isinstance(field(p, "functionResponse"), dict))
-        if responses:
-            if not previous_calls:
-                raise _reject("Please ensure that function response turn comes immediately after a function call turn.")
-            if responses != previous_calls:
-                raise _reject(
-                    "Please ensure that the number of function response parts is equal to the number of "
-                    "function call parts of the function call turn."
-                )
-        elif previous_calls:
-            raise _reject(
-                "Please ensure that function call turn comes immediately after a user turn or after a function "
-                "response turn."
-            )
-        previous_calls = calls if content.get("role") == "model" else 0
 
 
 gemini = GeminiCodec()

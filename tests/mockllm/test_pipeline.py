@@ -134,14 +134,13 @@ def test_the_server_answers_a_model_call_at_its_root_as_under_a_session() -> Non
 
 @pytest.mark.parametrize("model", ["m", "é" * 1500, "x" * 5000, "model \\ud800 name"])
 def test_an_entry_made_late_weighs_what_it_will_weigh_when_made(model: str) -> None:
-    from mockllm._engine import _PendingEntry
-    from mockllm._journal import entry_bytes
+    from mockllm._journal_ring import PendingEntry, entry_bytes
 
     mock = MockLLM()
     for path, body in _requests():
         sent = json.loads(body)
         sent["model"] = model
         mock.handle("POST", path, {}, json.dumps(sent).encode())
-    pending = [item for item in mock._journal.items() if isinstance(item, _PendingEntry)]
+    pending = [item for item in mock._journal.items() if isinstance(item, PendingEntry)]
     assert len(pending) == 2  # the scripted replies the verdict does not count
     assert [item.weight for item in pending] == [entry_bytes(item.built()) for item in pending]
