@@ -25,9 +25,15 @@ def _reject(message: str) -> RequestRejected:
 
 
 def json_schema(schema: Any) -> Any:
-    """Gemini's OpenAPI-style schema as JSON Schema: ``"type": "OBJECT"`` -> ``"object"``."""
+    """Gemini's OpenAPI-style schema as JSON Schema: ``"type": "OBJECT"`` -> ``"object"``;
+    ``"nullable": true`` (what google-genai makes of ``Optional[int]``) also allows null,
+    which JSON Schema has no keyword for: the schema or ``{"type": "null"}``."""
     if isinstance(schema, dict):
-        return {k: v.lower() if k == "type" and isinstance(v, str) else json_schema(v) for k, v in schema.items()}
+        found = {k: v.lower() if k == "type" and isinstance(v, str) else json_schema(v) for k, v in schema.items()}
+        if found.get("nullable") is True:  # a property named "nullable" is a schema, kept
+            del found["nullable"]
+            return {"anyOf": [found, {"type": "null"}]}
+        return found
     if isinstance(schema, list):
         return [json_schema(item) for item in schema]
     return schema

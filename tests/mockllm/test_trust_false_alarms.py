@@ -1,0 +1,53 @@
+"""A correct app's structured output is never called impossible.
+
+The ``impossible_reply`` check holds a scripted reply to the request's schema; a schema
+read wrongly fails a test whose app did nothing wrong. These are requests the providers'
+own SDKs make, answered with what the provider could send.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pydantic
+import pytest
+
+from harness.plugin.fixtures import MockLLMFixture
+from tests.mockllm.test_trust_impossible_replies import failure, gemini_client, mock, said
+
+genai = pytest.importorskip("google.genai", reason="google-genai is not installed (the test extra)")
+
+__all__ = ["mock"]  # the fixture, imported to be used here
+
+
+class City(pydantic.BaseModel):
+    name: str
+    population: int | None = None
+
+
+def test_a_gemini_null_where_the_schema_says_nullable_is_a_reply_gemini_gives(mock: MockLLMFixture) -> None:
+    # google-genai sends Optional[int] as {"type": "INTEGER", "nullable": true}: null fits.
+    config = genai.types.GenerateContentConfig(response_mime_type="application/json", response_schema=City)
+    client = gemini_client(mock)
+    reply = client.models.generate_content(
+        model="g", contents=said('{"name": "Oslo", "population": null}'), config=config
+    )
+    assert reply.parsed == City(name="Oslo")
+    schema = {
+        "type": "OBJECT",
+        "properties": {
+            "kind": {"type": "STRING", "format": "enum", "enum": ["city"], "nullable": True},
+            "nullable": {"type": "BOOLEAN"},  # a property of that name is a schema, not the keyword
+        },
+        "required": ["kind", "nullable"],
+        "propertyOrdering": ["kind", "nullable"],
+    }
+    config = genai.types.GenerateContentConfig(response_mime_type="application/json", response_schema=schema)
+    client.models.generate_content(
+        model="g", contents=said(json.dumps({"kind": None, "nullable": True})), config=config
+    )
+    assert failure(mock) == ""
+    client.models.generate_content(
+        model="g", contents=said(json.dumps({"kind": None, "nullable": None})), config=config
+    )
+    assert "['nullable']: None is not of type 'boolean'" in failure(mock)
