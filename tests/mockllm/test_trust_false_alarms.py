@@ -51,3 +51,23 @@ def test_a_gemini_null_where_the_schema_says_nullable_is_a_reply_gemini_gives(mo
         model="g", contents=said(json.dumps({"kind": None, "nullable": None})), config=config
     )
     assert "['nullable']: None is not of type 'boolean'" in failure(mock)
+
+
+class Person(pydantic.BaseModel):
+    name: str
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_scripted_chat_refusal_reaches_the_apps_refusal_branch(mock: MockLLMFixture, stream: bool) -> None:
+    # A refusal is exempt from the strict schema so that the app's refusal branch can be
+    # tested: OpenAI sends its text as message.refusal, where parse() and LangChain look.
+    refusal = said("I can't help with that.", stop_reason="refusal")
+    messages = [{"role": "user", "content": refusal}]
+    client = mock.openai()
+    if stream:
+        with client.chat.completions.stream(model="m", messages=messages, response_format=Person) as events:
+            message = events.get_final_completion().choices[0].message
+    else:
+        message = client.chat.completions.parse(model="m", messages=messages, response_format=Person).choices[0].message
+    assert (message.refusal, message.content, message.parsed) == ("I can't help with that.", None, None)
+    assert failure(mock) == ""
