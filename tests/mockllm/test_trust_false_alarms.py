@@ -8,6 +8,7 @@ own SDKs make, answered with what the provider could send.
 from __future__ import annotations
 
 import json
+from typing import Annotated
 
 import pydantic
 import pytest
@@ -70,4 +71,27 @@ def test_a_scripted_chat_refusal_reaches_the_apps_refusal_branch(mock: MockLLMFi
     else:
         message = client.chat.completions.parse(model="m", messages=messages, response_format=Person).choices[0].message
     assert (message.refusal, message.content, message.parsed) == ("I can't help with that.", None, None)
+    assert failure(mock) == ""
+
+
+class Tags(pydantic.BaseModel):
+    tags: Annotated[list[str], pydantic.Field(max_length=2)]
+    size: int | str
+
+
+def test_a_gemini_schema_in_google_genais_snake_case_is_held_to(mock: MockLLMFixture) -> None:
+    # google-genai sends any_of and max_items in snake_case; Gemini reads both spellings.
+    config = genai.types.GenerateContentConfig(response_mime_type="application/json", response_schema=Tags)
+    client = gemini_client(mock)
+    client.models.generate_content(model="g", contents=said('{"tags": ["a", "b"], "size": "L"}'), config=config)
+    assert failure(mock) == ""
+    client.models.generate_content(model="g", contents=said('{"tags": ["a", "b", "c"], "size": 1}'), config=config)
+    assert "['tags']: ['a', 'b', 'c'] is too long" in failure(mock)
+    mock.mock.reset()
+    client.models.generate_content(model="g", contents=said('{"tags": [], "size": [1]}'), config=config)
+    assert "['size']: [1] is not valid under any of the given schemas" in failure(mock)
+    mock.mock.reset()
+    schema = {"type": "ARRAY", "items": {"type": "STRING"}, "maxItems": "1"}  # an int64 as protobuf JSON's string
+    config = genai.types.GenerateContentConfig(response_mime_type="application/json", response_schema=schema)
+    client.models.generate_content(model="g", contents=said('["a"]'), config=config)
     assert failure(mock) == ""
