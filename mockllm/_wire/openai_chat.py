@@ -214,7 +214,8 @@ class OpenAIChatCodec(StreamRenderer):
     def reply_contract(self, body: dict[str, Any]) -> ReplyContract:
         """``max_completion_tokens`` (else ``max_tokens``), and ``response_format``'s
         strict json_schema or json_object."""
-        field = "max_completion_tokens" if "max_completion_tokens" in body else "max_tokens"
+        # null is unset (as OpenAI reads it): max_tokens then holds.
+        field = "max_completion_tokens" if body.get("max_completion_tokens") is not None else "max_tokens"
         found = body.get("response_format")
         said = openai_format(found, "response_format") if found is not None else None
         return reply_contract(body.get(field), field, said)
