@@ -38,11 +38,10 @@ def test_asks(mockllm_server, i):
 def test_a_client_kept_from_an_ended_test_is_named_as_the_cause(
     strict_pytester: pytest.Pytester, shared_server_conftest: str
 ) -> None:
-    strict_pytester.makeconftest(shared_server_conftest)
-    strict_pytester.makepyfile(test_app=KEPT_CLIENT)
+    strict_pytester.makepyfile(conftest=shared_server_conftest, test_app=KEPT_CLIENT)
     result = strict_pytester.runpytest()
-    result.assert_outcomes(passed=1, failed=1, errors=1)
     text = result.stdout.str()
+    result.assert_outcomes(passed=1, failed=1, errors=1)  # the second test's 404, the first test's late request
     assert "test_app.py::test_asks[0]: 1 request(s) reached its mock after the test ended" in text, text
     assert "If a later test sent it, its client was built with the ended test's URL and kept" in text, text
     assert "if a later test sent it, build its client in that test" in text, text  # the 404 the app got
