@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["DEFAULT_HOSTS", "HostPatterns"]
+__all__ = ["DEFAULT_HOSTS", "HostPatterns", "telemetry_refusal"]
 
 DEFAULT_HOSTS: tuple[str, ...] = (
     "api.openai.com",
@@ -36,6 +36,28 @@ DEFAULT_HOSTS: tuple[str, ...] = (
     "localhost:11434",
     "127.0.0.1:11434",
 )
+
+_TELEMETRY = {
+    ("api.openai.com", "/v1/traces/ingest"): "openai-agents' trace export (its BatchTraceProcessor's thread)",
+}
+"""Requests to a provider's host that are no model call, by host and path."""
+
+
+def telemetry_refusal(host: str, path: str, shown: str) -> str | None:
+    """The refusal's message for a request to ``host`` and ``path`` that is a library's
+    telemetry, not a model call; None for any other. Such a request is still refused (a
+    test's traces never reach the provider, whose key the environment may hold) but not
+    reported: it comes from a timer's thread, every few seconds, so whether one falls inside
+    a test is chance, and nothing the app asked the model is in it."""
+    what = _TELEMETRY.get((host, path))
+    if what is None:
+        return None
+    return (
+        f"mockllm refused {shown} before it left the process: {what}, not a model call, so it does not fail the "
+        "test. To send none while testing, turn tracing off: agents.set_tracing_disabled(True), or the "
+        "environment variable OPENAI_AGENTS_DISABLE_TRACING=1 before the first run."
+    )
+
 
 _SHAPES = (
     "a host name ('api.openai.com'), a host and port ('localhost:11434') or '*' and a suffix "

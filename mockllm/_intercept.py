@@ -62,7 +62,7 @@ from mockllm._aiohttp_guard import refuse_aiohttp
 from mockllm._bedrock_guard import refuse_bedrock
 from mockllm._engine import MockLLM
 from mockllm._exceptions import StrictnessError, UnmockedRequestError
-from mockllm._hosts import DEFAULT_HOSTS, HostPatterns
+from mockllm._hosts import DEFAULT_HOSTS, HostPatterns, telemetry_refusal
 from mockllm._transports import HTTPX2Transport, HTTPXTransport, import_httpx2
 from mockllm._verdict import Problem, ProblemKind, verify_findings
 
@@ -96,6 +96,9 @@ class _Interception:
         """The in-process transport for ``request``, or raise if this entry refuses it."""
         if self.mock is None:
             shown = f"{request.method} {request.url}"
+            telemetry = telemetry_refusal(request.url.host, request.url.path, shown)
+            if telemetry is not None:
+                raise UnmockedRequestError(telemetry)
             self.blocked.append(shown)
             assert self.refusal is not None
             raise UnmockedRequestError(self.refusal(shown))

@@ -142,7 +142,8 @@ def create_app(mock: MockLLM | None = None, *, metrics: bool = True) -> Starlett
             f"There is no mock session {session!r} on this server any more: it was deleted before this "
             f"request ({method} {path}) came, as its test had ended, so nothing checks what it gets (late request "
             f"{record['index'] + 1} to this server). Join the thread or await the task that sends it "
-            "before the test returns; the pytest plugin fails the run naming the test.",
+            "before the test returns; or, if a later test sent it, build its client in that test: this one "
+            "was kept from the ended test, with its URL. The pytest plugin fails the run naming the test.",
         )
 
     app = _App(

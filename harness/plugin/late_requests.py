@@ -45,7 +45,10 @@ __all__ = ["LateRequest", "LateRequests", "TestScope", "late_requests"]
 
 FIX = (
     "join the thread, await the task or wait for the pool job that sends it before the test "
-    "returns (or in a fixture of the test's that uses the mock, whose teardown comes first)"
+    "returns (or in a fixture of the test's that uses the mock, whose teardown comes first). "
+    "If a later test sent it, its client was built with the ended test's URL and kept (a "
+    "module-level or session-scoped client, one made at import from the environment): build "
+    "the client in each test, after patch_env, or from the fixture of the test that uses it"
 )
 
 

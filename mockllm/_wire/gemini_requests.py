@@ -25,12 +25,48 @@ def _reject(message: str) -> RequestRejected:
 
 
 def json_schema(schema: Any) -> Any:
-    """Gemini's OpenAPI-style schema as JSON Schema: ``"type": "OBJECT"`` -> ``"object"``."""
-    if isinstance(schema, dict):
-        return {k: v.lower() if k == "type" and isinstance(v, str) else json_schema(v) for k, v in schema.items()}
-    if isinstance(schema, list):
-        return [json_schema(item) for item in schema]
-    return schema
+    """Gemini's OpenAPI-style schema (``Schema``) as JSON Schema: ``"type": "OBJECT"`` ->
+    ``"object"``; its fields in either spelling (google-genai sends ``any_of``,
+    ``max_items``, ``max_length``), as Gemini reads them; ``"nullable": true`` (what
+    google-genai makes of ``Optional[int]``) also allows null, which JSON Schema has no
+    keyword for: the schema or ``{"type": "null"}``. Only ``properties``, ``items`` and
+    ``anyOf`` hold schemas; a property's name is never read as a keyword."""
+    if not isinstance(schema, dict):
+        return schema
+    found: dict[str, Any] = {}
+    for key, value in schema.items():
+        key = _SCHEMA_FIELDS.get(key, key)
+        if key == "type" and isinstance(value, str):
+            value = value.lower()
+        elif key == "properties" and isinstance(value, dict):
+            value = {name: json_schema(item) for name, item in value.items()}
+        elif key == "items":
+            value = json_schema(value)
+        elif key == "anyOf" and isinstance(value, list):
+            value = [json_schema(item) for item in value]
+        elif key in _COUNTS and isinstance(value, str) and value.isdigit():
+            value = int(value)  # an int64 in protobuf JSON may be a string: "maxItems": "3"
+        found[key] = value
+    if found.pop("nullable", None) is True:
+        return {"anyOf": [found, {"type": "null"}]}
+    return found
+
+
+_SCHEMA_FIELDS = {
+    _name: "".join(part.capitalize() if i else part for i, part in enumerate(_name.split("_")))
+    for _name in (
+        "any_of",
+        "max_items",
+        "min_items",
+        "max_length",
+        "min_length",
+        "max_properties",
+        "min_properties",
+        "property_ordering",
+    )
+}
+"""Gemini ``Schema`` fields in snake_case -> camelCase, JSON Schema's spelling."""
+_COUNTS = frozenset(("maxItems", "minItems", "maxLength", "minLength", "maxProperties", "minProperties"))
 
 
 def field(obj: dict[str, Any], name: str) -> Any:

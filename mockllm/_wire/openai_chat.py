@@ -9,7 +9,8 @@ ours, not OpenAI's:
 - Reasoning goes out as ``reasoning_content``, as DeepSeek and older vLLM send it; the
   SDK keeps it as an extra attribute.
 - The neutral ``refusal`` stop reason maps to ``finish_reason="stop"``: OpenAI ends a
-  refusal normally (the refusal text would sit in ``message.refusal``).
+  refusal normally, its text in ``message.refusal`` (streamed as ``refusal`` deltas) and
+  ``content`` null, where the SDK's ``parse`` and LangChain look for it.
 - ``n`` greater than 1 is accepted and ignored: one choice is always returned.
 """
 
@@ -213,7 +214,8 @@ class OpenAIChatCodec(StreamRenderer):
     def reply_contract(self, body: dict[str, Any]) -> ReplyContract:
         """``max_completion_tokens`` (else ``max_tokens``), and ``response_format``'s
         strict json_schema or json_object."""
-        field = "max_completion_tokens" if "max_completion_tokens" in body else "max_tokens"
+        # null is unset (as OpenAI reads it): max_tokens then holds.
+        field = "max_completion_tokens" if body.get("max_completion_tokens") is not None else "max_tokens"
         found = body.get("response_format")
         said = openai_format(found, "response_format") if found is not None else None
         return reply_contract(body.get(field), field, said)
@@ -223,9 +225,12 @@ class OpenAIChatCodec(StreamRenderer):
         texts = [part.text for part in plan.parts if isinstance(part, TextPart)]
         # Several text parts make one ``content``: spliced in as bytes below rather than
         # joined first, which would hold the whole reply's text twice.
-        spliced = len(texts) > 1 and any(texts)
+        refused = plan.stop_reason == "refusal"
+        spliced = len(texts) > 1 and any(texts) and not refused
         content = _CONTENT_MARK if spliced else message_content(plan)
         message: dict[str, Any] = {"role": "assistant", "content": content, "refusal": None}
+        if refused and content:
+            message["content"], message["refusal"] = None, content
         if plan.tool_calls:
             message["tool_calls"] = [
                 {"id": call.id, "type": "function", "function": {"name": call.name, "arguments": call.arguments}}

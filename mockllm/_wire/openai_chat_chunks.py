@@ -71,6 +71,7 @@ _OPENING_DELTAS = {
     has_content: dumps({"role": "assistant", "content": "" if has_content else None, "refusal": None})
     for has_content in (True, False)
 }
+_OPENING_REFUSAL = dumps({"role": "assistant", "content": None, "refusal": ""})
 _FINISHES = {
     reason: f',"logprobs":null,"finish_reason":{dumps(finish)}}}]' for reason, finish in _FINISH_REASONS.items()
 }
@@ -90,7 +91,8 @@ def chunk_items(plan: ReplyPlan, body: dict[str, Any]) -> StreamItems:
 
     yield [frame.opening(plan).encode()]
     yield DeltaRun(head + '{"reasoning_content":', "}" + tail, plan.reasoning or "")
-    yield DeltaRun(head + '{"content":', "}" + tail, plan.text)
+    said = "refusal" if plan.stop_reason == "refusal" else "content"
+    yield DeltaRun(head + f'{{"{said}":', "}" + tail, plan.text)
     together = plan.stream is not None and plan.stream.id_with_arguments
     for index, call in enumerate(plan.tool_calls):
         batches = iter(argument_batches(call.arguments, ARGUMENT_SLICE, plan))
@@ -128,6 +130,8 @@ class _Frame:
     def opening(self, plan: ReplyPlan) -> str:
         """The first chunk: the role, and an empty ``content`` (null for a reply made
         only of tool calls)."""
+        if plan.stop_reason == "refusal" and plan.text:
+            return self.head + _OPENING_REFUSAL + self.tail
         return self.head + _OPENING_DELTAS[message_content(plan) is not None] + self.tail
 
     def closing(self, plan: ReplyPlan) -> list[str]:
