@@ -1,6 +1,7 @@
 """LangChain's chat models of the new providers against the mock, unmodified, through
 both doors: ``ChatGoogleGenerativeAI`` (``langchain-google-genai``, Gemini),
-``ChatOllama`` (``langchain-ollama``) and ``AzureChatOpenAI`` (``langchain-openai``).
+``ChatOllama`` (``langchain-ollama``), ``AzureChatOpenAI`` (``langchain-openai``) and
+``ChatAnthropic`` (``langchain-anthropic``; its ``with_structured_output`` too).
 
 Each answers a plain ``invoke``, streams with ``astream``, and runs a tool loop of
 ``bind_tools``: what a LangChain user sees (the message's text, its ``tool_calls``,
@@ -26,6 +27,7 @@ from tests.frameworks.support import (
     STREAMED,
     TOOL_LOOP,
     get_weather,
+    script,
     skip_module_unless_installed,
     streamed,
     trail,
@@ -69,12 +71,20 @@ def _azure(door: Any) -> Any:
     )
 
 
+def _anthropic(door: Any) -> Any:
+    module = pytest.importorskip("langchain_anthropic", reason="langchain-anthropic is not installed (the dev extra)")
+    return module.ChatAnthropic(model="claude-mock", api_key="k", base_url=door.base_url, max_retries=0)
+
+
 def _close(provider: str, llm: Any) -> None:
     """Close the sync HTTP client ``llm`` holds (a pooled connection left open warns when collected)."""
     if provider == "gemini":
         llm.client.close()
     elif provider == "ollama":
         llm._client.close()  # ChatOllama has no close of its own
+    elif provider == "anthropic":
+        llm._client.close()
+        _forget_shared_clients()
     else:
         llm.root_client.close()
 
@@ -83,16 +93,28 @@ async def _aclose(provider: str, llm: Any) -> None:
     """Close the async HTTP client ``llm`` holds, in the loop that used it."""
     if provider == "gemini":
         await llm.aclose()
-    elif provider == "ollama":
+    elif provider in ("ollama", "anthropic"):
         await llm._async_client.close()
+        if provider == "anthropic":
+            _forget_shared_clients()
     else:
         await llm.root_async_client.close()
+
+
+def _forget_shared_clients() -> None:
+    """``ChatAnthropic`` shares one HTTP client per base URL (an ``lru_cache``): once the
+    test closed it, the next model must build its own, not reuse the closed one."""
+    from langchain_anthropic import _client_utils
+
+    _client_utils._get_default_httpx_client.cache_clear()
+    _client_utils._get_default_async_httpx_client.cache_clear()
 
 
 MODELS: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "gemini": ("gemini", _gemini),
     "ollama": ("ollama", _ollama),
     "azure": ("azure-openai", _azure),
+    "anthropic": ("anthropic-messages", _anthropic),
 }
 
 
@@ -174,3 +196,21 @@ def test_azure_reply_names_the_deployment_as_its_model(chat: tuple[str, Any]) ->
     _, llm = chat
     reply = llm.invoke(PLAIN)
     assert reply.response_metadata["model_name"] == DEPLOYMENT
+
+
+@pytest.mark.parametrize("provider", ["anthropic"])
+def test_anthropic_structured_output_is_the_forced_tools_arguments(served: Any, chat: tuple[str, Any]) -> None:
+    """``with_structured_output`` forces a tool named after the schema (function calling,
+    LangChain's default for Anthropic): the scripted call of that tool is the object."""
+    from pydantic import BaseModel
+
+    class Weather(BaseModel):
+        city: str
+        sky: str
+
+    _, llm = chat
+    prompt = script(
+        {"id": "forecast", "messages": [{"tool_call": [{"name": "Weather", "args": {"city": "Oslo", "sky": "grey"}}]}]}
+    )
+    assert llm.with_structured_output(Weather).invoke(prompt) == Weather(city="Oslo", sky="grey")
+    assert trail(served) == [("anthropic-messages", 0, "forecast")]
