@@ -7,8 +7,9 @@ Fixtures:
   ``httpx``/``httpx2`` clients, base URLs, ``patch_env``, ``script``, the request
   journal and ``explain``. At teardown the test fails if a request got the fallback
   reply or an unscripted 4xx, a scripted step was never used, a scripted tool call
-  was not declared by the request, or a scripted reply is one no provider could give
-  to its request (the verdict's rule, ``mockllm._verdict``; see
+  was not declared by the request, a scripted reply is one no provider could give
+  to its request, or (replayed, ``record=True``) a recorded exchange was never
+  requested (the verdict's rule, ``mockllm._verdict``; see
   docs/strictness.md). While it runs, a request to a provider's default host
   (OpenAI's, Anthropic's, Gemini's, Azure's, a local Ollama's; boto3's to AWS Bedrock)
   is refused and fails the test, naming the host.
