@@ -118,7 +118,6 @@ def mockllm(request: pytest.FixtureRequest) -> Iterator[MockLLMFixture]:
     verdict's rule applies at teardown."""
     from harness.plugin.fixtures import MockLLMFixture, refusing_provider_hosts
     from harness.plugin.late_requests import TestScope
-    from harness.plugin.strict import verify_test
 
     settings = settings_for(request.node)
     recording = recording_session(request, settings.record)
@@ -138,7 +137,7 @@ def mockllm(request: pytest.FixtureRequest) -> Iterator[MockLLMFixture]:
         scope.end()  # what comes after this is late: the test and its fixtures are done with it
         if recording is not None:
             recording.save()
-        verify_test(fixture.findings().plus(unserved_exchanges(recording)), settings, refused)
+        fixture.verify(settings, refused, unserved_exchanges(recording))
     finally:
         scope.end()
         fixture.close()
@@ -190,7 +189,6 @@ def mockllm_server(request: pytest.FixtureRequest) -> Iterator[MockLLMServer]:
     its recording file in the record mode (``harness.plugin.recording``)."""
     from harness.plugin.fixtures import refusing_provider_hosts
     from harness.plugin.late_requests import TestScope
-    from harness.plugin.strict import verify_test
 
     settings = settings_for(request.node)
     recording = recording_session(request, settings.record)
@@ -215,7 +213,7 @@ def mockllm_server(request: pytest.FixtureRequest) -> Iterator[MockLLMServer]:
         scope.end()
         if recording is not None:
             recording.save()
-        verify_test(server.findings().plus(unserved_exchanges(recording)), settings, refused)
+        server.verify(settings, refused, unserved_exchanges(recording))
 
 
 @pytest.fixture

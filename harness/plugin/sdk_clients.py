@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import ssl
+from collections.abc import Iterable
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
@@ -19,7 +20,7 @@ import httpx
 from harness.plugin.config import Settings
 from harness.plugin.strict import verify_test
 from harness.systems.llm import ModelClient, http_library, model_client, require_sdk, sdk_for
-from mockllm import Findings, Journal, UnusedStep
+from mockllm import Findings, Journal, Problem, UnusedStep
 from mockllm.testing import import_httpx2
 
 if TYPE_CHECKING:
@@ -72,13 +73,16 @@ class MockClients:
         """What the verdict judges: every problem the mock saw (``mockllm._verdict``)."""
         raise NotImplementedError
 
-    def verify(self, settings: Settings | None = None, refused: list[str] | None = None) -> None:
+    def verify(
+        self, settings: Settings | None = None, refused: list[str] | None = None, extra: Iterable[Problem] = ()
+    ) -> None:
         """Fail (a ``StrictnessError``) listing every request no script answered, every
-        scripted step never reached, every tool call the request did not declare and
-        each request to a provider host the fixture ``refused``, unless ``settings``
+        scripted step never reached, every tool call the request did not declare, each
+        request to a provider host the fixture ``refused`` and the ``extra`` problems the
+        fixture found itself (a replayed test's unserved exchanges), unless ``settings``
         allow it: what the fixtures do at teardown."""
         __tracebackhide__ = True
-        verify_test(self.findings(), settings or Settings(), refused or ())
+        verify_test(self.findings().plus(extra), settings or Settings(), refused or ())
 
     def _transport(self, module: Any) -> Any:
         return None

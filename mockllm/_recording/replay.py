@@ -232,10 +232,10 @@ class RecordingLibrary:
             return None
         return self.unmatched(method, path, body, headers)
 
-    def unmatched(self, method: str, path: str, body: bytes, headers: Mapping[str, str] | None = None) -> Replayed:
+    def unmatched(self, method: str, path: str, body: bytes, headers: Mapping[str, str]) -> Replayed:
         """The 404 for a request no recording matches, naming the nearest one; or, without
         ``repeat_last``, for one sent more times than it was recorded."""
-        recorded = self._by_key.get(self._key(method, path, headers or {}, body)) if headers is not None else None
+        recorded = self._by_key.get(self._key(method, path, headers, body))
         if recorded:
             message = (
                 f"This request ({method} {path}) is recorded {len(recorded)} time(s), last as {recorded[-1].path} "
