@@ -1,7 +1,9 @@
-"""Minimal reference servers for ``bench/bench_wire.py``: no logic, pre-rendered bytes.
+"""Minimal reference servers for ``bench/bench_wire.py``: pre-rendered bytes, or only the
+work a reply cannot do without.
 
     python bench/_apps.py plain BODIES.json   # (d) Starlette, whole body in one write
     python bench/_apps.py sse BODIES.json     # (e) sse-starlette, one write per event
+    python bench/_apps.py work BODIES.json    # (f) (d) plus the text reply's own work
 
 ``BODIES.json`` (written by the benchmark) maps a scenario name to its replies, one per
 turn, exactly as ``MockLLM().handle`` rendered them::
@@ -11,16 +13,18 @@ turn, exactly as ``MockLLM().handle`` rendered them::
 
 Events are stored as latin-1 text so every byte round-trips. A request is answered by
 its scenario (the first path segment: ``/text/v1/chat/completions``) and its turn, the
-number of assistant messages in the body — a byte count, no JSON parsing.
+number of assistant messages in the body — a byte count, no JSON parsing ((d), (e)).
 
-Both apps run on uvicorn with the mock server's settings (log_level warning, no access
+The apps run on uvicorn with the mock server's settings (log_level warning, no access
 log, lifespan off) on a socket bound to 127.0.0.1 port 0. The first line printed is
 ``serving on http://127.0.0.1:PORT``. SIGTERM stops them.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 import socket
 import sys
 
@@ -31,6 +35,8 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 _ASSISTANT = b'"role":"assistant"'
+_TAG = re.compile(r"<\|instruction_start\|>(.*?)<\|instruction_end\|>", re.DOTALL)
+_CREATED = 1767225600  # the mock's created time of turn 0 (mockllm._plan_builder)
 
 
 def _load(path: str) -> dict[str, list[tuple[list[tuple[str, str]], list[bytes]]]]:
@@ -85,12 +91,68 @@ def sse_app(path: str) -> Starlette:
     return Starlette(routes=[Route("/{scenario}/v1/chat/completions", reply, methods=["POST"])])
 
 
+def work_app(path: str) -> Starlette:
+    """(f): (d), plus only the work that any mock must do to answer a scripted text reply:
+    parse the body, find and parse its instruction chain, fingerprint it, count the turn,
+    generate the words (``mockllm._generation.generate_words``, the mock's own, at its
+    floor) and render the Chat stream at once (one quote of the words, one replace of their
+    spaces: ``mockllm._wire.deltas``' fast path). No routing, selection objects, plan,
+    journal, checks or metrics. A tool call's turn is answered with (d)'s bytes after the
+    same parsing; the text turn's bytes are made here, and the benchmark checks them
+    against the mock's before measuring."""
+    from mockllm._generation import generate_words, stable_hex
+
+    replies = {
+        scenario: [(dict(headers), b"".join(events)) for headers, events in turns]
+        for scenario, turns in _load(path).items()
+    }
+
+    async def reply(request: Request) -> Response:
+        body = await request.body()
+        sent = json.loads(body)
+        messages = sent["messages"]
+        turn = sum(1 for message in messages if message.get("role") == "assistant")
+        found = _TAG.search(messages[0]["content"])
+        assert found is not None, "every benchmark request carries its chain"
+        chain = json.loads(found.group(1))["instruction_chain"]
+        step = chain[turn]["messages"][0]
+        headers, content = replies[request.path_params["scenario"]][turn]
+        if "text_message" in step:
+            canonical = json.dumps(chain, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+            fingerprint = hashlib.sha256(canonical.encode()).hexdigest()[:8]
+            words = generate_words(step["text_message"]["length"], 0, fingerprint, turn, "text", 0)
+            content = _chat_stream(stable_hex(0, fingerprint, turn, "response"), _CREATED + turn, sent["model"], words)
+        return Response(content, headers=headers)
+
+    return Starlette(routes=[Route("/{scenario}/v1/chat/completions", reply, methods=["POST"])])
+
+
+def _chat_stream(reply_id: str, created: int, model: str, words: str) -> bytes:
+    """The Chat Completions stream of ``words``, a word a chunk, as the mock renders it."""
+    head = (
+        f'data: {{"id":"chatcmpl-{reply_id}","object":"chat.completion.chunk","created":{created},'
+        f'"model":{json.dumps(model)},"system_fingerprint":"fp_mockllm","choices":[{{"index":0,"delta":'
+    )
+    after = '},"logprobs":null,"finish_reason":null}]}\n\n'
+    first = f'{head}{{"role":"assistant","content":"","refusal":null{after}'
+    last = f'{head}{{}},"logprobs":null,"finish_reason":"stop"}}]}}\n\ndata: [DONE]\n\n'
+    between = f' "{after}{head}{{"content":"'.encode()
+    run = f'"{words}"'.encode().replace(b" ", between)
+    return b"".join((first.encode(), f'{head}{{"content":'.encode(), run, after.encode(), last.encode()))
+
+
+APPS = {"plain": plain_app, "sse": sse_app, "work": work_app}
+
+
 def main(argv: list[str]) -> int:
-    if len(argv) != 2 or argv[0] not in ("plain", "sse"):
-        print("usage: python bench/_apps.py plain|sse BODIES.json", file=sys.stderr)
+    if len(argv) != 2 or argv[0] not in APPS:
+        print("usage: python bench/_apps.py plain|sse|work BODIES.json", file=sys.stderr)
         return 2
-    app = plain_app(argv[1]) if argv[0] == "plain" else sse_app(argv[1])
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    app = APPS[argv[0]](argv[1])
+    # IPPROTO_TCP, as the mock's own ``bind_socket``: asyncio sets TCP_NODELAY only on a
+    # socket that says it is TCP, and without it each reply (headers, then body) waits
+    # ~40 ms for the client's delayed ACK.
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
     sock.listen(2048)

@@ -20,6 +20,7 @@ LABEL = {
     "server": "(c) mockllm server",
     "starlette": "(d) Starlette, one write",
     "sse": "(e) sse-starlette, per event",
+    "work": "(f) Starlette, the reply's own work",
     "in-process-baseline": "(a) in-process, baseline",
     "server-baseline": "(c) mockllm server, baseline",
 }
@@ -112,6 +113,17 @@ def tables(
             "measured in this process."
         ),
     ]
+    if "work" in cpu["text"]:
+        over = {s: ratio_median(cpu[s]["server"], cpu[s]["work"]) for s in scenarios}
+        lines += [
+            "",
+            (
+                "(f) is the floor under (c): (d) plus only what any mock must do to answer a scripted "
+                "text reply (parse the body and its chain, generate the words, render the stream; "
+                "a tool call's turn is parsed, then answered with (d)'s bytes). (c) / (f): "
+                f"{over['text']:.2f}x (text), {over['tools']:.2f}x (tools)."
+            ),
+        ]
     agree = ", ".join(f"{m} {a / 1e9:.2f} s vs {b / 1e9:.2f} s" for m, (a, b) in totals.items())
     lines += ["", f"CPU cross-check over the whole phase, schedstat vs /proc/<pid>/stat: {agree}."]
 
@@ -166,7 +178,8 @@ def write_docs(doc: Path, body: str, command: str, settings: str) -> None:
                 "Modes: (a) `HTTPX2Transport` in process; (b) `httpx2.MockTransport` returning the "
                 "pre-rendered bytes (the floor: no logic); (c) `python -m mockllm serve --port 0`; "
                 "(d) a minimal Starlette app writing the pre-rendered body in one piece; (e) a minimal "
-                "sse-starlette app sending the same events one by one (`bench/_apps.py`). The "
+                "sse-starlette app sending the same events one by one; (f) (d) plus the text reply's own work "
+                "(`bench/_apps.py`). The "
                 "pre-rendered bodies are `MockLLM().handle`'s replies to the SDK's own requests, and "
                 "every server's bytes are checked against them before measuring."
             ),

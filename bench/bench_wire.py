@@ -15,7 +15,10 @@ Client time (the openai SDK, sync, ``max_retries=0``, consuming every chunk), fi
   (b) floor       ``httpx2.MockTransport`` returning the same pre-rendered bytes;
   (c) server      ``python -m mockllm serve --port 0`` on 127.0.0.1;
   (d) starlette   a minimal Starlette app writing the pre-rendered body in one piece;
-  (e) sse         a minimal sse-starlette app sending the same events one by one.
+  (e) sse         a minimal sse-starlette app sending the same events one by one;
+  (f) work        (d) plus only the work any mock must do for a scripted text reply
+                  (parse the body and its chain, generate the words, render the stream):
+                  the floor under (c) (server phase only).
 
 Server cost: the server process's CPU time (``/proc/<pid>/task/*/schedstat``, ns; the
 ``/proc/<pid>/stat`` utime+stime total is printed beside it as a cross-check) per
@@ -104,7 +107,7 @@ SCENARIOS = ("text", "tools")
 TURNS = {"text": 1, "tools": 3}
 
 CLIENT_MODES = ("in-process", "floor", "server", "starlette", "sse")
-SERVER_MODES = ("server", "starlette", "sse")
+SERVER_MODES = ("server", "starlette", "work", "sse")
 BASELINE_CLIENT_MODES = ("in-process-baseline", "server-baseline")
 BASELINE_SERVER_MODES = ("server-baseline",)
 
@@ -391,6 +394,9 @@ def main(argv: list[str] | None = None) -> int:
                 "starlette", [str(ROOT / "bench" / "_apps.py"), "plain", str(bodies)], workdir, ROOT
             )
             servers["sse"] = start_server("sse", [str(ROOT / "bench" / "_apps.py"), "sse", str(bodies)], workdir, ROOT)
+            servers["work"] = start_server(
+                "work", [str(ROOT / "bench" / "_apps.py"), "work", str(bodies)], workdir, ROOT
+            )
             if baseline is not None:
                 servers["server-baseline"] = start_server(
                     "server-baseline", ["-m", "mockllm", "serve", "--port", "0"], workdir, args.baseline.resolve()
