@@ -6,7 +6,7 @@ finish in a chunk of its own, so every example-based test passes; vLLM, Groq, To
 and other Chat Completions servers send the last text and the finish reason in one chunk
 (as Gemini and Ollama do in their protocols), and the reply loses its end. The strategy
 ``mockllm.strategies.stream_shapes`` finds it (see tests/). ``collect_text`` is the fix:
-take the chunk's text first, then look at its finish.
+take every chunk's text, the finishing one's too, and let the stream end by itself.
 """
 
 from __future__ import annotations
@@ -31,12 +31,5 @@ def collect_text_naive(client: Any, prompt: str) -> str:
 
 
 def collect_text(client: Any, prompt: str) -> str:
-    text = ""
-    for chunk in _stream(client, prompt):
-        if not chunk.choices:
-            continue
-        choice = chunk.choices[0]
-        text += choice.delta.content or ""
-        if choice.finish_reason:
-            break
-    return text
+    # Every chunk's text, the one with the finish reason too: the stream ends by itself.
+    return "".join(choice.delta.content or "" for chunk in _stream(client, prompt) for choice in chunk.choices)

@@ -17,7 +17,7 @@ from typing import Any
 import httpx
 import openai
 import pytest
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import Phase, given, settings
 
 import mockllm.strategies
 from harness.plugin.fixtures import MockLLMFixture, MockLLMServer
@@ -98,13 +98,17 @@ CLIENTS: dict[str, Callable[[Clients], list[tuple[str | None, str | None]]]] = {
 }
 
 
+def default_and_shaped(clients: Clients, chain: Any, read: Callable[[Clients], Any]) -> tuple[Any, Any]:
+    """What ``read`` gets from ``chain`` streamed in the default shape, then with the knob."""
+    clients.script(chain)
+    default = read(clients)
+    clients.script(chain, stream=FINISH)  # the same chain again: replaces the default's
+    return default, read(clients)
+
+
 @pytest.mark.parametrize("protocol", CLIENTS)
 def test_the_finish_comes_with_the_last_text_only_with_the_knob(clients: Clients, protocol: str) -> None:
-    read = CLIENTS[protocol]
-    clients.script(TEXT_CHAIN)
-    default = read(clients)
-    clients.script(TEXT_CHAIN, stream=FINISH)  # the same chain again: replaces the default's
-    shaped = read(clients)
+    default, shaped = default_and_shaped(clients, TEXT_CHAIN, CLIENTS[protocol])
 
     for chunks in (default, shaped):
         assert "".join(text or "" for text, _ in chunks) == TEXT
@@ -175,11 +179,8 @@ REASSEMBLED: dict[str, Callable[[Clients], Any]] = {
 
 @pytest.mark.parametrize("reader", REASSEMBLED)
 def test_the_clients_reassemble_the_same_message_and_calls_with_the_knob(clients: Clients, reader: str) -> None:
-    read = REASSEMBLED[reader]
-    clients.script(CALL_CHAIN)
-    default = read(clients)
-    clients.script(CALL_CHAIN, stream=FINISH)
-    assert read(clients) == default
+    default, shaped = default_and_shaped(clients, CALL_CHAIN, REASSEMBLED[reader])
+    assert shaped == default
     assert "ex.am" in repr(default)  # the call is there, its arguments whole
 
 
@@ -226,13 +227,10 @@ def test_a_gemini_client_that_stops_at_the_finish_passes_by_default_and_the_stra
     mock.script(TEXT_CHAIN)
     assert gemini_text_naive(mock) == TEXT
 
-    @settings(
-        deadline=None,
-        database=None,
-        derandomize=True,
-        suppress_health_check=[HealthCheck.too_slow],
-        phases=[phase for phase in Phase if phase is not Phase.explain],
-    )
+    # The default budget, derandomised (the same examples every run), no explain phase.
+    no_explain = [phase for phase in Phase if phase is not Phase.explain]
+
+    @settings(deadline=None, database=None, derandomize=True, phases=no_explain)
     @given(shape=mockllm.strategies.stream_shapes(protocol="gemini"))
     def every_shape(shape: StreamShape) -> None:
         shaped = MockLLM()
