@@ -87,6 +87,10 @@ class StreamShape(_ShapeModel):
       first piece of its arguments (OpenAI Chat; elsewhere the protocol keeps them apart);
     - ``empty_first_delta``: every text, reasoning and arguments stream opens with an
       empty delta;
+    - ``finish_with_last_delta``: the finish (Chat's ``finish_reason``, Gemini's
+      ``finishReason`` and usage, Ollama's ``done``) rides in the chunk of the last delta
+      instead of a chunk of its own (OpenAI Chat, Gemini, Ollama; elsewhere the protocol's
+      events keep them apart);
     - ``usage_chunk``: the usage report as if asked for (OpenAI Chat: a last chunk with
       ``choices: []``, as ``stream_options.include_usage`` gives; Anthropic: full usage on
       ``message_delta``);
@@ -102,6 +106,7 @@ class StreamShape(_ShapeModel):
     arguments: Cuts | None = None
     id_with_arguments: bool = False
     empty_first_delta: bool = False
+    finish_with_last_delta: bool = False
     usage_chunk: bool = False
     ping_every: int | None = Field(default=None, ge=1)
     keep_alive_every: int | None = Field(default=None, ge=1)
@@ -117,6 +122,7 @@ class StreamShape(_ShapeModel):
             or self.arguments
             or self.id_with_arguments
             or self.empty_first_delta
+            or self.finish_with_last_delta
             or self.usage_chunk
             or self.ping_every
         )

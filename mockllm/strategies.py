@@ -36,10 +36,18 @@ from hypothesis import strategies as st  # noqa: E402
 
 __all__ = ["cuts", "stream_faults", "stream_shapes"]
 
-_PROTOCOL_KNOBS = ("arguments", "id_with_arguments", "usage_chunk", "ping_every", "keep_alive_every")
+_PROTOCOL_KNOBS = (
+    "arguments",
+    "id_with_arguments",
+    "usage_chunk",
+    "ping_every",
+    "keep_alive_every",
+    "finish_with_last_delta",
+)
 """Knobs only some protocols express (a codec lists those it honours in ``shape_knobs``):
-``arguments`` where calls stream in pieces, ``keep_alive_every`` where the stream is SSE.
-Every other knob applies to every protocol."""
+``arguments`` where calls stream in pieces, ``keep_alive_every`` where the stream is SSE,
+``finish_with_last_delta`` where a chunk can carry a delta and the finish. Every other
+knob applies to every protocol."""
 
 
 def cuts(max_size: int = 8) -> st.SearchStrategy[Cuts | None]:
@@ -80,6 +88,7 @@ def stream_shapes(protocol: str | None = None, *, server: bool = False) -> st.Se
             ("id_with_arguments", booleans),
             ("usage_chunk", booleans),
             ("ping_every", every_few),
+            ("finish_with_last_delta", booleans),
         )
         if knob in knobs
     ]

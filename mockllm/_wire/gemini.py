@@ -35,7 +35,7 @@ from mockllm._wire.deltas import DeltaRun, StreamItems, expanded, joined
 from mockllm._wire.encoding import SSE_MEDIA_TYPE, dumps
 from mockllm._wire.gemini_requests import check_turns, checked_contents, field, json_schema, read_content
 from mockllm._wire.reading import DeclaredTools, ReplyContract, ToolChoice, gemini_reply_contract, gemini_tool_choice
-from mockllm._wire.rendering import EventBatches, StreamRenderer, first_events
+from mockllm._wire.rendering import EventBatches, StreamRenderer, finished_with_last_delta, first_events, shaped_finish
 
 __all__ = ["GEMINI_PATH", "GeminiCodec", "field", "gemini", "gemini_error_body"]
 
@@ -121,8 +121,9 @@ class GeminiCodec(StreamRenderer):
     # Text and thoughts are cut as the shape says (``text``, ``empty_first_delta``); a
     # function call always goes whole (``args`` is an object), so ``arguments`` has
     # nothing to cut; no keep-alive comments: the JSON array has none, and google-genai's
-    # SSE reader parses every line as JSON (Gemini sends no comments).
-    shape_knobs: tuple[str, ...] = ()
+    # SSE reader parses every line as JSON (Gemini sends no comments). Gemini's last
+    # chunk often carries the last text or call with ``finishReason`` and the usage.
+    shape_knobs: tuple[str, ...] = ("finish_with_last_delta",)
 
     def __init__(self, model: str | None = None, stream: bool = False, sse: bool = True) -> None:
         self.model = model
@@ -224,6 +225,8 @@ class GeminiCodec(StreamRenderer):
         """One ``GenerateContentResponse`` per text delta or function call, then the
         finishing one; cut after ``plan.error.after_chunks`` by an error object."""
         frames = expanded(self._chunks(plan, body), plan)
+        if shaped_finish(plan):
+            frames = finished_with_last_delta(frames, self._with_finish)
         if not self.sse:
             frames = _open_array(frames)
         error = plan.error
@@ -242,7 +245,7 @@ class GeminiCodec(StreamRenderer):
     def _chunks(self, plan: ReplyPlan, body: dict[str, Any]) -> StreamItems:
         # Each event is framed as it is made (SSE ``data:`` line, or a JSON array's
         # separator): the text around a delta is built once per reply, as in openai_chat.
-        opener, closer = ("data: ", "\r\n\r\n") if self.sse else (_ARRAY_SEPARATOR, "")
+        opener, closer = self._framing()
         before = opener + '{"candidates":[{"content":{"parts":'
         after = (
             f',"role":"model"}},"index":0}}],"modelVersion":{dumps(self.model)},'
@@ -261,6 +264,20 @@ class GeminiCodec(StreamRenderer):
         final = self._response(plan, [])
         final["candidates"][0]["content"] = {"role": "model"}
         yield [(opener + dumps(final) + closer).encode()]
+
+    def _framing(self) -> tuple[str, str]:
+        """What goes before and after each response object of the stream."""
+        return ("data: ", "\r\n\r\n") if self.sse else (_ARRAY_SEPARATOR, "")
+
+    def _with_finish(self, delta_chunk: bytes, final_chunk: bytes) -> bytes:
+        """The final chunk (``finishReason``, ``usageMetadata``) with ``delta_chunk``'s
+        content, as Gemini sends its last text or call (``finish_with_last_delta``)."""
+        opener, closer = self._framing()
+        last, final = (
+            json.loads(chunk[len(opener) : len(chunk) - len(closer)]) for chunk in (delta_chunk, final_chunk)
+        )
+        final["candidates"][0]["content"] = last["candidates"][0]["content"]
+        return (opener + dumps(final) + closer).encode()
 
     def render_stream_error(self, status: int, type: str | None, message: str | None, sequence: int) -> bytes:
         """The error object as the stream's next element, what ``google-genai`` raises

@@ -35,7 +35,7 @@ from mockllm._plan import ReplyPlan
 from mockllm._wire.deltas import DeltaRun, StreamItems, expanded, joined
 from mockllm._wire.encoding import dumps
 from mockllm._wire.reading import UNBOUNDED, DeclaredTools, ReplyContract, reply_contract, schema_format, tools_declared
-from mockllm._wire.rendering import EventBatches, StreamRenderer, first_events
+from mockllm._wire.rendering import EventBatches, StreamRenderer, finished_with_last_delta, first_events, shaped_finish
 
 __all__ = ["NDJSON_MEDIA_TYPE", "OllamaCodec", "ollama", "ollama_error_body"]
 
@@ -129,8 +129,8 @@ class OllamaCodec(StreamRenderer):
     stream_media_type = NDJSON_MEDIA_TYPE
     # Text and thinking are cut as the shape says (``text``, ``empty_first_delta``); a
     # tool call is one whole object (``arguments`` has nothing to cut) and NDJSON has no
-    # comments (no ``keep_alive_every``).
-    shape_knobs: tuple[str, ...] = ()
+    # comments (no ``keep_alive_every``); the ``done`` line may carry the last delta.
+    shape_knobs: tuple[str, ...] = ("finish_with_last_delta",)
 
     def __init__(self, chat: bool = True) -> None:
         self.chat = chat
@@ -239,6 +239,8 @@ class OllamaCodec(StreamRenderer):
         """One line per delta (thinking, then text, then each tool call), then the
         ``done`` line; cut after ``plan.error.after_chunks`` lines by an error line."""
         lines = expanded(self._lines(plan, body), plan)
+        if shaped_finish(plan):
+            lines = finished_with_last_delta(lines, _with_finish)
         error = plan.error
         if error is not None and error.after_chunks is not None:
             failure = self.render_stream_error(error.status, error.type, error.message, error.after_chunks)
@@ -275,6 +277,13 @@ class OllamaCodec(StreamRenderer):
     def render_error(self, status: int, type: str | None, message: str | None, param: str | None = None) -> bytes:
         """``{"error": "..."}``; Ollama has no error type or ``param``."""
         return ollama_error_body(status, message)
+
+
+def _with_finish(delta_line: bytes, done_line: bytes) -> bytes:
+    """The ``done`` line carrying ``delta_line``'s content, thinking or calls, as Ollama
+    may send its last piece (``finish_with_last_delta``)."""
+    last, done = json.loads(delta_line), json.loads(done_line)
+    return (dumps({**done, **{key: value for key, value in last.items() if key != "done"}}) + "\n").encode()
 
 
 def _call_ids(position: int, calls: Any) -> tuple[str, ...]:

@@ -35,6 +35,7 @@ from mockllm._wire.openai_chat_chunks import (
     finish_reason,
     message_content,
     usage_fields,
+    with_finish,
 )
 from mockllm._wire.openai_errors import check_openai_types, openai_error_body, openai_error_fields
 from mockllm._wire.parameter_types import Kind, json_type
@@ -47,7 +48,7 @@ from mockllm._wire.reading import (
     reply_contract,
     tools_declared,
 )
-from mockllm._wire.rendering import EventBatches, StreamRenderer, first_events
+from mockllm._wire.rendering import EventBatches, StreamRenderer, finished_with_last_delta, first_events, shaped_finish
 
 __all__ = ["ARGUMENT_SLICE", "SYSTEM_FINGERPRINT", "OpenAIChatCodec", "openai_chat"]
 
@@ -81,7 +82,13 @@ class OpenAIChatCodec(StreamRenderer):
     request_id_header = "x-request-id"
     tool_call_prefix = "call"
     prompt_fields: tuple[str, ...] = ("messages", "tools")
-    shape_knobs: tuple[str, ...] = ("arguments", "id_with_arguments", "usage_chunk", "keep_alive_every")
+    shape_knobs: tuple[str, ...] = (
+        "arguments",
+        "id_with_arguments",
+        "usage_chunk",
+        "keep_alive_every",
+        "finish_with_last_delta",
+    )
     """The protocol-specific stream-shape knobs this codec honours (``mockllm._shapes``)."""
 
     def read(self, body: Any) -> Conversation:
@@ -272,6 +279,8 @@ class OpenAIChatCodec(StreamRenderer):
         and nothing more (the SDK raises ``openai.APIError``).
         """
         batches = expanded(chunk_items(plan, body), plan)
+        if shaped_finish(plan):
+            batches = finished_with_last_delta(batches, with_finish)
         error = plan.error
         if error is not None and error.after_chunks is not None:
             failure = self.render_stream_error(error.status, error.type, error.message, error.after_chunks)

@@ -24,6 +24,7 @@ __all__ = [
     "finish_reason",
     "message_content",
     "usage_fields",
+    "with_finish",
 ]
 
 SYSTEM_FINGERPRINT = "fp_mockllm"
@@ -75,6 +76,17 @@ _OPENING_REFUSAL = dumps({"role": "assistant", "content": None, "refusal": ""})
 _FINISHES = {
     reason: f',"logprobs":null,"finish_reason":{dumps(finish)}}}]' for reason, finish in _FINISH_REASONS.items()
 }
+
+
+_FINISH_FIELD = b',"logprobs":null,"finish_reason":'
+
+
+def with_finish(delta_chunk: bytes, finishing_chunk: bytes) -> bytes:
+    """``delta_chunk`` carrying ``finishing_chunk``'s ``finish_reason``, as vLLM, Groq
+    and other Chat servers send a stream's last text or arguments piece (the stream
+    shape's ``finish_with_last_delta``): the text after the field is the frame's, the
+    same in both but for the reason."""
+    return delta_chunk[: delta_chunk.rindex(_FINISH_FIELD)] + finishing_chunk[finishing_chunk.rindex(_FINISH_FIELD) :]
 
 
 def chunk_items(plan: ReplyPlan, body: dict[str, Any]) -> StreamItems:

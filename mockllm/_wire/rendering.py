@@ -3,7 +3,7 @@ from its ``render_stream`` (``StreamRenderer``)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from mockllm._plan import ReplyPlan
@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from mockllm._held import HeldConversations
     from mockllm._state import State
 
-__all__ = ["EventBatches", "StreamRenderer", "first_events"]
+__all__ = ["EventBatches", "StreamRenderer", "finished_with_last_delta", "first_events", "shaped_finish"]
 
 EventBatches = Iterator[list[bytes]]
 """A streamed reply as it is rendered: lists of complete events (SSE events, NDJSON
@@ -89,3 +89,32 @@ def first_events(batches: Iterable[list[Any]], count: int) -> Iterator[list[Any]
             return
         count -= len(batch)
         yield batch
+
+
+def shaped_finish(plan: ReplyPlan) -> bool:
+    """Whether ``plan``'s shape sends the finish with the last delta (``finished_with_last_delta``)."""
+    return plan.stream is not None and plan.stream.finish_with_last_delta
+
+
+def finished_with_last_delta(batches: Iterable[list[bytes]], merge: Callable[[bytes, bytes], bytes]) -> EventBatches:
+    """``batches`` with the finishing event, the first of the last batch, merged into the
+    event before it: ``merge(last_delta, finishing)`` is the one event that carries both
+    (the stream shape's ``finish_with_last_delta``). A stream of one batch is left as it is."""
+    before: bytes | None = None  # the last event of the batches before ``held``
+    held: list[bytes] | None = None
+    for batch in batches:
+        if not batch:
+            continue
+        if held is not None:
+            *rest, last = held
+            earlier = rest if before is None else [before, *rest]
+            if earlier:
+                yield earlier
+            before = last
+        held = batch
+    if held is None:
+        return
+    if before is None:
+        yield held
+        return
+    yield [merge(before, held[0]), *held[1:]]

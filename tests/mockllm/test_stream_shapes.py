@@ -104,7 +104,8 @@ EACH_KNOB: list[dict[str, Any]] = [
     {"text": {"size": 1}, "arguments": {"size": 1}},
     {"text": {"at": [1, 4]}, "arguments": {"at": [1]}},
     {"text": {"seed": 7, "max_size": 3}, "id_with_arguments": True, "empty_first_delta": True},
-    {"usage_chunk": True, "ping_every": 1, "keep_alive_every": 1},
+    {"usage_chunk": True, "ping_every": 1, "keep_alive_every": 1, "finish_with_last_delta": True},
+    {"finish_with_last_delta": True, "empty_first_delta": True, "id_with_arguments": True},
     {"writes": {"size": 1}, "split_utf8": True},
     {"writes": {"at": [3, 50, 51]}},
 ]
