@@ -19,6 +19,7 @@ defines one by that name.
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import signal
 import socket
@@ -173,4 +174,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    status = main()
+    # The process ends here: what it made is left to the operating system rather than walked
+    # once more by the cyclic collector as the interpreter finalizes (a stdio server that
+    # ran chains spent 0.3 CPU-s and 0.6 s on it after its client closed stdin).
+    gc.freeze()
+    sys.exit(status)

@@ -31,8 +31,8 @@ from mcp.client.streamable_http import streamable_http_client
 
 from mockllm import InstructionChain
 from mockllm._server import bind_socket
+from mockllm.testing import PromptServer
 from tests.harness.systems.service.gate_tool import wait_for_release
-from tests.harness.systems.service.service_support import PromptServer
 
 TIMEOUT_S = 15
 """A guard against a hang, never a pace: every wait here ends on an event."""
@@ -295,7 +295,7 @@ async def serving(app: Any) -> AsyncIterator[str]:
     try:
         yield f"http://127.0.0.1:{sock.getsockname()[1]}"
     finally:
-        server.stop()
+        server.should_exit = True
         await task
         sock.close()
 

@@ -10,7 +10,6 @@ entered, looks, then releases it.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import subprocess
 import threading
@@ -32,6 +31,7 @@ from harness.systems.service.core import ChainService, ChainServiceConfig
 from mockllm import InstructionChain, MockLLM
 from mockllm._server import bind_socket
 from mockllm._transports import HTTPX2Transport
+from mockllm.testing import PromptServer
 
 TOKENS = {
     "tok-ada": {"user": "ada", "organization": "acme"},
@@ -261,29 +261,6 @@ def client(bench: ServiceBench) -> Iterator[TestClient]:
             bench.release_all()  # before the loop closes: it waits for the tools' threads
 
 
-class PromptServer(uvicorn.Server):
-    """uvicorn's server, which ends as soon as ``stop`` is called from any thread (uvicorn
-    itself looks for ``should_exit`` every 0.1 s, a wait at the end of each test)."""
-
-    _loop: asyncio.AbstractEventLoop | None = None
-    _wake: asyncio.Event | None = None
-
-    async def main_loop(self) -> None:
-        self._loop, self._wake = asyncio.get_running_loop(), asyncio.Event()
-        counter = 0
-        while not await self.on_tick(counter):  # uvicorn's ticks: the date header, should_exit
-            counter = (counter + 1) % 864000
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), 0.1)
-
-    def stop(self) -> None:
-        self.should_exit = True
-        loop, wake = self._loop, self._wake
-        if loop is not None and wake is not None:
-            with contextlib.suppress(RuntimeError):  # the loop has closed: the server has ended
-                loop.call_soon_threadsafe(wake.set)
-
-
 class LiveServer:
     """An app served by uvicorn in a thread on 127.0.0.1; the socket is bound and
     listening before the thread starts, so clients may connect at once."""
@@ -311,7 +288,7 @@ class LiveServer:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.server.stop()
+        self.server.should_exit = True  # wakes the server's loop from this thread
         self.thread.join(timeout=15)
         self.socket.close()
         assert not self.thread.is_alive(), "the uvicorn thread did not stop"
