@@ -102,10 +102,16 @@ def test_a_scenario_whose_runner_needs_the_agent_extra_fails_its_item_with_the_c
     assert "During handling" not in result.stdout.str()
 
 
+# As if the golden extra were not installed: syrupy cannot be imported, and the modules
+# that import it are not loaded either (the inner run shares this session's process, which
+# has them; pytester puts them back when the run ends).
 _WITHOUT_SYRUPY = """
 import sys
 
-sys.modules["syrupy"] = None  # as if the golden extra were not installed
+NEED_SYRUPY = ("harness.golden.assertion", "harness.golden.extension", "harness.plugin.scenario_item")
+for name in [name for name in sys.modules if name.partition(".")[0] == "syrupy" or name in NEED_SYRUPY]:
+    del sys.modules[name]
+sys.modules["syrupy"] = None
 """
 
 
@@ -114,8 +120,8 @@ def test_without_the_golden_extra_a_golden_test_errors_with_the_command(strict_p
     strict_pytester.makepyfile(
         test_plain="def test_plain():\n    assert True\n", test_snap="def test_snap(golden):\n    assert golden == []\n"
     )
-    # A fresh interpreter: syrupy is neither loaded as a plugin nor importable.
-    result = strict_pytester.runpytest_subprocess("-p", "no:syrupy")
+    # syrupy is neither loaded as a plugin nor importable.
+    result = strict_pytester.runpytest_inprocess("-p", "no:syrupy")
     result.assert_outcomes(passed=1, errors=1)
     assert (
         "the golden fixture needs the 'syrupy' package, which is not installed. "
@@ -128,7 +134,7 @@ def test_without_the_golden_extra_a_scenario_file_is_a_collection_error_with_the
 ) -> None:
     strict_pytester.makeconftest(_WITHOUT_SYRUPY)
     strict_pytester.makefile(".scenario.yaml", simple=SCENARIO.read_text(encoding="utf-8"))
-    result = strict_pytester.runpytest_subprocess("-p", "no:syrupy")
+    result = strict_pytester.runpytest_inprocess("-p", "no:syrupy")
     result.assert_outcomes(errors=1)
     assert (
         "simple.scenario.yaml: a scenario file (its golden) needs the 'syrupy' package, "
