@@ -29,23 +29,38 @@ EXTRAS = (
 SCENARIO = Path(__file__).parent.parent / "scenarios" / "simple_message.yaml"
 
 
-def _imported_by(code: str) -> dict[str, list[str]]:
-    """The top-level packages of interest that ``code`` left in ``sys.modules``, run in a fresh interpreter."""
-    probe = f"{code}\nimport json, sys\nprint(json.dumps(sorted({{m.split('.')[0] for m in sys.modules}})))"
+def _loaded(modules: set[str]) -> dict[str, list[str]]:
+    return {"extras": sorted(modules & set(EXTRAS)), "heavy": sorted(modules & {"mockllm", "syrupy", "pydantic"})}
+
+
+# One fresh interpreter, in two steps: what pytest imports in every run of every project
+# that has the package installed, then the core's modules on top of it.
+_STEPS = {
+    "plugin": "import pytest, harness.plugin.hooks",
+    "core": "import mockllm, harness.plugin.hooks, harness.plugin.fixtures, harness.scenarios.model",
+}
+
+
+@pytest.fixture(scope="module")
+def imported_by() -> dict[str, dict[str, list[str]]]:
+    """The top-level packages of interest in ``sys.modules`` after each of ``_STEPS``, run
+    one after the other in a fresh interpreter (each step's are a superset of those before)."""
+    report = "import json, sys\nprint(json.dumps(sorted({m.split('.')[0] for m in sys.modules})))"
+    probe = "\n".join(f"{code}\n{report}" for code in _STEPS.values())
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
-    loaded = set(json.loads(result.stdout.splitlines()[-1]))
-    return {"extras": sorted(loaded & set(EXTRAS)), "heavy": sorted(loaded & {"mockllm", "syrupy", "pydantic"})}
+    lines = result.stdout.splitlines()[-len(_STEPS) :]
+    return {step: _loaded(set(json.loads(line))) for step, line in zip(_STEPS, lines, strict=True)}
 
 
-def test_the_core_imports_no_extra() -> None:
-    loaded = _imported_by("import mockllm, harness.plugin.hooks, harness.plugin.fixtures, harness.scenarios.model")
-    assert loaded["extras"] == []
+def test_the_core_imports_no_extra(imported_by: dict[str, dict[str, list[str]]]) -> None:
+    assert imported_by["core"]["extras"] == []
 
 
-def test_the_plugin_module_imports_neither_the_mock_nor_syrupy_nor_pydantic_at_startup() -> None:
-    # What pytest imports in every run of every project that has the package installed
-    # (pydantic alone is some 40 ms of a project's startup).
-    assert _imported_by("import pytest, harness.plugin.hooks")["heavy"] == []
+def test_the_plugin_module_imports_neither_the_mock_nor_syrupy_nor_pydantic_at_startup(
+    imported_by: dict[str, dict[str, list[str]]],
+) -> None:
+    # pydantic alone is some 40 ms of a project's startup.
+    assert imported_by["plugin"]["heavy"] == []
 
 
 def test_httpx2_transport_without_httpx2_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
