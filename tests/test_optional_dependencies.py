@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from pathlib import Path
@@ -29,38 +28,17 @@ EXTRAS = (
 SCENARIO = Path(__file__).parent.parent / "scenarios" / "simple_message.yaml"
 
 
-def _loaded(modules: set[str]) -> dict[str, list[str]]:
-    return {"extras": sorted(modules & set(EXTRAS)), "heavy": sorted(modules & {"mockllm", "syrupy", "pydantic"})}
-
-
-# One fresh interpreter, in two steps: what pytest imports in every run of every project
-# that has the package installed, then the core's modules on top of it.
-_STEPS = {
-    "plugin": "import pytest, harness.plugin.hooks",
-    "core": "import mockllm, harness.plugin.hooks, harness.plugin.fixtures, harness.scenarios.model",
-}
-
-
-@pytest.fixture(scope="module")
-def imported_by() -> dict[str, dict[str, list[str]]]:
-    """The top-level packages of interest in ``sys.modules`` after each of ``_STEPS``, run
-    one after the other in a fresh interpreter (each step's are a superset of those before)."""
-    report = "import json, sys\nprint(json.dumps(sorted({m.split('.')[0] for m in sys.modules})))"
-    probe = "\n".join(f"{code}\n{report}" for code in _STEPS.values())
-    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
-    lines = result.stdout.splitlines()[-len(_STEPS) :]
-    return {step: _loaded(set(json.loads(line))) for step, line in zip(_STEPS, lines, strict=True)}
-
-
-def test_the_core_imports_no_extra(imported_by: dict[str, dict[str, list[str]]]) -> None:
-    assert imported_by["core"]["extras"] == []
+def test_the_core_imports_no_extra(fresh_imports: dict[str, set[str]]) -> None:
+    # In a fresh interpreter (tests/conftest.py): the plugin module, then the core's modules.
+    assert sorted(fresh_imports["core"] & set(EXTRAS)) == []
 
 
 def test_the_plugin_module_imports_neither_the_mock_nor_syrupy_nor_pydantic_at_startup(
-    imported_by: dict[str, dict[str, list[str]]],
+    fresh_imports: dict[str, set[str]],
 ) -> None:
-    # pydantic alone is some 40 ms of a project's startup.
-    assert imported_by["plugin"]["heavy"] == []
+    # What pytest imports in every run of every project that has the package installed
+    # (pydantic alone is some 40 ms of a project's startup), in a fresh interpreter.
+    assert sorted(fresh_imports["plugin"] & {"mockllm", "syrupy", "pydantic"}) == []
 
 
 def test_httpx2_transport_without_httpx2_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
