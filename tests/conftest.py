@@ -11,6 +11,9 @@ from __future__ import annotations
 import functools
 import importlib
 import importlib.metadata
+import json
+import subprocess
+import sys
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -53,6 +56,27 @@ def shared_server_conftest(mock_server_url: str) -> str:
     """Source for an inner run's conftest.py: its ``mockllm_server_process`` is this
     session's server, which its ``mockllm_server`` tests then use."""
     return SHARED_SERVER_CONFTEST.format(url=mock_server_url)
+
+
+# What a fresh interpreter has loaded, step after step (each step's packages include those of
+# the steps before it): what pytest imports in every run of every project that has the package
+# installed (the plugin module), then the core's modules. One interpreter serves the import
+# checks of test_optional_dependencies.py and test_exported_members.py.
+FRESH_IMPORT_STEPS = {
+    "plugin": "import pytest, harness.plugin.hooks",
+    "core": "import mockllm, harness.plugin.fixtures, harness.scenarios.model",
+}
+
+
+@pytest.fixture(scope="session")
+def fresh_imports() -> dict[str, set[str]]:
+    """The top-level packages in ``sys.modules`` after each of ``FRESH_IMPORT_STEPS``, run
+    one after the other in a fresh interpreter."""
+    report = "import json, sys\nprint(json.dumps(sorted({m.split('.')[0] for m in sys.modules})))"
+    probe = "\n".join(f"{code}\n{report}" for code in FRESH_IMPORT_STEPS.values())
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    lines = result.stdout.splitlines()[-len(FRESH_IMPORT_STEPS) :]
+    return {step: set(json.loads(line)) for step, line in zip(FRESH_IMPORT_STEPS, lines, strict=True)}
 
 
 class Door:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from pathlib import Path
@@ -29,23 +28,17 @@ EXTRAS = (
 SCENARIO = Path(__file__).parent.parent / "scenarios" / "simple_message.yaml"
 
 
-def _imported_by(code: str) -> dict[str, list[str]]:
-    """The top-level packages of interest that ``code`` left in ``sys.modules``, run in a fresh interpreter."""
-    probe = f"{code}\nimport json, sys\nprint(json.dumps(sorted({{m.split('.')[0] for m in sys.modules}})))"
-    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
-    loaded = set(json.loads(result.stdout.splitlines()[-1]))
-    return {"extras": sorted(loaded & set(EXTRAS)), "heavy": sorted(loaded & {"mockllm", "syrupy", "pydantic"})}
+def test_the_core_imports_no_extra(fresh_imports: dict[str, set[str]]) -> None:
+    # In a fresh interpreter (tests/conftest.py): the plugin module, then the core's modules.
+    assert sorted(fresh_imports["core"] & set(EXTRAS)) == []
 
 
-def test_the_core_imports_no_extra() -> None:
-    loaded = _imported_by("import mockllm, harness.plugin.hooks, harness.plugin.fixtures, harness.scenarios.model")
-    assert loaded["extras"] == []
-
-
-def test_the_plugin_module_imports_neither_the_mock_nor_syrupy_nor_pydantic_at_startup() -> None:
+def test_the_plugin_module_imports_neither_the_mock_nor_syrupy_nor_pydantic_at_startup(
+    fresh_imports: dict[str, set[str]],
+) -> None:
     # What pytest imports in every run of every project that has the package installed
-    # (pydantic alone is some 40 ms of a project's startup).
-    assert _imported_by("import pytest, harness.plugin.hooks")["heavy"] == []
+    # (pydantic alone is some 40 ms of a project's startup), in a fresh interpreter.
+    assert sorted(fresh_imports["plugin"] & {"mockllm", "syrupy", "pydantic"}) == []
 
 
 def test_httpx2_transport_without_httpx2_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -102,10 +95,16 @@ def test_a_scenario_whose_runner_needs_the_agent_extra_fails_its_item_with_the_c
     assert "During handling" not in result.stdout.str()
 
 
+# As if the golden extra were not installed: syrupy cannot be imported, and the modules
+# that import it are not loaded either (the inner run shares this session's process, which
+# has them; pytester puts them back when the run ends).
 _WITHOUT_SYRUPY = """
 import sys
 
-sys.modules["syrupy"] = None  # as if the golden extra were not installed
+NEED_SYRUPY = ("harness.golden.assertion", "harness.golden.extension", "harness.plugin.scenario_item")
+for name in [name for name in sys.modules if name.partition(".")[0] == "syrupy" or name in NEED_SYRUPY]:
+    del sys.modules[name]
+sys.modules["syrupy"] = None
 """
 
 
@@ -114,8 +113,8 @@ def test_without_the_golden_extra_a_golden_test_errors_with_the_command(strict_p
     strict_pytester.makepyfile(
         test_plain="def test_plain():\n    assert True\n", test_snap="def test_snap(golden):\n    assert golden == []\n"
     )
-    # A fresh interpreter: syrupy is neither loaded as a plugin nor importable.
-    result = strict_pytester.runpytest_subprocess("-p", "no:syrupy")
+    # syrupy is neither loaded as a plugin nor importable.
+    result = strict_pytester.runpytest_inprocess("-p", "no:syrupy")
     result.assert_outcomes(passed=1, errors=1)
     assert (
         "the golden fixture needs the 'syrupy' package, which is not installed. "
@@ -128,7 +127,7 @@ def test_without_the_golden_extra_a_scenario_file_is_a_collection_error_with_the
 ) -> None:
     strict_pytester.makeconftest(_WITHOUT_SYRUPY)
     strict_pytester.makefile(".scenario.yaml", simple=SCENARIO.read_text(encoding="utf-8"))
-    result = strict_pytester.runpytest_subprocess("-p", "no:syrupy")
+    result = strict_pytester.runpytest_inprocess("-p", "no:syrupy")
     result.assert_outcomes(errors=1)
     assert (
         "simple.scenario.yaml: a scenario file (its golden) needs the 'syrupy' package, "

@@ -251,7 +251,6 @@ def golden(request: pytest.FixtureRequest) -> GoldenAssertion:
             raise
         raise missing_extra("syrupy", needed_by="the golden fixture") from None
     from harness.golden.location import golden_extension
-    from harness.plugin.fixtures import MockLLMFixture, MockLLMServer
 
     snapshot = request.getfixturevalue("snapshot")  # syrupy's, asked for once syrupy is known
 
@@ -260,6 +259,12 @@ def golden(request: pytest.FixtureRequest) -> GoldenAssertion:
     def test_mock() -> MockLLMFixture | MockLLMServer | None:
         funcargs = getattr(request.node, "funcargs", {})
         mock = funcargs.get("mockllm") or funcargs.get("mockllm_server")
+        if mock is None:
+            return None
+        # Imported by the mock fixture that made ``mock``: a golden test without a mock
+        # does not pay for the mock's clients (httpx, the engine: ~0.3 s of CPU a process).
+        from harness.plugin.fixtures import MockLLMFixture, MockLLMServer
+
         return mock if isinstance(mock, (MockLLMFixture, MockLLMServer)) else None
 
     def findings() -> Any:

@@ -3,6 +3,8 @@ and dataclasses fail on any changed field; a mock fallback reply is refused."""
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 EVENTS = """
@@ -44,6 +46,16 @@ def test_goldens_of_dicts_models_and_dataclasses_fail_on_any_changed_field(stric
         result = strict_pytester.runpytest()
         result.assert_outcomes(passed=2, failed=1)
         assert f"{value}" in result.stdout.str()
+
+
+def test_a_golden_test_without_a_mock_does_not_load_the_mock_fixtures(
+    strict_pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The mock fixtures' module brings their clients (httpx, the engine: about 0.3 s of CPU a
+    # process); a project's golden tests that use no mock do not pay for it. Here it cannot load.
+    monkeypatch.setitem(sys.modules, "harness.plugin.fixtures", None)
+    strict_pytester.makepyfile(test_shapes=EVENTS % FIRST)
+    strict_pytester.runpytest("--snapshot-update").assert_outcomes(passed=3)
 
 
 FALLBACK_TEST = """

@@ -60,7 +60,10 @@ def test_server(mockllm_server, golden):
 """
 
 
-def test_the_ids_a_server_mock_minted_are_normalised(strict_pytester: pytest.Pytester) -> None:
+def test_the_ids_a_server_mock_minted_are_normalised(
+    strict_pytester: pytest.Pytester, shared_server_conftest: str
+) -> None:
+    strict_pytester.makeconftest(shared_server_conftest)  # this session's server (tests/conftest.py)
     strict_pytester.makepyfile(test_server=SERVER_IDS)
     strict_pytester.runpytest("--snapshot-update").assert_outcomes(passed=1)
     text = (strict_pytester.path / "golden" / "test_server" / "test_server.golden").read_text()

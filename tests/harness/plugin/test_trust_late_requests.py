@@ -15,8 +15,6 @@ import pytest
 APP = """
 import threading
 
-import openai
-
 from mockllm import InstructionChain
 
 PROMPT = InstructionChain(instruction_chain=[{"messages": [{"text_message": {"text": "Hi."}}]}]).tagged("hi")
@@ -31,10 +29,11 @@ def fire_and_forget(client):
     def job():
         go.wait()
         try:
-            reply = client.chat.completions.create(model="m", messages=[{"role": "user", "content": "unscripted"}])
-            answers.append(reply.choices[0].message.content)
+            answers.append(ask(client, "unscripted"))
         except Exception as exc:  # the app swallows it, as background jobs often do
             answers.append(exc)
+        finally:
+            client.close()
 
     thread = threading.Thread(target=job)
     thread.start()
@@ -48,39 +47,88 @@ def release():
     thread.join()
 """
 
-SERVER_LATE = """
+# How the app (and its tests) talk to the model: on the official openai SDK...
+ON_OPENAI = """
 import openai
-from app import PROMPT, fire_and_forget, release
+
+
+def app_client(mock):
+    # The app's own client, given the mock's URL.
+    return openai.OpenAI(api_key="k", base_url=mock.openai_base_url, max_retries=0)
+
+
+def fixture_client(mock, **options):
+    return mock.openai(**options)
+
+
+def ask(client, content):
+    reply = client.chat.completions.create(model="m", messages=[{"role": "user", "content": content}])
+    return reply.choices[0].message.content
+
+
+async def ask_async(client, content):
+    reply = await client.chat.completions.create(model="m", messages=[{"role": "user", "content": content}])
+    return reply.choices[0].message.content
+"""
+
+# ...or on plain httpx, the same requests to the same route.
+ON_HTTPX = """
+import httpx
+
+
+def app_client(mock):
+    # The app's own client, given the mock's URL.
+    return httpx.Client(base_url=mock.base_url)
+
+
+def fixture_client(mock, **options):
+    return mock.httpx_client(**options)
+
+
+def body(content):
+    return {"model": "m", "messages": [{"role": "user", "content": content}]}
+
+
+def ask(client, content):
+    reply = client.post("/v1/chat/completions", json=body(content))
+    reply.raise_for_status()
+    return reply.json()["choices"][0]["message"]["content"]
+
+
+async def ask_async(client, content):
+    reply = await client.post("/v1/chat/completions", json=body(content))
+    reply.raise_for_status()
+    return reply.json()["choices"][0]["message"]["content"]
+"""
+
+SERVER_LATE = """
+from app import PROMPT, app_client, ask, fire_and_forget, fixture_client, release
 
 
 def test_returns_before_its_job_ends(mockllm_server):
-    client = openai.OpenAI(api_key="k", base_url=mockllm_server.openai_base_url, max_retries=0)
-    fire_and_forget(client)
+    fire_and_forget(app_client(mockllm_server))
 
 
 def test_next(mockllm_server):
     release()
-    reply = mockllm_server.openai().chat.completions.create(model="m", messages=[{"role": "user", "content": PROMPT}])
-    assert reply.choices[0].message.content == "Hi."
+    assert ask(fixture_client(mockllm_server), PROMPT) == "Hi."
 """
 
 IN_PROCESS_LATE = """
-from app import PROMPT, fire_and_forget, release
+from app import PROMPT, ask, fire_and_forget, fixture_client, release
 
 
 def test_returns_before_its_job_ends(mockllm):
-    fire_and_forget(mockllm.openai())
+    fire_and_forget(fixture_client(mockllm))
 
 
 def test_next(mockllm):
     release()
-    reply = mockllm.openai().chat.completions.create(model="m", messages=[{"role": "user", "content": PROMPT}])
-    assert reply.choices[0].message.content == "Hi."
+    assert ask(fixture_client(mockllm), PROMPT) == "Hi."
 """
 
 AT_SESSION_END = """
-import openai
-from app import fire_and_forget, release
+from app import app_client, fire_and_forget, fixture_client, release
 
 
 def test_returns_before_its_job_ends({fixture}):
@@ -97,20 +145,15 @@ import asyncio
 import concurrent.futures
 import threading
 
-import openai
 import pytest
 
-from app import PROMPT
-
-
-def ask(client):
-    return client.chat.completions.create(model="m", messages=[{"role": "user", "content": PROMPT}])
+from app import PROMPT, app_client, ask, ask_async, fixture_client
 
 
 @pytest.mark.parametrize("i", range(3))
 def test_joins_its_thread(mockllm_server, i):
-    client = openai.OpenAI(api_key="k", base_url=mockllm_server.openai_base_url, max_retries=0)
-    thread = threading.Thread(target=ask, args=(client,))
+    client = app_client(mockllm_server)
+    thread = threading.Thread(target=ask, args=(client, PROMPT))
     thread.start()
     thread.join()
     client.close()
@@ -118,24 +161,23 @@ def test_joins_its_thread(mockllm_server, i):
 
 def test_waits_for_its_pool(mockllm):
     with concurrent.futures.ThreadPoolExecutor() as pool:
-        assert pool.submit(ask, mockllm.openai()).result().choices[0].message.content == "Hi."
+        assert pool.submit(ask, fixture_client(mockllm), PROMPT).result() == "Hi."
 
 
 def test_awaits_its_task(mockllm_server):
-    client = mockllm_server.openai(is_async=True)
+    client = fixture_client(mockllm_server, is_async=True)
 
     async def main():
-        task = asyncio.create_task(client.chat.completions.create(
-            model="m", messages=[{"role": "user", "content": PROMPT}]))
-        return (await task).choices[0].message.content
+        task = asyncio.create_task(ask_async(client, PROMPT))
+        return await task
 
     assert asyncio.run(main()) == "Hi."
 
 
 def test_keeps_its_connection_open_past_the_test(mockllm_server):
     # A kept-alive connection of the app's own client, closed after teardown: no request.
-    client = openai.OpenAI(api_key="k", base_url=mockllm_server.openai_base_url, max_retries=0)
-    assert ask(client).choices[0].message.content == "Hi."
+    client = app_client(mockllm_server)
+    assert ask(client, PROMPT) == "Hi."
     KEPT.append(client)
 
 
@@ -158,7 +200,7 @@ def test_a_late_request_to_the_server_fails_the_run_naming_its_test(
     strict_pytester: pytest.Pytester, shared_server_conftest: str
 ) -> None:
     strict_pytester.makeconftest(shared_server_conftest)
-    strict_pytester.makepyfile(app=APP, test_app=SERVER_LATE)
+    strict_pytester.makepyfile(app=APP + ON_OPENAI, test_app=SERVER_LATE)
     result = strict_pytester.runpytest()
     assert result.ret != 0
     result.assert_outcomes(passed=2, errors=1)
@@ -168,7 +210,7 @@ def test_a_late_request_to_the_server_fails_the_run_naming_its_test(
 def test_a_late_request_to_the_in_process_mock_fails_the_run_naming_its_test(
     strict_pytester: pytest.Pytester,
 ) -> None:
-    strict_pytester.makepyfile(app=APP, test_app=IN_PROCESS_LATE)
+    strict_pytester.makepyfile(app=APP + ON_OPENAI, test_app=IN_PROCESS_LATE)
     result = strict_pytester.runpytest()
     assert result.ret != 0
     result.assert_outcomes(passed=2, errors=1)
@@ -178,13 +220,13 @@ def test_a_late_request_to_the_in_process_mock_fails_the_run_naming_its_test(
 @pytest.mark.parametrize(
     ("fixture", "client"),
     [
-        ("mockllm", "client = mockllm.openai()"),
-        ("mockllm_server", "client = mockllm_server.openai()"),
-        ("mockllm, monkeypatch", "mockllm.patch_env(monkeypatch)\n    client = openai.OpenAI(max_retries=0)"),
+        ("mockllm", "client = fixture_client(mockllm)"),
+        ("mockllm_server", "client = fixture_client(mockllm_server)"),
         (
-            "mockllm_server",
-            "client = openai.OpenAI(api_key='k', base_url=mockllm_server.openai_base_url, max_retries=0)",
+            "mockllm, monkeypatch",
+            "import openai\n\n    mockllm.patch_env(monkeypatch)\n    client = openai.OpenAI(max_retries=0)",
         ),
+        ("mockllm_server", "client = app_client(mockllm_server)"),
     ],
     ids=["in-process", "server-fixture-client", "in-process-patch-env", "server-app-client"],
 )
@@ -192,7 +234,7 @@ def test_a_late_request_after_the_last_test_using_the_mock_fails_the_session(
     strict_pytester: pytest.Pytester, shared_server_conftest: str, fixture: str, client: str
 ) -> None:
     strict_pytester.makeconftest(shared_server_conftest)
-    strict_pytester.makepyfile(app=APP, test_app=AT_SESSION_END.format(fixture=fixture, client=client))
+    strict_pytester.makepyfile(app=APP + ON_OPENAI, test_app=AT_SESSION_END.format(fixture=fixture, client=client))
     result = strict_pytester.runpytest()
     assert result.ret != 0
     result.assert_outcomes(passed=2, errors=1)
@@ -201,7 +243,7 @@ def test_a_late_request_after_the_last_test_using_the_mock_fails_the_session(
 
 def test_a_correct_app_stays_green(strict_pytester: pytest.Pytester, shared_server_conftest: str) -> None:
     strict_pytester.makeconftest(shared_server_conftest)
-    strict_pytester.makepyfile(app=APP, test_app=CORRECT_APP)
+    strict_pytester.makepyfile(app=APP + ON_OPENAI, test_app=CORRECT_APP)
     result = strict_pytester.runpytest()
     result.assert_outcomes(passed=7)
     assert result.ret == 0
@@ -211,9 +253,11 @@ def test_under_xdist_a_late_request_fails_the_run_and_a_shared_server_raises_no_
     strict_pytester: pytest.Pytester, shared_server_conftest: str
 ) -> None:
     # Both workers' tests open sessions on one server; each worker hears only of its own.
+    # The app is on httpx here: each worker is a process of its own, and the openai SDK's
+    # import would cost each about a second of CPU; the tests above play it on openai.
     strict_pytester.makeconftest(shared_server_conftest)
-    strict_pytester.makepyfile(app=APP, test_server=SERVER_LATE, test_in_process=IN_PROCESS_LATE)
-    last = "client = openai.OpenAI(api_key='k', base_url=mockllm_server.openai_base_url, max_retries=0)"
+    strict_pytester.makepyfile(app=APP + ON_HTTPX, test_server=SERVER_LATE, test_in_process=IN_PROCESS_LATE)
+    last = "client = app_client(mockllm_server)"
     strict_pytester.makepyfile(
         test_correct=CORRECT_APP, test_last=AT_SESSION_END.format(fixture="mockllm_server", client=last)
     )
