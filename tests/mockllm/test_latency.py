@@ -17,6 +17,7 @@ import pytest
 from mockllm import InstructionChain, MockLLM
 from mockllm._cli import main
 from mockllm._latency import LatencyProfile, LatencyProfiles, load_latency_profiles
+from tests.mockllm.bulk_scripts import bulk_script
 
 STREAMS = 1000
 Z90 = statistics.NormalDist().inv_cdf(0.9)
@@ -63,7 +64,7 @@ def test_a_thousand_streams_follow_the_profile(distribution: str, mean: float, s
     mock = MockLLM(latency=_profiles(ttft_ms=spec, itl_ms={**spec, "mean": mean / 10, "stddev": stddev / 10}, seed=3))
     ttfts, itls = [], []
     for n in range(STREAMS):
-        waits = _waits(mock, _body(f"request {n}", instruction={"messages": [{"text_message": {"length": 4}}]}))
+        waits = _waits(mock, _body(bulk_script({"messages": [{"text_message": {"length": 4}}]}, prompt=f"request {n}")))
         ttfts.append(waits[0] * 1000)
         itls += [w * 1000 for w in waits[1:]]
     if distribution == "normal":

@@ -20,6 +20,7 @@ import pytest
 from harness.plugin.fixtures import MockLLMServer
 from mockllm import Limits
 from mockllm._parsing import MAX_VALUES
+from tests.mockllm.bulk_scripts import bulk_script
 from tests.mockllm.server_support import PATHS, PROTOCOLS, fresh_peak, launch, script, status_kib, user_body
 
 httpx2 = pytest.importorskip("httpx2", reason="httpx2 is not installed (the httpx2 extra)")
@@ -96,7 +97,7 @@ def costliest_body(size: int) -> bytes:
     their text once parsed, and an instruction block near ``MAX_VALUES`` is parsed and
     validated into models besides."""
     steps = [{"id": f"s{i}", "messages": [{"text_message": {"length": 1}}]} for i in range(MAX_VALUES // 6)]
-    content = script(*steps)
+    content = bulk_script(*steps)
     head = json.dumps({"model": "m", "messages": [{"role": "user", "content": content}]})[:-1] + ', "x": ['
     count = (size - len(head) - 4) // 3
     body = (head + "{}," * count + "{}]}").encode()

@@ -20,6 +20,7 @@ from mockllm._engine import CHAIN_TABLE_SIZE
 from mockllm._parsing import parse_script
 from mockllm._wire.registry import codec_named
 from tests.http_support import follow_up
+from tests.mockllm.bulk_scripts import bulk_script
 from tests.mockllm.server_support import PATHS, PROTOCOLS, ServerProcess, script, user_body
 
 
@@ -176,7 +177,7 @@ def test_the_journal_is_bounded_in_bytes_and_clips_what_requests_sent() -> None:
 def test_the_unused_step_table_is_bounded() -> None:
     mock = MockLLM()
     for n in range(CHAIN_TABLE_SIZE + 50):
-        content = script(
+        content = bulk_script(
             {"id": f"s{n}", "messages": [{"text_message": {"length": 1}}]},
             {"id": "never", "messages": [{"text_message": {"length": 1}}]},
         )

@@ -21,6 +21,7 @@ from mockllm import Limits, MockLLM, MockLLMError, ScriptLimitReached, _parsing,
 from mockllm._parsing import MAX_VALUES, clear_script_cache, parse_script
 from mockllm._steps import CHAIN_TABLE_BYTES
 from tests.http_support import follow_up
+from tests.mockllm.bulk_scripts import bulk_script
 from tests.mockllm.server_support import PATHS, PROTOCOLS, ServerProcess, fresh_peak, script, status_kib, user_body
 from tests.mockllm.test_server_faults import threaded_server
 
@@ -90,6 +91,22 @@ def test_a_chain_that_cannot_be_written_as_json_is_refused_as_a_script() -> None
 # -- tables bounded in bytes -----------------------------------------------------------
 
 
+@pytest.mark.parametrize("prompt", ["prompt", "Go", ""])
+def test_a_bulk_script_is_the_text_script_writes(prompt: str) -> None:
+    # The tests scripting thousands of steps write them with ``bulk_script``: the same text.
+    text = {"text_message": {"text": "reply é 1"}}
+    for chain in (
+        [{"id": "many", "messages": [{"text_message": {"length": 1}}] * 3}],
+        [
+            {"id": f"{n:04d}-{i:04d}-" + "x" * 190, "messages": [{"text_message": {"length": 1}}]}
+            for n, i in [(0, 1), (2, 3)]
+        ],
+        [{"id": "s1", "messages": [text]}, {"id": "never", "messages": [text]}],
+        [{"messages": [text]}],
+    ):
+        assert bulk_script(*chain, prompt=prompt) == script(*chain, prompt=prompt)
+
+
 def test_the_unused_step_table_is_bounded_in_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
     # A sixteenth of the real cap (4 MiB), read by the step table at each new chain: the same
     # eviction (a table of three to four chains), met after 12 chains of 250 steps instead of
@@ -105,7 +122,7 @@ def test_the_unused_step_table_is_bounded_in_bytes(monkeypatch: pytest.MonkeyPat
             {"id": f"{n:04d}-{i:04d}-" + "x" * 190, "messages": [{"text_message": {"length": 1}}]} for i in range(steps)
         ]
         reply = mock.handle(
-            "POST", PATHS["openai-chat"], {}, json.dumps(user_body("openai-chat", script(*chain))).encode()
+            "POST", PATHS["openai-chat"], {}, json.dumps(user_body("openai-chat", bulk_script(*chain))).encode()
         )
         assert reply.status == 200
     unused = mock.unused_steps()
@@ -118,9 +135,8 @@ def test_the_unused_step_table_is_bounded_in_bytes(monkeypatch: pytest.MonkeyPat
 
 def test_an_instruction_block_past_max_values_is_a_fallback_saying_so() -> None:
     chain = [{"id": "many", "messages": [{"text_message": {"length": 1}}] * (MAX_VALUES // 3)}]
-    reply = MockLLM().handle(
-        "POST", PATHS["openai-chat"], {}, json.dumps(user_body("openai-chat", script(*chain))).encode()
-    )
+    content = bulk_script(*chain)  # 16,666 messages
+    reply = MockLLM().handle("POST", PATHS["openai-chat"], {}, json.dumps(user_body("openai-chat", content)).encode())
     assert reply.status == 200
     assert f"more than the {MAX_VALUES}" in dict(reply.headers)["x-mockllm-fallback"]
 

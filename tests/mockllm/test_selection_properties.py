@@ -208,6 +208,16 @@ def test_random_junk_never_raises(body: Any, seed: int, attempt: int) -> None:
 # | ("tool", ((id, output), ...))
 
 
+# The strategies a conversation draws from, built once rather than at each draw (a strategy
+# is checked the first time it is drawn from: a new one each draw was checked each draw).
+_kinds = st.sampled_from(["user", "assistant", "assistant", "tool"])
+_styles = st.sampled_from(["plain", "mock", "foreign"])
+_fingerprints = st.sampled_from(FINGERPRINTS)
+_tool_names = st.sampled_from(["f", "g"])
+_maybe_texts = st.none() | texts
+_maybe_reasoning = st.none() | st.text(max_size=10)
+
+
 @st.composite
 def conversations(draw: st.DrawFn) -> list[Turn]:
     """A conversation whose ids hang together: each tool result answers a call of the
@@ -218,19 +228,19 @@ def conversations(draw: st.DrawFn) -> list[Turn]:
         conv.append(("user", draw(tagged_scripts)))
     last_calls: list[str] = []
     for n in range(draw(st.integers(0, 9))):
-        kind = draw(st.sampled_from(["user", "assistant", "assistant", "tool"]))
+        kind = draw(_kinds)
         if kind == "user":
             conv.append(("user", draw(texts)))
             last_calls = []  # calls are answered before the next user message, or never
         elif kind == "assistant":
             k = draw(st.integers(0, 3))
-            style = draw(st.sampled_from(["plain", "mock", "foreign"]))
-            fp = FOREIGN if style == "foreign" else draw(st.sampled_from(FINGERPRINTS))
+            style = draw(_styles)
+            fp = FOREIGN if style == "foreign" else draw(_fingerprints)
             turn = draw(st.integers(0, 6))
             call_ids = [f"call_mk{fp}_t{turn}_{i}" if style != "plain" else f"call_{n}_{i}" for i in range(k)]
-            calls = tuple((i, draw(st.sampled_from(["f", "g"])), {"n": n}) for i in call_ids)
-            text = draw(st.none() | texts)
-            reasoning = draw(st.none() | st.text(max_size=10))
+            calls = tuple((i, draw(_tool_names), {"n": n}) for i in call_ids)
+            text = draw(_maybe_texts)
+            reasoning = draw(_maybe_reasoning)
             conv.append(("assistant", text, calls, reasoning))
             last_calls = call_ids
         else:

@@ -16,6 +16,7 @@ import pytest
 
 from mockllm import InstructionChain, MockLLM, Outcome, StrictnessError, _tool_check, intercept
 from mockllm._steps import CHAIN_TABLE_SIZE
+from tests.mockllm.bulk_scripts import bulk_script
 
 httpx2 = pytest.importorskip("httpx2", reason="httpx2 is not installed (the httpx2 extra)")
 openai = pytest.importorskip("openai", minversion="3", reason="openai>=3 (built on httpx2) is not installed")
@@ -271,7 +272,7 @@ def test_one_unscripted_request_is_not_forgotten_after_a_thousand_scripted_ones(
     mock = MockLLM()
     _chat(mock, "nobody scripted this")
     for n in range(1000):
-        _chat(mock, tagged([{"messages": [{"text_message": {"text": f"reply {n}"}}]}]))
+        _chat(mock, bulk_script({"messages": [{"text_message": {"text": f"reply {n}"}}]}, prompt="Go"))
     assert all(entry.outcome is Outcome.SCRIPTED for entry in mock.journal)  # the ring has moved on
     with pytest.raises(StrictnessError, match="request 0\\): fallback reply, no user message holds"):
         mock.verify()
@@ -314,7 +315,7 @@ def test_unused_steps_of_chains_dropped_from_the_table_still_count() -> None:
     mock = MockLLM()
     for n in range(CHAIN_TABLE_SIZE + 5):
         text = {"text_message": {"text": "x"}}
-        _chat(mock, tagged([{"id": f"s{n}", "messages": [text]}, {"id": "never", "messages": [text]}]))
+        _chat(mock, bulk_script({"id": f"s{n}", "messages": [text]}, {"id": "never", "messages": [text]}, prompt="Go"))
     assert len(mock.unused_steps()) == CHAIN_TABLE_SIZE  # the table is bounded...
     message = str(pytest.raises(StrictnessError, mock.verify).value)
     assert message.startswith(
