@@ -5,6 +5,7 @@ made through one worker hold on every other. SIGTERM stops them all; so does SIG
 
 from __future__ import annotations
 
+import json
 import signal
 import sqlite3
 import subprocess
@@ -16,6 +17,8 @@ import openai
 import pytest
 
 from mockllm._cli import main
+from mockllm._engine import MockLLM
+from mockllm._state import open_state
 from tests.mockllm.server_support import ServerProcess, launch
 
 httpx2 = pytest.importorskip("httpx2", reason="httpx2 is not installed (the httpx2 extra)")
@@ -160,6 +163,45 @@ def test_a_signal_the_moment_the_workers_are_announced_stops_them_cleanly(tmp_pa
     assert "Traceback" not in done.stderr
 
 
+# The supervisor (mockllm._workers._supervise) over stand-in workers: forked children that
+# sleep, one of them dying on its own, then two that ignore SIGTERM (the grace cut short).
+_SUPERVISOR = """
+import os, signal, sys, time
+from mockllm import _workers
+
+def sleeper():
+    pid = os.fork()
+    if pid == 0:
+        time.sleep(60)
+        os._exit(0)
+    return pid
+
+first, second = sleeper(), sleeper()
+start = time.monotonic()
+status = _workers._supervise([first, second], lambda: os.kill(first, signal.SIGKILL))
+print(status, time.monotonic() - start < 5, flush=True)
+
+_workers.STOP_GRACE_S = 0.3
+signal.signal(signal.SIGTERM, signal.SIG_IGN)  # inherited: ignored from the fork on
+stubborn = [sleeper(), sleeper()]
+signal.signal(signal.SIGTERM, signal.SIG_DFL)
+start = time.monotonic()
+status = _workers._supervise(stubborn, lambda: os.kill(os.getpid(), signal.SIGTERM))
+print(status, 0.3 <= time.monotonic() - start < 5, flush=True)
+print(signal.getsignal(signal.SIGTERM) is signal.SIG_DFL, signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0))
+"""
+
+
+def test_a_worker_that_dies_stops_the_others_and_a_stop_kills_what_outlives_its_grace() -> None:
+    # Before each exit was polled for every 50 ms; now the supervisor sleeps until a
+    # worker exits or a signal comes, and the grace is a timer.
+    done = subprocess.run([sys.executable, "-c", _SUPERVISOR], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["1 True", "0 True", "True True"], done.stderr
+    assert "exited on its own (signal 9); stopping the other workers." in done.stderr
+    assert done.stderr.count("exited on its own") == 1
+
+
 def test_a_corrupt_sqlite_file_is_a_startup_error_naming_the_option(tmp_path: Path) -> None:
     corrupt = tmp_path / "state.db"
     corrupt.write_bytes(b"this is not a database, just some bytes" * 100)
@@ -195,10 +237,11 @@ def test_a_sqlite_file_given_keeps_the_state_for_the_next_start(tmp_path: Path) 
         assert first.stop() == 0
     with sqlite3.connect(path) as db:
         assert db.execute("SELECT count(*) FROM kv WHERE space='scripts'").fetchone() == (1,)
-    second = launch(tmp_path, "--port", "0", "--state", f"sqlite://{path}").wait_ready()
+    # The next start, in process: the mock `serve --state sqlite://PATH` builds, on the
+    # state that URL opens (a process's own start is the other tests').
+    state = open_state(f"sqlite://{path}")
     try:
-        with httpx2.Client(timeout=30) as client:
-            reply = client.post(f"{second.base_url}{CHAT}", json=chat_body("anything"))
-            assert reply.json()["choices"][0]["message"]["content"] == "Still here."
+        reply = MockLLM(state=state).handle("POST", CHAT, {}, json.dumps(chat_body("anything")).encode())
+        assert json.loads(reply.body)["choices"][0]["message"]["content"] == "Still here."
     finally:
-        assert second.stop() == 0
+        state.close()
