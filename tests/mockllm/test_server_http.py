@@ -11,6 +11,7 @@ import logging
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -161,6 +162,29 @@ def test_a_server_asked_to_stop_stops_at_once() -> None:
     # may delay one).
     fastest = min(_seconds_to_stop(MockLLM()) for _ in range(3))
     assert fastest < 0.08, f"the fastest of three stops took {fastest:.3f} s"
+
+
+def test_an_idle_server_wakes_once_a_second_to_date_its_replies() -> None:
+    # uvicorn woke every 0.1 s (its Date header once a second, should_exit at each); the
+    # server wakes itself when asked to exit, so it ticks once a second, each tick dating
+    # the replies. An idle server's thread took the test process's GIL ten times a second.
+    server = uvicorn_server(MockLLM(), metrics=False)
+    ticks: list[int] = []
+    on_tick = server.on_tick
+
+    async def counted(counter: int) -> bool:
+        ticks.append(counter)
+        return await on_tick(counter)
+
+    server.on_tick = counted  # type: ignore[method-assign]
+    with httpx2.Client() as client, server_in_thread(server) as (_, base_url):
+        reply = client.get(f"{base_url}/_mockllm/health")
+        idle = threading.Event()
+        idle.wait(0.35)  # uvicorn's own pace ticks three more times in this
+        seen = list(ticks)
+    assert seen == [0], seen  # the start's tick only
+    assert all(counter % 10 == 0 for counter in ticks), ticks  # each one updates the Date header
+    assert reply.headers["date"].endswith(" GMT")
 
 
 def test_a_websocket_upgrade_is_answered_with_the_routes_and_no_advice_to_install_a_library() -> None:
