@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import logging
 import signal
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -30,6 +28,7 @@ from tests.mockllm.server_support import (
     PROTOCOLS,
     START_TIMEOUT_S,
     ServerProcess,
+    SignalledAsAnnounced,
     _shared_client,
     assert_provider_error,
     encode,
@@ -41,6 +40,7 @@ from tests.mockllm.server_support import (
     post,
     script,
     sdk_clients,
+    serve_signalled_as_announced,
     text,
     uid,
     unanswered_call_body,
@@ -97,34 +97,19 @@ def test_server_stops_cleanly_on_signal(tmp_path: Path, sig: int) -> None:
 
 
 @pytest.fixture(scope="module")
-def signalled_as_announced() -> subprocess.CompletedProcess[str]:
-    """One process serving twice, signalled the moment each server announces itself: SIGINT,
-    then SIGTERM. Each signal finds what a fresh process has (``serve`` puts back the
-    handlers it found), and a start costs about half a second of CPU."""
-    program = (
-        "import os, signal\n"
-        # A shell's background job starts with SIGINT ignored, and its children inherit that.
-        "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
-        "from mockllm import MockLLM, serve\n"
-        "for sig in (signal.SIGINT, signal.SIGTERM):\n"
-        "    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL\n"
-        "    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler\n"
-        "    serve(MockLLM(), port=0, on_ready=lambda url: os.kill(os.getpid(), sig))\n"
-        "    print('returned', sig.name, flush=True)\n"
-    )
-    return subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=60)
+def signalled_as_announced() -> SignalledAsAnnounced:
+    """One process serving twice, signalled the moment each server announces itself:
+    SIGINT, then SIGTERM."""
+    return serve_signalled_as_announced((signal.SIGINT, signal.SIGTERM))
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_a_signal_the_moment_the_server_announces_itself_still_stops_it_cleanly(
-    signalled_as_announced: subprocess.CompletedProcess[str], sig: signal.Signals
+    signalled_as_announced: SignalledAsAnnounced, sig: signal.Signals
 ) -> None:
     # The banner was printed before any handler was installed: a supervisor stopping the
     # server as soon as it read the banner killed it (-15) instead of stopping it (0).
-    done = signalled_as_announced
-    assert f"returned {sig.name}" in done.stdout.splitlines(), (done.returncode, done.stderr)
-    assert (done.returncode, done.stdout) == (0, "returned SIGINT\nreturned SIGTERM\n"), done.stderr
-    assert "Traceback" not in done.stderr
+    signalled_as_announced.assert_stopped_cleanly(sig)
 
 
 def test_server_stops_on_sigterm_with_a_stream_in_flight(tmp_path: Path) -> None:

@@ -19,7 +19,7 @@ import pytest
 from mockllm._cli import main
 from mockllm._engine import MockLLM
 from mockllm._state import open_state
-from tests.mockllm.server_support import ServerProcess, launch
+from tests.mockllm.server_support import ServerProcess, SignalledAsAnnounced, launch, serve_signalled_as_announced
 
 httpx2 = pytest.importorskip("httpx2", reason="httpx2 is not installed (the httpx2 extra)")
 
@@ -144,37 +144,20 @@ def test_a_signal_stops_every_worker(tmp_path: Path, sig: int) -> None:
 
 
 @pytest.fixture(scope="module")
-def workers_signalled_as_announced(tmp_path_factory: pytest.TempPathFactory) -> subprocess.CompletedProcess[str]:
+def workers_signalled_as_announced(tmp_path_factory: pytest.TempPathFactory) -> SignalledAsAnnounced:
     """One process serving with two workers twice, signalled the moment each is announced:
-    SIGTERM, then SIGINT. Each signal finds what a fresh process has (``serve`` puts back
-    the handlers it found), and a start costs about half a second of CPU."""
-    state_url = f"sqlite://{tmp_path_factory.mktemp('announced') / 'state.db'}"
-    program = (
-        "import os, signal, sys\n"
-        # A shell's background job starts with SIGINT ignored, and its children inherit that.
-        "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
-        "from mockllm import MockLLM, serve\n"
-        "from mockllm._state import open_state\n"
-        "for sig in (signal.SIGTERM, signal.SIGINT):\n"
-        "    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL\n"
-        "    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler\n"
-        f"    mock = MockLLM(state=open_state({state_url!r}))\n"
-        "    status = serve(mock, port=0, workers=2, on_ready=lambda url: os.kill(os.getpid(), sig))\n"
-        "    print(sig.name, 'returned', status, flush=True)\n"
-    )
-    return subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=60)
+    SIGTERM, then SIGINT."""
+    state = f"sqlite://{tmp_path_factory.mktemp('announced') / 'state.db'}"
+    return serve_signalled_as_announced((signal.SIGTERM, signal.SIGINT), state=state, workers=2)
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
 def test_a_signal_the_moment_the_workers_are_announced_stops_them_cleanly(
-    workers_signalled_as_announced: subprocess.CompletedProcess[str], sig: signal.Signals
+    workers_signalled_as_announced: SignalledAsAnnounced, sig: signal.Signals
 ) -> None:
     # The supervisor printed the banner before installing its handlers: a signal sent on
     # reading it ended the supervisor (-15, or a KeyboardInterrupt traceback) instead.
-    done = workers_signalled_as_announced
-    assert f"{sig.name} returned 0" in done.stdout.splitlines(), (done.returncode, done.stderr)
-    assert (done.returncode, done.stdout) == (0, "SIGTERM returned 0\nSIGINT returned 0\n"), done.stderr
-    assert "Traceback" not in done.stderr
+    workers_signalled_as_announced.assert_stopped_cleanly(sig)
 
 
 # The supervisor (mockllm._workers._supervise) over stand-in workers: forked children that
