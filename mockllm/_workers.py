@@ -27,7 +27,7 @@ import time
 import traceback
 from collections.abc import Callable
 from types import FrameType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from mockllm._serving import run_until_signalled
 
@@ -161,17 +161,20 @@ def _supervise(pids: list[int], announce: Callable[[], None]) -> int:
     live = set(pids)
     stopping: list[bool] = []
 
+    def past_grace(signum: int, frame: FrameType | None) -> None:
+        _signal_all(live, signal.SIGKILL)
+
     def stop(signum: int, frame: FrameType | None) -> None:
         if not stopping:
             stopping.append(True)
             _signal_all(live, signal.SIGTERM)
+            # SIGALRM is taken only from here on: until the stop, the process's own is left alone.
+            previous[signal.SIGALRM] = signal.signal(signal.SIGALRM, past_grace)
             signal.setitimer(signal.ITIMER_REAL, STOP_GRACE_S)
 
-    def past_grace(signum: int, frame: FrameType | None) -> None:
-        _signal_all(live, signal.SIGKILL)
-
-    handlers = {signal.SIGINT: stop, signal.SIGTERM: stop, signal.SIGALRM: past_grace}
-    previous = {sig: signal.signal(sig, handler) for sig, handler in handlers.items()}
+    previous: dict[int, Any] = {}
+    for asked in (signal.SIGINT, signal.SIGTERM):  # one at a time: a signal may come in between
+        previous[asked] = signal.signal(asked, stop)
     status = 0
     try:
         announce()
