@@ -4,8 +4,9 @@ uvicorn looks for ``should_exit`` every 0.1 s, then waits a fixed 0.1 s for the 
 connections and polls them and the running requests every 0.1 s: each stop of a server
 with nothing open took 0.1–0.2 s (a supervisor's SIGTERM, Ctrl+C, a test tooling's server
 in a thread). This one wakes when ``should_exit`` is set, from a signal handler or any
-thread, and waits for what is open rather than for a fixed time; the graceful timeout
-(``timeout_graceful_shutdown``) and what happens past it are uvicorn's.
+thread (otherwise once a second, for the Date header), and waits for what is open rather
+than for a fixed time; the graceful timeout (``timeout_graceful_shutdown``) and what
+happens past it are uvicorn's.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ import uvicorn
 __all__ = ["PromptServer", "without_websocket_advice"]
 
 _POLL_S = 0.005
+_TICKS_A_SECOND = 10
+"""uvicorn's pace: ``on_tick`` updates the Date header when its counter is a multiple of it."""
 """How often a stopping server looks whether its connections and requests have ended."""
 
 _logger = logging.getLogger("uvicorn.error")
@@ -70,12 +73,17 @@ class PromptServer(uvicorn.Server):
                 loop.call_soon_threadsafe(woken.set)
 
         self._wake = wake
+        # uvicorn ticks every 0.1 s: the Date header once a second (every tenth tick), and
+        # should_exit and the request limit at each. should_exit wakes this loop, so without
+        # a request limit one tick a second does: an idle server wakes once a second, not ten
+        # times (in a test process, each wake of a server's thread takes the GIL).
+        step = 1 if self.config.limit_max_requests is not None else _TICKS_A_SECOND
         try:
             counter = 0
-            while not await self.on_tick(counter):  # uvicorn's ticks: the date header, should_exit
-                counter = (counter + 1) % 864000
+            while not await self.on_tick(counter):
+                counter = (counter + step) % 864000
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(woken.wait(), 0.1)
+                    await asyncio.wait_for(woken.wait(), step / _TICKS_A_SECOND)
         finally:
             self._wake = None
 

@@ -27,19 +27,19 @@ import time
 import traceback
 from collections.abc import Callable
 from types import FrameType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from mockllm._serving import run_until_signalled
-from mockllm._state import State
 
 if TYPE_CHECKING:
     import uvicorn
+
+    from mockllm._state import State
 
 __all__ = ["STOP_GRACE_S", "serve_workers"]
 
 STOP_GRACE_S = 5.0
 READY_TIMEOUT_S = 30.0
-_POLL_S = 0.05
 _PR_SET_PDEATHSIG = 1
 
 
@@ -101,14 +101,14 @@ def _wait_listening(ready: int, workers: int) -> None:
     deadline = time.monotonic() + READY_TIMEOUT_S
     said = b""
     while said.count(b"\n") < workers:
-        if time.monotonic() > deadline:
+        left = deadline - time.monotonic()
+        readable, _, _ = select.select([ready], [], [], max(left, 0))
+        if not readable:
             raise OSError(f"the workers did not start listening within {READY_TIMEOUT_S:g} s")
-        readable, _, _ = select.select([ready], [], [], _POLL_S)
-        if readable:
-            chunk = os.read(ready, 4096)
-            if not chunk:
-                raise OSError("a worker exited before listening")
-            said += chunk
+        chunk = os.read(ready, 4096)
+        if not chunk:
+            raise OSError("a worker exited before listening")
+        said += chunk
     for line in said.decode(errors="replace").splitlines():
         if line != "listening":
             raise OSError(line)
@@ -153,28 +153,35 @@ def _die_with_parent(parent: int) -> None:
 def _supervise(pids: list[int], announce: Callable[[], None]) -> int:
     """Wait on the workers until each has exited; a SIGINT or SIGTERM stops them all.
     ``announce`` (the banner) runs once the handlers are in place: a signal sent the moment
-    the banner shows stops the workers, not the supervisor with a traceback."""
+    the banner shows stops the workers, not the supervisor with a traceback.
+
+    The supervisor sleeps in ``waitpid`` (a signal's handler runs, then the wait goes
+    on), and the grace a stop gives is a timer (SIGALRM): nothing wakes it but a worker's
+    exit or a signal."""
     live = set(pids)
-    stop_at: list[float] = []
+    stopping: list[bool] = []
+
+    def past_grace(signum: int, frame: FrameType | None) -> None:
+        _signal_all(live, signal.SIGKILL)
 
     def stop(signum: int, frame: FrameType | None) -> None:
-        if not stop_at:
-            stop_at.append(time.monotonic())
+        if not stopping:
+            stopping.append(True)
             _signal_all(live, signal.SIGTERM)
+            # SIGALRM is taken only from here on: until the stop, the process's own is left alone.
+            previous[signal.SIGALRM] = signal.signal(signal.SIGALRM, past_grace)
+            signal.setitimer(signal.ITIMER_REAL, STOP_GRACE_S)
 
-    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    previous: dict[int, Any] = {}
+    for asked in (signal.SIGINT, signal.SIGTERM):  # one at a time: a signal may come in between
+        previous[asked] = signal.signal(asked, stop)
     status = 0
     try:
         announce()
         while live:
-            pid, code = os.waitpid(-1, os.WNOHANG)
-            if pid == 0:
-                if stop_at and time.monotonic() - stop_at[0] > STOP_GRACE_S:
-                    _signal_all(live, signal.SIGKILL)
-                time.sleep(_POLL_S)
-                continue
+            pid, code = os.waitpid(-1, 0)
             live.discard(pid)
-            if not stop_at:
+            if not stopping:
                 print(
                     f"mockllm: worker {pid} exited on its own ({_exit_reason(code)}); stopping the other workers.",
                     file=sys.stderr,
@@ -185,6 +192,8 @@ def _supervise(pids: list[int], announce: Callable[[], None]) -> int:
     except ChildProcessError:
         pass
     finally:
+        if stopping:
+            signal.setitimer(signal.ITIMER_REAL, 0)
         for sig, handler in previous.items():
             signal.signal(sig, handler)
     return status

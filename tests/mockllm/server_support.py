@@ -256,6 +256,52 @@ def launch(tmp: Path, *args: str) -> ServerProcess:
     return ServerProcess(proc, out, err)
 
 
+_SIGNALLED_AS_ANNOUNCED = """
+import os, signal
+# A shell's background job starts with SIGINT ignored, and its children inherit that.
+signal.signal(signal.SIGINT, signal.default_int_handler)
+from mockllm import MockLLM, serve
+from mockllm._state import open_state
+for sig in ({signals}):
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    status = serve(MockLLM(state=open_state({state!r})), port=0, workers={workers!r},
+                   on_ready=lambda url: os.kill(os.getpid(), sig))
+    print(sig.name, "returned", status, flush=True)
+"""
+
+
+@dataclass
+class SignalledAsAnnounced:
+    """The output of one process calling ``serve`` once per signal of ``signals``, each
+    call sent its signal the moment it announced itself (``serve_signalled_as_announced``)."""
+
+    signals: tuple[signal.Signals, ...]
+    done: subprocess.CompletedProcess[str]
+
+    def assert_stopped_cleanly(self, sig: signal.Signals) -> None:
+        """``serve`` returned 0 after ``sig``, as after every other, and nothing was printed
+        of a traceback."""
+        done, lines = self.done, self.done.stdout.splitlines()
+        assert f"{sig.name} returned 0" in lines, (done.returncode, done.stderr)
+        assert (done.returncode, lines) == (0, [f"{s.name} returned 0" for s in self.signals]), done.stderr
+        assert "Traceback" not in done.stderr
+
+
+def serve_signalled_as_announced(
+    signals: tuple[signal.Signals, ...], *, state: str = "memory", workers: int | None = None
+) -> SignalledAsAnnounced:
+    """One process calling ``serve`` once per signal of ``signals``, each call sent its
+    signal the moment it announces itself (``on_ready``); it prints ``NAME returned STATUS``
+    after each. ``serve`` puts back the handlers it found, so each call starts from what a
+    fresh process has (checked), and the process is started once (about half a second
+    of CPU)."""
+    names = ", ".join(f"signal.{sig.name}" for sig in signals)
+    program = _SIGNALLED_AS_ANNOUNCED.format(signals=names + ",", state=state, workers=workers)
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=60)
+    return SignalledAsAnnounced(signals, done)
+
+
 def status_kib(pid: int, field: str) -> int:
     """A field of ``/proc/<pid>/status``, in KiB: ``VmRSS`` (resident now), ``VmHWM`` (its peak)."""
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():

@@ -7,10 +7,10 @@ their own (flags, signals) start one and stop it by its PID.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import signal
-import subprocess
-import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -29,6 +29,7 @@ from tests.mockllm.server_support import (
     PROTOCOLS,
     START_TIMEOUT_S,
     ServerProcess,
+    SignalledAsAnnounced,
     _shared_client,
     assert_provider_error,
     encode,
@@ -40,6 +41,7 @@ from tests.mockllm.server_support import (
     post,
     script,
     sdk_clients,
+    serve_signalled_as_announced,
     text,
     uid,
     unanswered_call_body,
@@ -95,21 +97,20 @@ def test_server_stops_cleanly_on_signal(tmp_path: Path, sig: int) -> None:
     assert server.output.rstrip().endswith("mockllm stopped")
 
 
+@pytest.fixture(scope="module")
+def signalled_as_announced() -> SignalledAsAnnounced:
+    """One process serving twice, signalled the moment each server announces itself:
+    SIGINT, then SIGTERM."""
+    return serve_signalled_as_announced((signal.SIGINT, signal.SIGTERM))
+
+
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
-def test_a_signal_the_moment_the_server_announces_itself_still_stops_it_cleanly(sig: int) -> None:
+def test_a_signal_the_moment_the_server_announces_itself_still_stops_it_cleanly(
+    signalled_as_announced: SignalledAsAnnounced, sig: signal.Signals
+) -> None:
     # The banner was printed before any handler was installed: a supervisor stopping the
     # server as soon as it read the banner killed it (-15) instead of stopping it (0).
-    program = (
-        "import os, signal\n"
-        # A shell's background job starts with SIGINT ignored, and its children inherit that.
-        "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
-        "from mockllm import MockLLM, serve\n"
-        f"serve(MockLLM(), port=0, on_ready=lambda url: os.kill(os.getpid(), {int(sig)}))\n"
-        "print('returned')\n"
-    )
-    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=60)
-    assert (done.returncode, done.stdout) == (0, "returned\n"), done.stderr
-    assert "Traceback" not in done.stderr
+    signalled_as_announced.assert_stopped_cleanly(sig)
 
 
 def test_server_stops_on_sigterm_with_a_stream_in_flight(tmp_path: Path) -> None:
@@ -147,6 +148,30 @@ def test_a_server_asked_to_stop_stops_at_once() -> None:
     # may delay one).
     fastest = min(_seconds_to_stop(MockLLM()) for _ in range(3))
     assert fastest < 0.08, f"the fastest of three stops took {fastest:.3f} s"
+
+
+def test_an_idle_server_wakes_once_a_second_to_date_its_replies() -> None:
+    # uvicorn woke every 0.1 s (its Date header once a second, should_exit at each); the
+    # server wakes itself when asked to exit, so it ticks once a second, each tick dating
+    # the replies. An idle server's thread took the test process's GIL ten times a second.
+    server = uvicorn_server(MockLLM(), metrics=False)
+    ticks: list[tuple[int, float]] = []
+    on_tick = server.on_tick
+
+    async def counted(counter: int) -> bool:
+        ticks.append((counter, time.monotonic()))
+        return await on_tick(counter)
+
+    server.on_tick = counted  # type: ignore[method-assign]
+    with httpx2.Client() as client, server_in_thread(server) as (_, base_url):
+        reply = client.get(f"{base_url}/_mockllm/health")
+        idle = threading.Event()
+        idle.wait(0.35)  # uvicorn's own pace ticks three more times in this
+        seen = list(ticks)
+    gaps = [round(later - earlier, 3) for (_, earlier), (_, later) in itertools.pairwise(seen)]
+    assert all(gap >= 0.9 for gap in gaps), gaps  # a late tick is possible, an early one is not
+    assert all(counter % 10 == 0 for counter, _ in ticks), ticks  # each one updates the Date header
+    assert reply.headers["date"].endswith(" GMT")
 
 
 def test_a_websocket_upgrade_is_answered_with_the_routes_and_no_advice_to_install_a_library() -> None:

@@ -12,6 +12,7 @@ from pathlib import Path
 import openai
 import pytest
 
+from mockllm._cli import main
 from tests.mockllm.server_support import ServerProcess, launch
 from tests.state.redis_support import RedisServer, free_port, redis_binary
 
@@ -156,10 +157,12 @@ def test_a_redis_that_goes_away_gives_503s_naming_it_and_the_mock_recovers(
     assert reply.status_code == 200 and reply.json()["choices"][0]["message"]["content"] == "Back again."
 
 
-def test_an_unreachable_redis_is_a_startup_error_naming_the_option(tmp_path: Path) -> None:
+def test_an_unreachable_redis_is_a_startup_error_naming_the_option(capsys: pytest.CaptureFixture[str]) -> None:
+    # In process: a startup error's exit from a process is test_workers.py's corrupt
+    # SQLite file's test (the same path: the state opened before anything is served).
     redis_binary()  # the same skips as the other tests: no redis package, no test
     url = f"redis://127.0.0.1:{free_port()}/0"  # a port nothing listens on, as a Redis that is down
-    server: ServerProcess = launch(tmp_path, "--port", "0", "--state", url)
-    assert server.proc.wait(timeout=30) == 2
-    assert f"--state {url}" in server.errors and "cannot reach Redis" in server.errors
-    assert "Traceback" not in server.errors
+    assert main(["serve", "--port", "0", "--state", url]) == 2
+    errors = capsys.readouterr().err
+    assert f"--state {url}" in errors and "cannot reach Redis" in errors
+    assert "Traceback" not in errors

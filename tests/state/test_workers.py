@@ -5,6 +5,7 @@ made through one worker hold on every other. SIGTERM stops them all; so does SIG
 
 from __future__ import annotations
 
+import json
 import signal
 import sqlite3
 import subprocess
@@ -16,7 +17,9 @@ import openai
 import pytest
 
 from mockllm._cli import main
-from tests.mockllm.server_support import ServerProcess, launch
+from mockllm._engine import MockLLM
+from mockllm._state import open_state
+from tests.mockllm.server_support import ServerProcess, SignalledAsAnnounced, launch, serve_signalled_as_announced
 
 httpx2 = pytest.importorskip("httpx2", reason="httpx2 is not installed (the httpx2 extra)")
 
@@ -140,24 +143,67 @@ def test_a_signal_stops_every_worker(tmp_path: Path, sig: int) -> None:
         assert not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text().split()[2]
 
 
+@pytest.fixture(scope="module")
+def workers_signalled_as_announced(tmp_path_factory: pytest.TempPathFactory) -> SignalledAsAnnounced:
+    """One process serving with two workers twice, signalled the moment each is announced:
+    SIGTERM, then SIGINT."""
+    state = f"sqlite://{tmp_path_factory.mktemp('announced') / 'state.db'}"
+    return serve_signalled_as_announced((signal.SIGTERM, signal.SIGINT), state=state, workers=2)
+
+
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
-def test_a_signal_the_moment_the_workers_are_announced_stops_them_cleanly(tmp_path: Path, sig: int) -> None:
+def test_a_signal_the_moment_the_workers_are_announced_stops_them_cleanly(
+    workers_signalled_as_announced: SignalledAsAnnounced, sig: signal.Signals
+) -> None:
     # The supervisor printed the banner before installing its handlers: a signal sent on
     # reading it ended the supervisor (-15, or a KeyboardInterrupt traceback) instead.
-    state_url = f"sqlite://{tmp_path / 'state.db'}"
-    program = (
-        "import os, signal, sys\n"
-        # A shell's background job starts with SIGINT ignored, and its children inherit that.
-        "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
-        "from mockllm import MockLLM, serve\n"
-        "from mockllm._state import open_state\n"
-        f"mock = MockLLM(state=open_state({state_url!r}))\n"
-        f"status = serve(mock, port=0, workers=2, on_ready=lambda url: os.kill(os.getpid(), {int(sig)}))\n"
-        "print('returned', status)\n"
+    workers_signalled_as_announced.assert_stopped_cleanly(sig)
+
+
+# The supervisor (mockllm._workers._supervise) over stand-in workers: forked children that
+# sleep, one of them dying on its own, then two that ignore SIGTERM (the grace cut short).
+_SUPERVISOR = """
+import os, signal, sys, time
+from mockllm import _workers
+
+def sleeper():
+    pid = os.fork()
+    if pid == 0:
+        time.sleep(60)
+        os._exit(0)
+    return pid
+
+def worker_dies():
+    print("SIGALRM left alone:", signal.getsignal(signal.SIGALRM) is signal.SIG_DFL, flush=True)
+    os.kill(first, signal.SIGKILL)
+
+first, second = sleeper(), sleeper()
+start = time.monotonic()
+status = _workers._supervise([first, second], worker_dies)
+print(status, time.monotonic() - start < 5, flush=True)
+
+_workers.STOP_GRACE_S = 0.3
+signal.signal(signal.SIGTERM, signal.SIG_IGN)  # inherited: ignored from the fork on
+stubborn = [sleeper(), sleeper()]
+signal.signal(signal.SIGTERM, signal.SIG_DFL)
+start = time.monotonic()
+status = _workers._supervise(stubborn, lambda: os.kill(os.getpid(), signal.SIGTERM))
+print(status, 0.3 <= time.monotonic() - start < 5, flush=True)
+put_back = [signal.getsignal(sig) is signal.SIG_DFL for sig in (signal.SIGTERM, signal.SIGALRM)]
+print(put_back, signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0))
+"""
+
+
+def test_a_worker_that_dies_stops_the_others_and_a_stop_kills_what_outlives_its_grace() -> None:
+    # Before each exit was polled for every 50 ms; now the supervisor sleeps until a
+    # worker exits or a signal comes, and the grace is a timer.
+    done = subprocess.run([sys.executable, "-c", _SUPERVISOR], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["SIGALRM left alone: True", "1 True", "0 True", "[True, True] True"], (
+        done.stderr
     )
-    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=60)
-    assert (done.returncode, done.stdout) == (0, "returned 0\n"), done.stderr
-    assert "Traceback" not in done.stderr
+    assert "exited on its own (signal 9); stopping the other workers." in done.stderr
+    assert done.stderr.count("exited on its own") == 1
 
 
 def test_a_corrupt_sqlite_file_is_a_startup_error_naming_the_option(tmp_path: Path) -> None:
@@ -195,10 +241,11 @@ def test_a_sqlite_file_given_keeps_the_state_for_the_next_start(tmp_path: Path) 
         assert first.stop() == 0
     with sqlite3.connect(path) as db:
         assert db.execute("SELECT count(*) FROM kv WHERE space='scripts'").fetchone() == (1,)
-    second = launch(tmp_path, "--port", "0", "--state", f"sqlite://{path}").wait_ready()
+    # The next start, in process: the mock `serve --state sqlite://PATH` builds, on the
+    # state that URL opens (a process's own start is the other tests').
+    state = open_state(f"sqlite://{path}")
     try:
-        with httpx2.Client(timeout=30) as client:
-            reply = client.post(f"{second.base_url}{CHAT}", json=chat_body("anything"))
-            assert reply.json()["choices"][0]["message"]["content"] == "Still here."
+        reply = MockLLM(state=state).handle("POST", CHAT, {}, json.dumps(chat_body("anything")).encode())
+        assert json.loads(reply.body)["choices"][0]["message"]["content"] == "Still here."
     finally:
-        assert second.stop() == 0
+        state.close()
