@@ -22,9 +22,9 @@ import uvicorn
 __all__ = ["PromptServer", "without_websocket_advice"]
 
 _POLL_S = 0.005
+"""How often a stopping server looks whether its connections and requests have ended."""
 _TICKS_A_SECOND = 10
 """uvicorn's pace: ``on_tick`` updates the Date header when its counter is a multiple of it."""
-"""How often a stopping server looks whether its connections and requests have ended."""
 
 _logger = logging.getLogger("uvicorn.error")
 
