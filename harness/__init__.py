@@ -41,10 +41,10 @@ from harness.systems.lazy_names import LazyNames as _LazyNames
 if TYPE_CHECKING:
     from harness.exceptions import HarnessError as HarnessError
     from harness.exceptions import MissingExtra as MissingExtra
-    from harness.golden.assertion import FallbackRefused as FallbackRefused
     from harness.golden.extension import GoldenExtension as GoldenExtension
     from harness.golden.extension import ScenarioGoldenExtension as ScenarioGoldenExtension
     from harness.golden.records import volatile as volatile
+    from harness.golden.refusal import FallbackRefused as FallbackRefused
     from harness.invariants.flows import check_approval_flow as check_approval_flow
     from harness.invariants.flows import check_attachment_flow as check_attachment_flow
     from harness.invariants.flows import check_chain_flow as check_chain_flow

@@ -120,7 +120,7 @@ def test_both_missing_extra_errors_say_the_same() -> None:
         ("FileAccessDenied", "harness.systems.agent.files:PermissionError"),
         ("GitError", "harness.golden.review.changes:RuntimeError"),
         ("InvariantError", "harness.invariants:AssertionError"),
-        ("FallbackRefused", "harness.golden.assertion:AssertionError"),
+        ("FallbackRefused", "harness.golden.refusal:AssertionError"),
         ("UnusedStepsError", "harness.plugin.fixtures:AssertionError"),
         ("UnscriptedRequestsError", "harness.plugin.strict:AssertionError"),
         ("MissingExtra", "harness.exceptions:ModuleNotFoundError"),

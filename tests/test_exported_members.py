@@ -368,7 +368,6 @@ def test_every_harness_export_resolves_in_a_core_install_or_names_its_extra() ->
     """)
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines() == [
-        "FallbackRefused syrupy",
         "GoldenExtension syrupy",
         "ScenarioGoldenExtension syrupy",
     ]

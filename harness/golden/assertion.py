@@ -6,32 +6,26 @@ The mock answers a model call nobody scripted with its fallback reply; its findi
 ``outcome`` say so. A golden of such a run would freeze a reply the test never asked
 for, so the assertion fails instead, saying which request, unless the test allows
 fallbacks (``@pytest.mark.mockllm(allow_fallback=True)``; ``allow_fallback: true`` in a
-scenario). It reads the typed record only: no reply text is searched for a prefix.
+scenario): ``harness.golden.refusal`` says how it knows.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from syrupy.assertion import SnapshotAssertion
 
-from harness.exceptions import HarnessError
 from harness.golden.extension import GoldenExtension
-from mockllm import Findings, JournalEntry, MintedIds, Outcome, ProblemKind
+from harness.golden.refusal import FallbackRefusal, FallbackRefused
+from mockllm import MintedIds
 
-__all__ = ["FallbackRefusal", "FallbackRefused", "GoldenAssertion", "fallback_evidence", "moved_golden"]
+__all__ = ["GoldenAssertion", "moved_golden"]
 
-Journal = Callable[[], Sequence[JournalEntry]]
-FindingsSource = Callable[[], "Findings | None"]
 MintedSource = Callable[[], MintedIds]
-
-
-class FallbackRefused(HarnessError, AssertionError):
-    """A golden would have recorded a mock fallback reply."""
 
 
 def moved_golden(extension: Any, test_location: Any, location: str) -> list[str]:
@@ -53,48 +47,6 @@ def moved_golden(extension: Any, test_location: Any, location: str) -> list[str]
         "or move every golden at once: python -m harness migrate-goldens. If two test files of the same name "
         "shared that golden, it holds whichever was updated last: review it with --snapshot-update.",
     ]
-
-
-def fallback_evidence(journal: Sequence[JournalEntry] = (), findings: Findings | None = None) -> list[str]:
-    """Which requests got the fallback reply: from ``findings`` (which never forget)
-    when given, else from the ``journal`` entries' outcome."""
-    if findings is not None:
-        shown = [p for p in findings.problems if p.kind is ProblemKind.FALLBACK]
-        evidence = [f"  {p.summary}" for p in shown]
-        hidden = findings.counts.get(ProblemKind.FALLBACK, 0) - len(shown)
-        if hidden > 0:
-            evidence.append(f"  ... and {hidden} more")
-        return evidence
-    return [
-        f"  request {e.index} ({e.method} {e.path}): fallback reply, {e.fallback_reason}"
-        for e in journal
-        if e.outcome is Outcome.FALLBACK
-    ]
-
-
-@dataclass(frozen=True)
-class FallbackRefusal:
-    """Whether a golden may freeze a run that got the mock's fallback reply, and where the
-    evidence is read: the mock's ``findings`` (which never forget), else its ``journal``."""
-
-    journal: Journal | None = None
-    findings: FindingsSource | None = None
-    allow_fallback: bool = False
-
-    def check(self) -> None:
-        """``FallbackRefused``, naming the requests, if the run got the fallback reply and
-        fallbacks are not allowed."""
-        if self.allow_fallback:
-            return
-        found = self.findings() if self.findings else None
-        evidence = fallback_evidence(self.journal() if self.journal else (), found)
-        if evidence:
-            raise FallbackRefused(
-                "golden refused: the run got the mock's fallback reply, so the golden would freeze a reply "
-                "nobody scripted:\n" + "\n".join(evidence) + "\nScript a step for every model call (see the "
-                "reason above), or allow fallbacks with @pytest.mark.mockllm(allow_fallback=True) "
-                "(allow_fallback: true in a scenario file)."
-            )
 
 
 @dataclass(eq=False, order=False, repr=False)

@@ -245,7 +245,8 @@ def golden(request: pytest.FixtureRequest) -> GoldenAssertion:
     extra (syrupy); without it the test errors with the install command."""
     __tracebackhide__ = True  # the message says it all; the fixture's source would not
     try:
-        from harness.golden.assertion import FallbackRefusal, GoldenAssertion
+        from harness.golden.assertion import GoldenAssertion
+        from harness.golden.refusal import FallbackRefusal
     except ModuleNotFoundError as exc:
         if not_installed(exc) != "syrupy":
             raise

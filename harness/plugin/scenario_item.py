@@ -20,9 +20,10 @@ import pytest
 from syrupy.terminal import disable_color
 
 from harness.exceptions import MissingExtra
-from harness.golden.assertion import FallbackRefusal, GoldenAssertion
+from harness.golden.assertion import GoldenAssertion
 from harness.golden.extension import ScenarioGoldenExtension
 from harness.golden.location import golden_extension
+from harness.golden.refusal import FallbackRefusal
 from harness.plugin.config import base_settings
 from harness.plugin.fixtures import MockLLMFixture, MockLLMServer
 from harness.scenarios.contract import ScenarioRunner, spoken_protocols

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from harness.exceptions import HarnessError
-from harness.golden.assertion import FallbackRefused
+from harness.golden.refusal import FallbackRefused
 from harness.golden.review.changes import GoldenChange
 from harness.golden.review.rows import Pair, pair_rows, parse_golden
 from harness.golden.review.wording import count

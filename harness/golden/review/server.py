@@ -28,7 +28,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
-from harness.golden.assertion import FallbackRefused
+from harness.golden.refusal import FallbackRefused
 from harness.golden.review.decisions import ACCEPT, WHOLE, GoldenDecisions, ReviewConflict
 from harness.golden.review.page import render_review_page
 from harness.golden.review.wording import count

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TextIO
 
-from harness.golden.assertion import FallbackRefused
+from harness.golden.refusal import FallbackRefused
 from harness.golden.review.decisions import ACCEPT, REJECT, GoldenDecisions, Hunk
 from harness.golden.review.wording import count, goldens_differ
 

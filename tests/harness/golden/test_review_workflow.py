@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import json
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -125,6 +126,20 @@ def test_the_json_report_replays_on_a_reviewers_machine(repo: Path, capsys: pyte
     assert (repo / "golden" / "scenarios" / "tool_use.golden").read_text() == TOOL_USE
     assert main(["review", "--from", str(FIXTURES / "review-report.md")]) == 2
     assert "is not a JSON review report" in capsys.readouterr().err
+
+
+def test_a_review_loads_neither_syrupy_nor_pytest(repo: Path) -> None:
+    """``python -m harness review`` is a reviewer's command, not a test run: it reports the
+    changed goldens without importing syrupy or pytest (0.3 s of CPU a start)."""
+    probe = (
+        "import json, sys\n"
+        "from harness.cli import main\n"
+        "status = main(['review', '--format', 'json', '--output', 'report.json'])\n"
+        "print(status, sorted(name for name in ('syrupy', 'pytest', '_pytest') if name in sys.modules))\n"
+    )
+    run = subprocess.run([sys.executable, "-c", probe], cwd=repo, capture_output=True, text=True, check=True)
+    assert run.stdout.split() == ["0", "[]"]
+    assert json.loads((repo / "report.json").read_text())["summary"] == "2 goldens differ from git HEAD"
 
 
 def test_a_report_must_not_write_outside_its_root(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
