@@ -21,6 +21,7 @@ from hypothesis import Phase, given, settings
 
 import mockllm.strategies
 from harness.plugin.fixtures import MockLLMFixture, MockLLMServer
+from harness.systems.llm.sdks import http_library
 from mockllm import MockLLM, StreamShape
 from mockllm._transports import HTTPXTransport
 from tests.mockllm.doors_support import door_clients  # noqa: F401  (the fixture "clients")
@@ -58,7 +59,8 @@ def azure(clients: Clients) -> list[tuple[str | None, str | None]]:
         api_key="k",
         api_version="2024-10-21",
         max_retries=0,
-        http_client=clients.httpx2_client(),
+        # openai 3.x sends through httpx2, openai 2.x (the lean CI run) through httpx.
+        http_client=clients.httpx2_client() if http_library(openai).__name__ == "httpx2" else clients.httpx_client(),
     )
     return _chat_chunks(client, model="my-deployment")
 
