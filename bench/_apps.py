@@ -22,9 +22,7 @@ log, lifespan off) on a socket bound to 127.0.0.1 port 0. The first line printed
 
 from __future__ import annotations
 
-import hashlib
 import json
-import re
 import socket
 import sys
 
@@ -35,8 +33,6 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 _ASSISTANT = b'"role":"assistant"'
-_TAG = re.compile(r"<\|instruction_start\|>(.*?)<\|instruction_end\|>", re.DOTALL)
-_CREATED = 1767225600  # the mock's created time of turn 0 (mockllm._plan_builder)
 
 
 def _load(path: str) -> dict[str, list[tuple[list[tuple[str, str]], list[bytes]]]]:
@@ -100,7 +96,11 @@ def work_app(path: str) -> Starlette:
     journal, checks or metrics. A tool call's turn is answered with (d)'s bytes after the
     same parsing; the text turn's bytes are made here, and the benchmark checks them
     against the mock's before measuring."""
+    # The mock's own owners of each step, so that (f) is the same work done directly.
     from mockllm._generation import generate_words, stable_hex
+    from mockllm._parsing import _fingerprint, extract_block
+    from mockllm._plan_builder import CREATED_EPOCH
+    from mockllm._wire.openai_chat_chunks import SYSTEM_FINGERPRINT
 
     replies = {
         scenario: [(dict(headers), b"".join(events)) for headers, events in turns]
@@ -112,26 +112,26 @@ def work_app(path: str) -> Starlette:
         sent = json.loads(body)
         messages = sent["messages"]
         turn = sum(1 for message in messages if message.get("role") == "assistant")
-        found = _TAG.search(messages[0]["content"])
-        assert found is not None, "every benchmark request carries its chain"
-        chain = json.loads(found.group(1))["instruction_chain"]
+        block = extract_block(messages[0]["content"])
+        assert isinstance(block, str), "every benchmark request carries its chain"
+        chain = json.loads(block)["instruction_chain"]
         step = chain[turn]["messages"][0]
         headers, content = replies[request.path_params["scenario"]][turn]
         if "text_message" in step:
-            canonical = json.dumps(chain, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
-            fingerprint = hashlib.sha256(canonical.encode()).hexdigest()[:8]
+            fingerprint = _fingerprint(chain)
             words = generate_words(step["text_message"]["length"], 0, fingerprint, turn, "text", 0)
-            content = _chat_stream(stable_hex(0, fingerprint, turn, "response"), _CREATED + turn, sent["model"], words)
+            reply_id = stable_hex(0, fingerprint, turn, "response")
+            content = _chat_stream(reply_id, CREATED_EPOCH + turn, sent["model"], SYSTEM_FINGERPRINT, words)
         return Response(content, headers=headers)
 
     return Starlette(routes=[Route("/{scenario}/v1/chat/completions", reply, methods=["POST"])])
 
 
-def _chat_stream(reply_id: str, created: int, model: str, words: str) -> bytes:
+def _chat_stream(reply_id: str, created: int, model: str, system_fingerprint: str, words: str) -> bytes:
     """The Chat Completions stream of ``words``, a word a chunk, as the mock renders it."""
     head = (
         f'data: {{"id":"chatcmpl-{reply_id}","object":"chat.completion.chunk","created":{created},'
-        f'"model":{json.dumps(model)},"system_fingerprint":"fp_mockllm","choices":[{{"index":0,"delta":'
+        f'"model":{json.dumps(model)},"system_fingerprint":"{system_fingerprint}","choices":[{{"index":0,"delta":'
     )
     after = '},"logprobs":null,"finish_reason":null}]}\n\n'
     first = f'{head}{{"role":"assistant","content":"","refusal":null{after}'

@@ -43,6 +43,7 @@ __all__ = [
     "INSTRUCTION_END",
     "INSTRUCTION_START",
     "STOP_REASONS",
+    "tag_block",
     "normalise_stop_reason",
     "reject_unknown_keys",
     "strip_instructions",
@@ -263,6 +264,12 @@ INSTRUCTION_BLOCK = re.compile(re.escape(INSTRUCTION_START) + r".*?" + re.escape
 """Matches one instruction block, tags included."""
 
 
+def tag_block(block: str, prompt: str = "") -> str:
+    """The user-message text: ``prompt`` followed by the chain's JSON ``block`` between the tags."""
+    head = f"{prompt}\n" if prompt else ""
+    return f"{head}{INSTRUCTION_START}\n{block}\n{INSTRUCTION_END}"
+
+
 def strip_instructions(text: str) -> str:
     """``text`` without its instruction blocks.
 
@@ -291,6 +298,4 @@ class InstructionChain(_Model):
 
     def tagged(self, prompt: str = "") -> str:
         """The user-message text: ``prompt`` followed by this chain between the tags."""
-        body = self.model_dump_json(exclude_none=True)
-        head = f"{prompt}\n" if prompt else ""
-        return f"{head}{INSTRUCTION_START}\n{body}\n{INSTRUCTION_END}"
+        return tag_block(self.model_dump_json(exclude_none=True), prompt)
